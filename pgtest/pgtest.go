@@ -1,0 +1,147 @@
+// Package pgtest gives tests a real PostgreSQL: one throwaway cluster per test binary (initdb into a temporary
+// directory, fast settings, a free port) and one fresh database per test. When PGREFLECT_TEST_DATABASE_URL is
+// set, that server is used instead and only the per-test databases are created and dropped on it.
+//
+// Use it from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+//
+// and in a test:
+//
+//	url := pgtest.NewDB(t)
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/pgcluster"
+)
+
+// EnvURL names the environment variable that points the tests at an existing server.
+const EnvURL = "PGREFLECT_TEST_DATABASE_URL"
+
+// server is the admin URL of the server every test of this binary uses; set once by Main.
+var server string
+
+var dbSeq atomic.Int64
+
+// Main starts the cluster (unless EnvURL is set), runs the tests and stops the cluster.
+func Main(m *testing.M) int {
+	if u := os.Getenv(EnvURL); u != "" {
+		server = u
+		return m.Run()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "pgreflect-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	// The server may run as an unprivileged OS user, which must reach the data directory.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
+		return 1
+	}
+	port, err := pgcluster.FreePort()
+	if err == nil {
+		var c *pgcluster.Cluster
+		c, err = pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true})
+		if err == nil {
+			err = c.Init(ctx)
+		}
+		if err == nil {
+			err = c.Start(ctx)
+		}
+		if err == nil {
+			defer func() {
+				stopCtx, stopCancel := context.WithTimeout(context.Background(), time.Minute)
+				defer stopCancel()
+				if err := c.Stop(stopCtx); err != nil {
+					fmt.Fprintln(os.Stderr, "pgtest:", err)
+				}
+			}()
+			server = c.URL("postgres")
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest: start PostgreSQL:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// ServerURL is the admin URL of the test server (its maintenance database). It needs Main to have run.
+func ServerURL(t testing.TB) string {
+	t.Helper()
+	if server == "" {
+		t.Fatal("pgtest: no server; call pgtest.Main from TestMain")
+	}
+	return server
+}
+
+// NewDB creates an empty database for the calling test, drops it when the test ends, and returns a
+// superuser URL to it.
+func NewDB(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, ServerURL(t))
+	if err != nil {
+		t.Fatalf("pgtest: connect: %v", err)
+	}
+	defer admin.Close(ctx)
+	name := fmt.Sprintf("t_%d_%d_%s", os.Getpid(), dbSeq.Add(1), sanitize(t.Name()))
+	if len(name) > 63 {
+		name = name[:63]
+	}
+	if _, err := admin.Exec(ctx, "create database "+pgx.Identifier{name}.Sanitize()+" template template0"); err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		admin, err := pgx.Connect(ctx, server)
+		if err != nil {
+			t.Errorf("pgtest: connect for cleanup: %v", err)
+			return
+		}
+		defer admin.Close(ctx)
+		if _, err := admin.Exec(ctx, "drop database if exists "+pgx.Identifier{name}.Sanitize()+" with (force)"); err != nil {
+			t.Errorf("pgtest: drop database: %v", err)
+		}
+	})
+	return withDatabase(t, server, name)
+}
+
+func withDatabase(t testing.TB, serverURL, db string) string {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		t.Fatalf("pgtest: bad server URL: %v", err)
+	}
+	u.Path = "/" + db
+	return u.String()
+}
+
+func sanitize(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,155 @@
+package reflect
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Cache keeps loaded catalogs by (generation, role, search_path). The generation advances on every schema
+// change announcement, which retires every older entry at once. It is bounded and safe for concurrent use;
+// concurrent misses on one key load the catalog once.
+type Cache struct {
+	max int
+
+	mu         sync.Mutex
+	generation uint64
+	entries    map[cacheKey]*cacheEntry
+	tick       uint64
+}
+
+type cacheKey struct {
+	generation uint64
+	role       string
+	searchPath string
+}
+
+type cacheEntry struct {
+	ready    chan struct{}
+	catalog  *Catalog
+	err      error
+	lastUsed uint64
+}
+
+// NewCache returns a cache holding at most max catalogs (one per role and search_path in practice).
+func NewCache(max int) *Cache {
+	if max < 1 {
+		max = 1
+	}
+	return &Cache{max: max, entries: map[cacheKey]*cacheEntry{}}
+}
+
+// Invalidate retires every cached catalog; the next request of each role loads afresh.
+func (c *Cache) Invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.generation++
+	clear(c.entries)
+}
+
+// Generation is the number of invalidations so far.
+func (c *Cache) Generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.generation
+}
+
+// Get returns the catalog for role and search path, calling load on a miss. A failed load is not cached.
+func (c *Cache) Get(ctx context.Context, role string, searchPath []string, load func(context.Context) (*Catalog, error)) (*Catalog, error) {
+	c.mu.Lock()
+	key := cacheKey{generation: c.generation, role: role, searchPath: strings.Join(searchPath, ",")}
+	c.tick++
+	if e, ok := c.entries[key]; ok {
+		e.lastUsed = c.tick
+		c.mu.Unlock()
+		select {
+		case <-e.ready:
+			return e.catalog, e.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	e := &cacheEntry{ready: make(chan struct{}), lastUsed: c.tick}
+	c.evictLocked()
+	c.entries[key] = e
+	c.mu.Unlock()
+
+	e.catalog, e.err = load(ctx)
+	close(e.ready)
+	if e.err != nil {
+		c.mu.Lock()
+		if c.entries[key] == e {
+			delete(c.entries, key)
+		}
+		c.mu.Unlock()
+	}
+	return e.catalog, e.err
+}
+
+func (c *Cache) evictLocked() {
+	for len(c.entries) >= c.max {
+		var oldest cacheKey
+		var oldestTick uint64 = ^uint64(0)
+		for k, e := range c.entries {
+			if e.lastUsed < oldestTick {
+				oldest, oldestTick = k, e.lastUsed
+			}
+		}
+		delete(c.entries, oldest)
+	}
+}
+
+// Watch invalidates cache whenever a schema change is announced on channel, until ctx ends. It holds one
+// dedicated connection that LISTENs; when the connection is lost it reconnects and invalidates, since
+// announcements may have been missed meanwhile. ready, if not nil, is closed once the first LISTEN is active;
+// logf receives connection failures.
+func Watch(ctx context.Context, connect func(context.Context) (*pgx.Conn, error), channel string, cache *Cache,
+	ready chan<- struct{}, logf func(format string, args ...any)) {
+	backoff := 100 * time.Millisecond
+	for {
+		err := listen(ctx, connect, channel, cache, &ready)
+		if ctx.Err() != nil {
+			return
+		}
+		logf("schema watch: %v (retrying in %s)", err, backoff)
+		cache.Invalidate()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		if backoff < 5*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+func listen(ctx context.Context, connect func(context.Context) (*pgx.Conn, error), channel string, cache *Cache, ready *chan<- struct{}) error {
+	conn, err := connect(ctx)
+	if err != nil {
+		return fmt.Errorf("connect for schema watch: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "listen "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	// Changes made before LISTEN took effect would otherwise go unnoticed.
+	cache.Invalidate()
+	if *ready != nil {
+		close(*ready)
+		*ready = nil
+	}
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("wait for schema change: %w", err)
+		}
+		cache.Invalidate()
+	}
+}

@@ -1,0 +1,118 @@
+-- The one catalog query: everything the GraphQL schema needs, as one JSON document, in one round trip.
+-- It runs as the request's role with the request's search_path, so the has_*_privilege checks and
+-- current_schemas(false) describe exactly what that role may see.
+with
+schemas as (
+    select n.oid, n.nspname, obj_description(n.oid, 'pg_namespace') as comment, p.pos
+    from unnest(current_schemas(false)) with ordinality as p(name, pos)
+    join pg_namespace n on n.nspname = p.name
+    where has_schema_privilege(n.oid, 'USAGE')
+),
+rels as (
+    select c.oid, c.relname, c.relkind, c.relnamespace, c.reltype, c.relrowsecurity,
+           obj_description(c.oid, 'pg_class') as comment
+    from pg_class c
+    join schemas s on s.oid = c.relnamespace
+    -- partitions are ordinary tables (relkind r); partitioned parents (relkind p) are not reflected
+    where c.relkind in ('r', 'v', 'm', 'f')
+),
+cols as (
+    select a.attrelid, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull, a.atthasdef,
+           a.attgenerated <> '' as generated,
+           (a.attidentity <> '' or pg_get_serial_sequence(quote_ident(n.nspname) || '.' || quote_ident(c.relname), a.attname) is not null) as serial,
+           format_type(a.atttypid, a.atttypmod) as format_type,
+           col_description(a.attrelid, a.attnum) as comment,
+           has_column_privilege(a.attrelid, a.attnum, 'SELECT') as can_select,
+           has_column_privilege(a.attrelid, a.attnum, 'INSERT') as can_insert,
+           has_column_privilege(a.attrelid, a.attnum, 'UPDATE') as can_update
+    from pg_attribute a
+    join rels c on c.oid = a.attrelid
+    join pg_namespace n on n.oid = c.relnamespace
+    where a.attnum > 0 and not a.attisdropped
+),
+fks as (
+    select con.oid, con.conname, con.conrelid, con.confrelid,
+           array(select a.attname from unnest(con.conkey) with ordinality k(num, i)
+                 join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.num order by k.i) as local_columns,
+           array(select a.attname from unnest(con.confkey) with ordinality k(num, i)
+                 join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.num order by k.i) as foreign_columns,
+           obj_description(con.oid, 'pg_constraint') as comment
+    from pg_constraint con
+    where con.contype = 'f'
+      and con.conrelid in (select oid from rels)
+      and con.confrelid in (select oid from rels)
+),
+funcs as (
+    select p.oid, p.proname, p.pronamespace, p.provolatile, p.proretset, p.prorettype, p.prorows, p.prokind,
+           p.pronargs, p.pronargdefaults, p.provariadic <> 0 as variadic,
+           coalesce(p.proargnames, array[]::text[]) as arg_names,
+           coalesce(p.proargmodes, array[]::"char"[]) as arg_modes,
+           p.proargtypes::oid[] as arg_types,
+           pg_get_expr(p.proargdefaults, 0) as arg_defaults,
+           has_function_privilege(p.oid, 'EXECUTE') as can_execute,
+           obj_description(p.oid, 'pg_proc') as comment
+    from pg_proc p
+    join schemas s on s.oid = p.pronamespace
+    where p.prokind = 'f'
+      and s.nspname not in ('graphql', 'graphql_public', 'auth', 'extensions', 'pgreflect')
+),
+used_types as (
+    select atttypid as oid from cols
+    union select unnest(arg_types) from funcs
+    union select prorettype from funcs
+    union select t.oid from pg_type t join schemas s on s.oid = t.typnamespace where t.typtype = 'e'
+),
+types as (
+    select t.oid, t.typname, t.typnamespace, n.nspname, t.typtype, t.typcategory, t.typelem, t.typrelid,
+           has_type_privilege(t.oid, 'USAGE') as can_use,
+           obj_description(t.oid, 'pg_type') as comment
+    from pg_type t
+    join pg_namespace n on n.oid = t.typnamespace
+    where t.oid in (select oid from used_types)
+       or t.oid in (select e.typelem from pg_type e where e.oid in (select oid from used_types))
+)
+select jsonb_build_object(
+    'role', current_user,
+    'search_path', to_jsonb(current_schemas(false)),
+    'schemas', coalesce((select jsonb_agg(jsonb_build_object(
+            'oid', s.oid::int8, 'name', s.nspname, 'comment', s.comment) order by s.pos) from schemas s), '[]'),
+    'relations', coalesce((select jsonb_agg(jsonb_build_object(
+            'oid', c.oid::int8, 'name', c.relname, 'kind', c.relkind, 'schema_oid', c.relnamespace::int8,
+            'row_type', c.reltype::int8, 'rls', c.relrowsecurity, 'comment', c.comment,
+            'can_select', has_table_privilege(c.oid, 'SELECT'),
+            'can_insert', has_table_privilege(c.oid, 'INSERT'),
+            'can_update', has_table_privilege(c.oid, 'UPDATE'),
+            'can_delete', has_table_privilege(c.oid, 'DELETE'),
+            'primary_key', (select to_jsonb(array(
+                    select a.attname from unnest(i.indkey) with ordinality k(num, pos)
+                    join pg_attribute a on a.attrelid = c.oid and a.attnum = k.num order by k.pos))
+                from pg_index i where i.indrelid = c.oid and i.indisprimary),
+            'unique_indexes', coalesce((select jsonb_agg(to_jsonb(array(
+                    select a.attname from unnest(i.indkey) with ordinality k(num, pos)
+                    join pg_attribute a on a.attrelid = c.oid and a.attnum = k.num order by k.pos)))
+                from pg_index i where i.indrelid = c.oid and i.indisunique and i.indpred is null), '[]'),
+            'columns', coalesce((select jsonb_agg(jsonb_build_object(
+                    'num', a.attnum, 'name', a.attname, 'type', a.atttypid::int8, 'typmod', a.atttypmod,
+                    'format_type', a.format_type, 'not_null', a.attnotnull, 'has_default', a.atthasdef,
+                    'generated', a.generated, 'serial', a.serial, 'comment', a.comment,
+                    'can_select', a.can_select, 'can_insert', a.can_insert, 'can_update', a.can_update)
+                    order by a.attnum) from cols a where a.attrelid = c.oid), '[]')
+        ) order by c.oid) from rels c), '[]'),
+    'foreign_keys', coalesce((select jsonb_agg(jsonb_build_object(
+            'oid', f.oid::int8, 'name', f.conname, 'local_relation', f.conrelid::int8, 'foreign_relation', f.confrelid::int8,
+            'local_columns', to_jsonb(f.local_columns), 'foreign_columns', to_jsonb(f.foreign_columns),
+            'comment', f.comment) order by f.oid) from fks f), '[]'),
+    'functions', coalesce((select jsonb_agg(jsonb_build_object(
+            'oid', p.oid::int8, 'name', p.proname, 'schema_oid', p.pronamespace::int8, 'volatility', p.provolatile,
+            'returns_set', p.proretset, 'return_type', p.prorettype::int8, 'rows', p.prorows,
+            'num_args', p.pronargs, 'num_defaults', p.pronargdefaults, 'variadic', p.variadic,
+            'arg_names', to_jsonb(p.arg_names), 'arg_modes', to_jsonb(p.arg_modes::text[]),
+            'arg_types', to_jsonb(p.arg_types::int8[]), 'arg_defaults', p.arg_defaults,
+            'can_execute', p.can_execute, 'comment', p.comment) order by p.oid) from funcs p), '[]'),
+    'types', coalesce((select jsonb_agg(jsonb_build_object(
+            'oid', t.oid::int8, 'name', t.typname, 'schema_oid', t.typnamespace::int8, 'schema', t.nspname,
+            'kind', t.typtype, 'category', t.typcategory, 'elem', t.typelem::int8, 'relation', t.typrelid::int8,
+            'can_use', t.can_use, 'comment', t.comment,
+            'enum_values', case when t.typtype = 'e' then (select jsonb_agg(e.enumlabel order by e.enumsortorder)
+                from pg_enum e where e.enumtypid = t.oid) end) order by t.oid) from types t), '[]')
+)::text

@@ -1,0 +1,218 @@
+package reflect
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+//go:embed catalog.sql
+var catalogQuery string
+
+// Querier is what Load needs: a connection, a pool or a transaction.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Load runs the catalog query on q, as q's current role and search_path, and builds the model.
+func Load(ctx context.Context, q Querier) (*Catalog, error) {
+	var doc string
+	if err := q.QueryRow(ctx, catalogQuery).Scan(&doc); err != nil {
+		return nil, fmt.Errorf("catalog query: %w", err)
+	}
+	return decode([]byte(doc))
+}
+
+type rawCatalog struct {
+	Role       string   `json:"role"`
+	SearchPath []string `json:"search_path"`
+	Schemas    []struct {
+		OID     uint32  `json:"oid"`
+		Name    string  `json:"name"`
+		Comment *string `json:"comment"`
+	} `json:"schemas"`
+	Relations []struct {
+		OID           uint32     `json:"oid"`
+		Name          string     `json:"name"`
+		Kind          string     `json:"kind"`
+		SchemaOID     uint32     `json:"schema_oid"`
+		RowType       uint32     `json:"row_type"`
+		RLS           bool       `json:"rls"`
+		Comment       *string    `json:"comment"`
+		CanSelect     bool       `json:"can_select"`
+		CanInsert     bool       `json:"can_insert"`
+		CanUpdate     bool       `json:"can_update"`
+		CanDelete     bool       `json:"can_delete"`
+		PrimaryKey    []string   `json:"primary_key"`
+		UniqueIndexes [][]string `json:"unique_indexes"`
+		Columns       []struct {
+			Num        int     `json:"num"`
+			Name       string  `json:"name"`
+			Type       uint32  `json:"type"`
+			TypeMod    int     `json:"typmod"`
+			FormatType string  `json:"format_type"`
+			NotNull    bool    `json:"not_null"`
+			HasDefault bool    `json:"has_default"`
+			Generated  bool    `json:"generated"`
+			Serial     bool    `json:"serial"`
+			Comment    *string `json:"comment"`
+			CanSelect  bool    `json:"can_select"`
+			CanInsert  bool    `json:"can_insert"`
+			CanUpdate  bool    `json:"can_update"`
+		} `json:"columns"`
+	} `json:"relations"`
+	ForeignKeys []struct {
+		Name           string   `json:"name"`
+		Local          uint32   `json:"local_relation"`
+		Foreign        uint32   `json:"foreign_relation"`
+		LocalColumns   []string `json:"local_columns"`
+		ForeignColumns []string `json:"foreign_columns"`
+		Comment        *string  `json:"comment"`
+	} `json:"foreign_keys"`
+	Functions []struct {
+		OID         uint32   `json:"oid"`
+		Name        string   `json:"name"`
+		SchemaOID   uint32   `json:"schema_oid"`
+		Volatility  string   `json:"volatility"`
+		ReturnsSet  bool     `json:"returns_set"`
+		ReturnType  uint32   `json:"return_type"`
+		Rows        float64  `json:"rows"`
+		NumArgs     int      `json:"num_args"`
+		NumDefaults int      `json:"num_defaults"`
+		Variadic    bool     `json:"variadic"`
+		ArgNames    []string `json:"arg_names"`
+		ArgModes    []string `json:"arg_modes"`
+		ArgTypes    []uint32 `json:"arg_types"`
+		ArgDefaults *string  `json:"arg_defaults"`
+		CanExecute  bool     `json:"can_execute"`
+		Comment     *string  `json:"comment"`
+	} `json:"functions"`
+	Types []struct {
+		OID        uint32   `json:"oid"`
+		Name       string   `json:"name"`
+		SchemaOID  uint32   `json:"schema_oid"`
+		Schema     string   `json:"schema"`
+		Kind       string   `json:"kind"`
+		Category   string   `json:"category"`
+		Elem       uint32   `json:"elem"`
+		Relation   uint32   `json:"relation"`
+		CanUse     bool     `json:"can_use"`
+		Comment    *string  `json:"comment"`
+		EnumValues []string `json:"enum_values"`
+	} `json:"types"`
+}
+
+func decode(doc []byte) (*Catalog, error) {
+	var raw rawCatalog
+	if err := json.Unmarshal(doc, &raw); err != nil {
+		return nil, fmt.Errorf("decode catalog: %w", err)
+	}
+	c := &Catalog{
+		Role:          raw.Role,
+		SearchPath:    raw.SearchPath,
+		Types:         map[uint32]*Type{},
+		schemaByOID:   map[uint32]*Schema{},
+		relationByOID: map[uint32]*Relation{},
+	}
+	for _, rs := range raw.Schemas {
+		s := &Schema{OID: rs.OID, Name: rs.Name}
+		if err := parseDirective(rs.Comment, &s.Directives); err != nil {
+			return nil, err
+		}
+		c.Schemas = append(c.Schemas, s)
+		c.schemaByOID[s.OID] = s
+	}
+	for _, rt := range raw.Types {
+		t := &Type{OID: rt.OID, Name: rt.Name, SchemaOID: rt.SchemaOID, SchemaName: rt.Schema, Kind: rt.Kind,
+			Category: rt.Category, Elem: rt.Elem, Relation: rt.Relation, CanUse: rt.CanUse, EnumValues: rt.EnumValues}
+		if t.Kind == "e" {
+			if err := parseDirective(rt.Comment, &t.Directives); err != nil {
+				return nil, err
+			}
+		}
+		c.Types[t.OID] = t
+	}
+	for _, rr := range raw.Relations {
+		r := &Relation{OID: rr.OID, Schema: c.schemaByOID[rr.SchemaOID], Name: rr.Name, Kind: rr.Kind,
+			RowType: rr.RowType, RLS: rr.RLS, PrimaryKey: rr.PrimaryKey, UniqueIndexes: rr.UniqueIndexes,
+			CanSelect: rr.CanSelect, CanInsert: rr.CanInsert, CanUpdate: rr.CanUpdate, CanDelete: rr.CanDelete}
+		if err := parseDirective(rr.Comment, &r.Directives); err != nil {
+			return nil, err
+		}
+		for _, rc := range rr.Columns {
+			col := &Column{Num: rc.Num, Name: rc.Name, Type: rc.Type, TypeMod: rc.TypeMod, FormatType: rc.FormatType,
+				NotNull: rc.NotNull, HasDefault: rc.HasDefault, Generated: rc.Generated, Serial: rc.Serial,
+				CanSelect: rc.CanSelect, CanInsert: rc.CanInsert, CanUpdate: rc.CanUpdate}
+			if err := parseDirective(rc.Comment, &col.Directives); err != nil {
+				return nil, err
+			}
+			r.Columns = append(r.Columns, col)
+		}
+		if len(r.PrimaryKey) == 0 && len(r.Directives.PrimaryKeyColumns) > 0 && r.hasColumns(r.Directives.PrimaryKeyColumns) {
+			r.PrimaryKey = r.Directives.PrimaryKeyColumns
+		}
+		c.Relations = append(c.Relations, r)
+		c.relationByOID[r.OID] = r
+	}
+	for _, rf := range raw.ForeignKeys {
+		fk := &ForeignKey{Name: rf.Name, Local: c.relationByOID[rf.Local], Foreign: c.relationByOID[rf.Foreign],
+			LocalColumns: rf.LocalColumns, ForeignColumns: rf.ForeignColumns}
+		if err := parseDirective(rf.Comment, &fk.Directives); err != nil {
+			return nil, err
+		}
+		c.ForeignKeys = append(c.ForeignKeys, fk)
+	}
+	c.addDirectiveForeignKeys()
+	for _, rf := range raw.Functions {
+		f := &Function{OID: rf.OID, Schema: c.schemaByOID[rf.SchemaOID], Name: rf.Name, Volatility: rf.Volatility,
+			ReturnsSet: rf.ReturnsSet, ReturnType: rf.ReturnType, Rows: rf.Rows, NumArgs: rf.NumArgs,
+			NumDefaults: rf.NumDefaults, Variadic: rf.Variadic, ArgNames: rf.ArgNames, ArgModes: rf.ArgModes,
+			ArgTypes: rf.ArgTypes, CanExecute: rf.CanExecute}
+		if rf.ArgDefaults != nil {
+			f.ArgDefaults = *rf.ArgDefaults
+		}
+		if err := parseDirective(rf.Comment, &f.Directives); err != nil {
+			return nil, err
+		}
+		c.Functions = append(c.Functions, f)
+	}
+	return c, nil
+}
+
+func (r *Relation) hasColumns(names []string) bool {
+	for _, n := range names {
+		if r.Column(n) == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// addDirectiveForeignKeys adds the foreign_keys directives of relations, skipping those whose target or
+// columns do not exist.
+func (c *Catalog) addDirectiveForeignKeys() {
+	for _, r := range c.Relations {
+		for _, d := range r.Directives.ForeignKeys {
+			var target *Relation
+			for _, t := range c.Relations {
+				if t.Schema != nil && t.Schema.Name == d.ForeignSchema && t.Name == d.ForeignTable {
+					target = t
+				}
+			}
+			if target == nil || !r.hasColumns(d.LocalColumns) || !target.hasColumns(d.ForeignColumns) ||
+				len(d.LocalColumns) != len(d.ForeignColumns) || len(d.LocalColumns) == 0 {
+				continue
+			}
+			c.ForeignKeys = append(c.ForeignKeys, &ForeignKey{
+				Name:  fmt.Sprintf("%s_%s_directive_fkey", r.Name, strings.Join(d.LocalColumns, "_")),
+				Local: r, LocalColumns: d.LocalColumns, Foreign: target, ForeignColumns: d.ForeignColumns,
+				Directives: NameDirectives{LocalName: d.LocalName, ForeignName: d.ForeignName},
+				Synthetic:  true,
+			})
+		}
+	}
+}

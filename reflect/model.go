@@ -1,0 +1,241 @@
+// Package reflect loads the database catalog, as seen by one role with one search_path, into an immutable
+// model: schemas, relations, columns, keys, foreign keys, functions, enums, privileges and comment directives.
+//
+// The model is read with a single catalog query (one round trip) that returns JSON built in Postgres, decoded
+// once. Models are cached by (schema version, role, search_path); the version advances when the database's
+// event triggers announce a DDL, COMMENT, GRANT or REVOKE, so the hot path never queries the catalog.
+package reflect
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	goreflect "reflect"
+	"regexp"
+	"strings"
+)
+
+// Catalog is everything one role sees through one search_path. It is never modified after Load returns, so it
+// is safe to share between goroutines.
+type Catalog struct {
+	Role        string
+	SearchPath  []string
+	Schemas     []*Schema
+	Relations   []*Relation
+	ForeignKeys []*ForeignKey
+	Functions   []*Function
+	Types       map[uint32]*Type
+
+	schemaByOID   map[uint32]*Schema
+	relationByOID map[uint32]*Relation
+}
+
+// Schema is a namespace on the search path on which the role has USAGE.
+type Schema struct {
+	OID        uint32
+	Name       string
+	Directives SchemaDirectives
+}
+
+// SchemaDirectives are the @graphql({...}) keys of a schema comment.
+type SchemaDirectives struct {
+	InflectNames  bool  `json:"inflect_names"`
+	MaxRows       *uint `json:"max_rows"`
+	Introspection bool  `json:"introspection"`
+}
+
+// Relation is a table, view, materialized view or foreign table.
+type Relation struct {
+	OID        uint32
+	Schema     *Schema
+	Name       string
+	Kind       string // r, v, m, f
+	RowType    uint32
+	RLS        bool
+	Columns    []*Column
+	PrimaryKey []string // real primary key, else the primary_key_columns directive; empty if neither
+	// UniqueIndexes are the column sets of non-partial unique indexes, primary key included.
+	UniqueIndexes [][]string
+	CanSelect     bool // table-level privileges of the role
+	CanInsert     bool
+	CanUpdate     bool
+	CanDelete     bool
+	Directives    RelationDirectives
+}
+
+// RelationDirectives are the @graphql({...}) keys of a relation comment.
+type RelationDirectives struct {
+	Name              string                `json:"name"`
+	Description       *string               `json:"description"`
+	TotalCount        *enabled              `json:"totalCount"`
+	Aggregate         *enabled              `json:"aggregate"`
+	PrimaryKeyColumns []string              `json:"primary_key_columns"`
+	ForeignKeys       []ForeignKeyDirective `json:"foreign_keys"`
+	MaxRows           *uint                 `json:"max_rows"`
+}
+
+type enabled struct {
+	Enabled json.RawMessage `json:"enabled"`
+}
+
+// On mirrors pg_graphql comparing the directive's text to 'true'.
+func (e *enabled) On() bool { return e != nil && strings.TrimSpace(string(e.Enabled)) == "true" }
+
+// TotalCountEnabled reports whether the totalCount directive is on.
+func (d RelationDirectives) TotalCountEnabled() bool { return d.TotalCount.On() }
+
+// AggregateEnabled reports whether the aggregate directive is on.
+func (d RelationDirectives) AggregateEnabled() bool { return d.Aggregate.On() }
+
+// ForeignKeyDirective is a synthetic foreign key declared in a relation comment (views have no real ones).
+type ForeignKeyDirective struct {
+	LocalColumns   []string `json:"local_columns"`
+	ForeignSchema  string   `json:"foreign_schema"`
+	ForeignTable   string   `json:"foreign_table"`
+	ForeignColumns []string `json:"foreign_columns"`
+	LocalName      string   `json:"local_name"`
+	ForeignName    string   `json:"foreign_name"`
+}
+
+// Column is a relation's column with the role's column privileges.
+type Column struct {
+	Num        int
+	Name       string
+	Type       uint32
+	TypeMod    int
+	FormatType string
+	NotNull    bool
+	HasDefault bool
+	Generated  bool
+	Serial     bool // identity or owned sequence
+	CanSelect  bool
+	CanInsert  bool
+	CanUpdate  bool
+	Directives NameDirectives
+}
+
+// NameDirectives are the name/description keys that columns, functions and foreign keys take.
+type NameDirectives struct {
+	Name        string  `json:"name"`
+	Description *string `json:"description"`
+	LocalName   string  `json:"local_name"`
+	ForeignName string  `json:"foreign_name"`
+}
+
+// ForeignKey links Local's columns to Foreign's columns.
+type ForeignKey struct {
+	Name           string
+	Local          *Relation
+	LocalColumns   []string
+	Foreign        *Relation
+	ForeignColumns []string
+	Directives     NameDirectives
+	// Synthetic marks a foreign key declared by a foreign_keys directive.
+	Synthetic bool
+}
+
+// Function is a plain function (not a procedure or aggregate) in a schema on the search path.
+type Function struct {
+	OID         uint32
+	Schema      *Schema
+	Name        string
+	Volatility  string // i, s, v
+	ReturnsSet  bool
+	ReturnType  uint32
+	Rows        float64
+	NumArgs     int
+	NumDefaults int
+	Variadic    bool
+	ArgNames    []string
+	ArgModes    []string
+	ArgTypes    []uint32
+	// ArgDefaults is pg_get_expr(proargdefaults): the defaults of the last NumDefaults arguments, comma-joined.
+	ArgDefaults string
+	CanExecute  bool
+	Directives  NameDirectives
+}
+
+// Type is a pg_type entry that some column, argument or return value uses, or an enum on the search path.
+type Type struct {
+	OID        uint32
+	Name       string
+	SchemaOID  uint32
+	SchemaName string
+	Kind       string // typtype: b, c, d, e, p, r, m
+	Category   string // typcategory
+	Elem       uint32 // element type of an array
+	Relation   uint32 // typrelid of a composite or table row type
+	CanUse     bool
+	EnumValues []string
+	Directives EnumDirectives
+}
+
+// EnumDirectives are the @graphql({...}) keys of an enum type comment.
+type EnumDirectives struct {
+	Name     string            `json:"name"`
+	Mappings map[string]string `json:"mappings"`
+}
+
+// SchemaByOID returns the exposed schema with that oid, or nil.
+func (c *Catalog) SchemaByOID(oid uint32) *Schema { return c.schemaByOID[oid] }
+
+// RelationByOID returns the relation with that oid, or nil.
+func (c *Catalog) RelationByOID(oid uint32) *Relation { return c.relationByOID[oid] }
+
+// Column returns the column of that name, or nil.
+func (r *Relation) Column(name string) *Column {
+	for _, c := range r.Columns {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// DirectiveError is a comment directive that does not fit its key's type; every request then fails with it,
+// as in pg_graphql.
+type DirectiveError struct{ Detail string }
+
+func (e *DirectiveError) Error() string {
+	return "Error while loading schema, check comment directives. " + e.Detail
+}
+
+var directivePattern = regexp.MustCompile(`(?s)@graphql\((.+)\)`)
+
+// parseDirective decodes the @graphql(...) JSON of a comment into dst; a comment without one leaves dst alone.
+func parseDirective(comment *string, dst any) error {
+	if comment == nil {
+		return nil
+	}
+	m := directivePattern.FindStringSubmatch(*comment)
+	if m == nil {
+		return nil
+	}
+	if err := json.Unmarshal([]byte(m[1]), dst); err != nil {
+		return &DirectiveError{Detail: directiveMessage(err)}
+	}
+	return nil
+}
+
+// directiveMessage phrases a decoding error the way serde_json does, which pg_graphql shows verbatim, as far as
+// Go's decoder tells what was found.
+func directiveMessage(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if !errors.As(err, &typeErr) {
+		return err.Error()
+	}
+	expected := map[goreflect.Kind]string{
+		goreflect.Uint: "u64", goreflect.Slice: "a sequence", goreflect.Bool: "a boolean", goreflect.String: "a string",
+		goreflect.Struct: "struct", goreflect.Map: "a map",
+	}[typeErr.Type.Kind()]
+	if expected == "" {
+		expected = typeErr.Type.String()
+	}
+	if n, ok := strings.CutPrefix(typeErr.Value, "number "); ok {
+		if strings.HasPrefix(n, "-") && typeErr.Type.Kind() == goreflect.Uint {
+			return fmt.Sprintf("invalid value: integer `%s`, expected %s", n, expected)
+		}
+		return fmt.Sprintf("invalid type: integer `%s`, expected %s", n, expected)
+	}
+	return fmt.Sprintf("invalid type: %s, expected %s", typeErr.Value, expected)
+}

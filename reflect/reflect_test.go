@@ -1,0 +1,178 @@
+package reflect
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func connect(t *testing.T, sql string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.NewDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	if sql != "" {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conn
+}
+
+func TestLoadReflectsTablesKeysAndDirectives(t *testing.T) {
+	ctx := context.Background()
+	conn := connect(t, `
+		create type mood as enum ('happy', 'sad');
+		comment on type mood is '@graphql({"mappings": {"sad": "SAD"}})';
+		create table account(id serial primary key, email varchar(255) not null unique, m mood, big bigint generated always as (id * 2) stored);
+		create table blog(id int generated always as identity primary key, owner_id int not null references account(id), title text);
+		create index on blog(title) where title is not null;
+		create unique index on blog(title) where title <> '';
+		comment on table blog is '@graphql({"totalCount": {"enabled": true}, "name": "BlogPost"})';
+		create view blog_view as select id, title from blog;
+		comment on view blog_view is e'@graphql({"primary_key_columns": ["id"], "foreign_keys": [{"local_columns": ["id"], "foreign_schema": "public", "foreign_table": "blog", "foreign_columns": ["id"]}]})';
+		create function blog_upper(b blog) returns text stable language sql as $$ select upper(b.title) $$;
+		create table partitioned(id int, primary key (id)) partition by range (id);
+		create table part1 partition of partitioned for values from (0) to (10);
+		comment on schema public is '@graphql({"inflect_names": true})';
+	`)
+	cat, err := Load(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.Schemas) != 1 || cat.Schemas[0].Name != "public" || !cat.Schemas[0].Directives.InflectNames {
+		t.Fatalf("schemas = %+v", cat.Schemas)
+	}
+	byName := map[string]*Relation{}
+	for _, r := range cat.Relations {
+		byName[r.Name] = r
+	}
+	if _, ok := byName["partitioned"]; ok {
+		t.Error("partitioned parent reflected")
+	}
+	if _, ok := byName["part1"]; !ok {
+		t.Error("partition not reflected")
+	}
+	acc := byName["account"]
+	if got := acc.PrimaryKey; len(got) != 1 || got[0] != "id" {
+		t.Errorf("account pk = %v", got)
+	}
+	if len(acc.UniqueIndexes) != 2 {
+		t.Errorf("account unique indexes = %v", acc.UniqueIndexes)
+	}
+	if c := acc.Column("id"); !c.Serial || c.FormatType != "integer" || !c.NotNull {
+		t.Errorf("id column = %+v", c)
+	}
+	if c := acc.Column("email"); c.FormatType != "character varying(255)" {
+		t.Errorf("email format = %q", c.FormatType)
+	}
+	if c := acc.Column("big"); !c.Generated {
+		t.Errorf("generated column not flagged: %+v", c)
+	}
+	blog := byName["blog"]
+	if !blog.Column("id").Serial {
+		t.Error("identity column not flagged serial")
+	}
+	if len(blog.UniqueIndexes) != 1 {
+		t.Errorf("partial unique index counted: %v", blog.UniqueIndexes)
+	}
+	if !blog.Directives.TotalCountEnabled() || blog.Directives.Name != "BlogPost" {
+		t.Errorf("blog directives = %+v", blog.Directives)
+	}
+	view := byName["blog_view"]
+	if len(view.PrimaryKey) != 1 || view.Kind != "v" {
+		t.Errorf("view = %+v", view)
+	}
+	var real, synthetic int
+	for _, fk := range cat.ForeignKeys {
+		if fk.Synthetic {
+			synthetic++
+			if fk.Local != view || fk.Foreign != blog {
+				t.Errorf("synthetic fk = %+v", fk)
+			}
+		} else {
+			real++
+		}
+	}
+	if real != 1 || synthetic != 1 {
+		t.Errorf("foreign keys: %d real, %d synthetic", real, synthetic)
+	}
+	var found bool
+	for _, f := range cat.Functions {
+		if f.Name == "blog_upper" {
+			found = true
+			if f.Volatility != "s" || len(f.ArgTypes) != 1 || f.ArgTypes[0] != blog.RowType {
+				t.Errorf("function = %+v", f)
+			}
+		}
+	}
+	if !found {
+		t.Error("function not reflected")
+	}
+	var mood *Type
+	for _, ty := range cat.Types {
+		if ty.Name == "mood" {
+			mood = ty
+		}
+	}
+	if mood == nil || len(mood.EnumValues) != 2 || mood.Directives.Mappings["sad"] != "SAD" {
+		t.Errorf("enum = %+v", mood)
+	}
+}
+
+func TestLoadHonoursPrivilegesAndSearchPath(t *testing.T) {
+	ctx := context.Background()
+	conn := connect(t, `
+		create role reflect_reader;
+		create schema hidden;
+		create table hidden.secret(id int primary key);
+		create table visible(id int primary key, name text, password text);
+		grant select (id, name) on visible to reflect_reader;
+		grant usage on schema public to reflect_reader;
+	`)
+	t.Cleanup(func() { conn.Exec(context.Background(), "drop owned by reflect_reader; drop role reflect_reader") })
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "select set_config('role', 'reflect_reader', true), set_config('search_path', 'public, hidden', true)"); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := Load(ctx, tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cat.Role != "reflect_reader" || len(cat.Schemas) != 1 {
+		t.Fatalf("role %q schemas %+v: a schema without USAGE is visible", cat.Role, cat.Schemas)
+	}
+	var visible *Relation
+	for _, r := range cat.Relations {
+		if r.Name == "visible" {
+			visible = r
+		}
+	}
+	if visible == nil || visible.CanSelect {
+		t.Fatalf("visible = %+v (column grants only, so no table-level select)", visible)
+	}
+	if !visible.Column("name").CanSelect || visible.Column("password").CanSelect {
+		t.Error("column privileges wrong")
+	}
+}
+
+func TestDirectiveTypeErrorIsReported(t *testing.T) {
+	conn := connect(t, `create table t(id int primary key); comment on table t is '@graphql({"max_rows": -1})';`)
+	_, err := Load(context.Background(), conn)
+	if err == nil || err.Error() != "Error while loading schema, check comment directives. invalid value: integer `-1`, expected u64" {
+		t.Fatalf("err = %v", err)
+	}
+}

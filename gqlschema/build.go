@@ -1,0 +1,577 @@
+package gqlschema
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pgreflect/pgreflect/reflect"
+)
+
+type builder struct {
+	cat       *reflect.Catalog
+	s         *Schema
+	enumNames map[uint32]string
+	// introspectable schemas, by oid; types of other schemas are hidden from introspection
+	visible map[uint32]bool
+	// defaultMaxRows applies when neither relation nor schema sets max_rows
+	defaultMaxRows int
+}
+
+// Options tune schema generation.
+type Options struct {
+	// MaxRows is the page-size cap when no directive sets one; 0 means pg_graphql's 30.
+	MaxRows int
+}
+
+func str(s string) *string { return &s }
+
+// Build generates the type system for a catalog.
+func Build(cat *reflect.Catalog, opts Options) *Schema {
+	b := &builder{
+		cat:            cat,
+		s:              &Schema{Types: map[string]*Type{}, Catalog: cat, Tables: map[uint32]*Table{}},
+		enumNames:      map[uint32]string{},
+		visible:        map[uint32]bool{},
+		defaultMaxRows: 30,
+	}
+	if opts.MaxRows > 0 {
+		b.defaultMaxRows = opts.MaxRows
+	}
+	for _, sc := range cat.Schemas {
+		if sc.Directives.Introspection {
+			b.s.Introspection = true
+			b.visible[sc.OID] = true
+		}
+	}
+	b.addBuiltins()
+	b.addEnums()
+	tables := b.collectTables()
+	rels := b.relationships(tables)
+	computed, udfs := b.functions(tables)
+	for _, t := range tables {
+		b.addTableTypes(t, rels[t], computed[t])
+	}
+	b.addRoots(tables, udfs)
+	return b.s
+}
+
+func (b *builder) add(t *Type) *Type {
+	b.s.Types[t.Name] = t
+	return t
+}
+
+func (b *builder) hidden(schemaOID uint32) bool { return b.s.Introspection && !b.visible[schemaOID] }
+
+func (b *builder) addBuiltins() {
+	for _, sc := range builtinScalars {
+		b.add(&Type{Kind: Scalar, Name: sc.name, Description: str(sc.description)})
+	}
+	b.add(&Type{Kind: Object, Name: "PageInfo", Role: RolePageInfo, Fields: []*Field{
+		{Name: "endCursor", Type: Named("String"), Kind: FieldEndCursor},
+		{Name: "hasNextPage", Type: NonNullOf(Named("Boolean")), Kind: FieldHasNextPage},
+		{Name: "hasPreviousPage", Type: NonNullOf(Named("Boolean")), Kind: FieldHasPreviousPage},
+		{Name: "startCursor", Type: Named("String"), Kind: FieldStartCursor},
+	}})
+	b.add(&Type{Kind: Enum, Name: "FilterIs", EnumValues: []*EnumValue{{Name: "NULL"}, {Name: "NOT_NULL"}}})
+	b.add(&Type{Kind: Enum, Name: "OrderByDirection", Description: str("Defines a per-field sorting order"),
+		EnumValues: []*EnumValue{
+			{Name: "AscNullsFirst", Description: str("Ascending order, nulls first")},
+			{Name: "AscNullsLast", Description: str("Ascending order, nulls last")},
+			{Name: "DescNullsFirst", Description: str("Descending order, nulls first")},
+			{Name: "DescNullsLast", Description: str("Descending order, nulls last")},
+		}})
+	b.add(&Type{Kind: Interface, Name: "Node", Role: RoleNodeInterface, Fields: []*Field{
+		{Name: "nodeId", Description: str("Retrieves a record by `ID`"), Type: NonNullOf(Named("ID")), Kind: FieldNodeID},
+	}})
+	b.add(&Type{Kind: InputObject, Name: "IDFilter", Role: RoleScalarFilter,
+		Description: str(`Boolean expression comparing fields on type "ID"`),
+		InputFields: []*InputValue{{Name: "eq", Type: Named("ID")}}})
+	ordered := []string{"Int", "Float", "BigInt", "BigFloat", "Date", "Time", "Datetime"}
+	for _, sc := range ordered {
+		b.addScalarFilter(sc, "eq gt gte in is lt lte neq")
+	}
+	b.addScalarFilter("String", "eq gt gte ilike in iregex is like lt lte neq regex startsWith")
+	b.addScalarFilter("UUID", "eq in is neq")
+	b.addScalarFilter("Boolean", "eq is")
+	b.addScalarFilter("Opaque", "eq is")
+	for _, sc := range []string{"Int", "Float", "String", "Boolean", "UUID", "BigInt", "BigFloat", "Time", "Date", "Datetime"} {
+		b.addListFilter(sc)
+	}
+}
+
+func (b *builder) addScalarFilter(scalar, ops string) {
+	t := &Type{Kind: InputObject, Name: scalar + "Filter", Role: RoleScalarFilter,
+		Description: str(fmt.Sprintf("Boolean expression comparing fields on type %q", scalar))}
+	for _, op := range strings.Fields(ops) {
+		var ref *TypeRef
+		switch op {
+		case "in":
+			ref = ListOf(NonNullOf(Named(scalar)))
+		case "is":
+			ref = Named("FilterIs")
+		case "ilike", "iregex", "like", "regex", "startsWith":
+			ref = Named("String")
+		default:
+			ref = Named(scalar)
+		}
+		t.InputFields = append(t.InputFields, &InputValue{Name: op, Type: ref})
+	}
+	b.add(t)
+}
+
+func (b *builder) addListFilter(scalar string) {
+	elems := ListOf(NonNullOf(Named(scalar)))
+	b.add(&Type{Kind: InputObject, Name: scalar + "ListFilter", Role: RoleScalarFilter,
+		Description: str(fmt.Sprintf("Boolean expression comparing fields on type %q", scalar+"List")),
+		InputFields: []*InputValue{
+			{Name: "containedBy", Type: elems}, {Name: "contains", Type: elems}, {Name: "eq", Type: elems},
+			{Name: "is", Type: Named("FilterIs")}, {Name: "overlaps", Type: elems},
+		}})
+}
+
+func (b *builder) schemaInflects(oid uint32) bool {
+	if sc := b.cat.SchemaByOID(oid); sc != nil {
+		return sc.Directives.InflectNames
+	}
+	return false
+}
+
+func (b *builder) addEnums() {
+	var oids []uint32
+	for oid, t := range b.cat.Types {
+		if t.Kind == "e" && t.CanUse && b.cat.SchemaByOID(t.SchemaOID) != nil {
+			oids = append(oids, oid)
+		}
+	}
+	sort.Slice(oids, func(i, j int) bool { return oids[i] < oids[j] })
+	for _, oid := range oids {
+		t := b.cat.Types[oid]
+		name := t.Directives.Name
+		if name == "" {
+			name = base(t.Name, b.schemaInflects(t.SchemaOID))
+		}
+		if !IsValidName(name) || b.s.Types[name] != nil {
+			continue
+		}
+		b.enumNames[oid] = name
+		et := &Type{Kind: Enum, Name: name, Role: RoleEnum, Enum: t, Hidden: b.hidden(t.SchemaOID)}
+		for _, label := range t.EnumValues {
+			gql := label
+			if m, ok := t.Directives.Mappings[label]; ok {
+				gql = m
+			}
+			et.EnumValues = append(et.EnumValues, &EnumValue{Name: gql, SQL: label})
+		}
+		b.add(et)
+		b.add(&Type{Kind: InputObject, Name: name + "Filter", Role: RoleScalarFilter, Hidden: et.Hidden,
+			Description: str(fmt.Sprintf("Boolean expression comparing fields on type %q", name)),
+			InputFields: []*InputValue{
+				{Name: "eq", Type: Named(name)}, {Name: "in", Type: ListOf(NonNullOf(Named(name)))},
+				{Name: "is", Type: Named("FilterIs")}, {Name: "neq", Type: Named(name)},
+			}})
+	}
+}
+
+func (b *builder) collectTables() []*Table {
+	var out []*Table
+	taken := map[string]bool{}
+	for _, r := range b.cat.Relations {
+		if r.Schema == nil || len(r.PrimaryKey) == 0 {
+			continue
+		}
+		inflect := r.Schema.Directives.InflectNames
+		t := &Table{Rel: r, Inflect: inflect, TypeName: r.Directives.Name}
+		if t.TypeName == "" {
+			t.TypeName = base(r.Name, inflect)
+		}
+		if !IsValidName(t.TypeName) || taken[t.TypeName] || b.s.Types[t.TypeName] != nil {
+			continue
+		}
+		for _, c := range r.Columns {
+			name := c.Directives.Name
+			if name == "" {
+				name = c.Name
+				if inflect {
+					name = lcfirst(base(c.Name, true))
+				}
+			}
+			vt, ok := b.valueType(c.Type, c.TypeMod, c.FormatType)
+			if !ok {
+				continue
+			}
+			col := &Column{SQL: c, FieldName: name, Type: vt}
+			t.AllColumns = append(t.AllColumns, col)
+			if c.CanSelect && IsValidName(name) {
+				t.Columns = append(t.Columns, col)
+			}
+		}
+		if len(t.Columns) == 0 {
+			continue
+		}
+		for _, pk := range r.PrimaryKey {
+			for _, c := range t.AllColumns {
+				if c.SQL.Name == pk {
+					t.PK = append(t.PK, c)
+				}
+			}
+		}
+		if len(t.PK) != len(r.PrimaryKey) {
+			continue
+		}
+		t.MaxRows = b.defaultMaxRows
+		if m := r.Schema.Directives.MaxRows; m != nil {
+			t.MaxRows = int(*m)
+		}
+		if m := r.Directives.MaxRows; m != nil {
+			t.MaxRows = int(*m)
+		}
+		taken[t.TypeName] = true
+		b.s.Tables[r.OID] = t
+		out = append(out, t)
+	}
+	return out
+}
+
+// tableRelationships are a table's relationship fields: forward (foreign keys on it) then reverse.
+type tableRelationships struct {
+	forward, reverse []*Field
+}
+
+func (b *builder) relationships(tables []*Table) map[*Table]*tableRelationships {
+	out := map[*Table]*tableRelationships{}
+	for _, t := range tables {
+		out[t] = &tableRelationships{}
+	}
+	for _, fk := range b.cat.ForeignKeys {
+		local, foreign := b.s.Tables[fk.Local.OID], b.s.Tables[fk.Foreign.OID]
+		if local == nil || foreign == nil || !selectable(local, fk.LocalColumns) || !selectable(foreign, fk.ForeignColumns) {
+			continue
+		}
+		// To-one field on the local table.
+		name := fk.Directives.ForeignName
+		if name == "" {
+			name = relationshipName(fk.LocalColumns, foreign, foreign.Inflect)
+		}
+		nullable := true
+		for _, c := range fk.LocalColumns {
+			if local.ColumnByName(c).SQL.NotNull {
+				nullable = false
+			}
+		}
+		rls := foreign.Rel.RLS
+		if fk.Synthetic {
+			rls = local.Rel.RLS // pg_graphql copies the local table's flag for directive foreign keys
+		}
+		ref := Named(foreign.TypeName)
+		if !nullable && !rls {
+			ref = NonNullOf(ref)
+		}
+		out[local].forward = append(out[local].forward, &Field{
+			Name: name, Type: ref, Kind: FieldToOne, Table: foreign,
+			Relationship: &Relationship{FK: fk, From: local, To: foreign, FromColumns: fk.LocalColumns, ToColumns: fk.ForeignColumns},
+		})
+		// Reverse field on the foreign table: to-one when the local columns cover a unique index.
+		rel := &Relationship{FK: fk, From: foreign, To: local, FromColumns: fk.ForeignColumns, ToColumns: fk.LocalColumns}
+		if coversUniqueIndex(local.Rel, fk.LocalColumns) {
+			rname := fk.Directives.LocalName
+			if rname == "" {
+				rname = relationshipName(fk.ForeignColumns, local, foreign.Inflect)
+			}
+			out[foreign].reverse = append(out[foreign].reverse, &Field{
+				Name: rname, Type: Named(local.TypeName), Kind: FieldToOne, Table: local, Relationship: rel})
+			continue
+		}
+		rname := fk.Directives.LocalName
+		if rname == "" {
+			rname = lcfirst(local.TypeName) + "Collection"
+		}
+		out[foreign].reverse = append(out[foreign].reverse, &Field{
+			Name: rname, Type: Named(local.TypeName + "Connection"), Kind: FieldToMany, Table: local,
+			Relationship: rel, Args: b.collectionArgs(local)})
+	}
+	return out
+}
+
+func selectable(t *Table, cols []string) bool {
+	for _, c := range cols {
+		if t.ColumnByName(c) == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func coversUniqueIndex(r *reflect.Relation, cols []string) bool {
+	have := map[string]bool{}
+	for _, c := range cols {
+		have[c] = true
+	}
+	for _, idx := range append(r.UniqueIndexes, r.PrimaryKey) {
+		if len(idx) == 0 {
+			continue
+		}
+		all := true
+		for _, c := range idx {
+			all = all && have[c]
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// relationshipName names a relationship field from single-column keys ending in _id (inflected) or Id (not),
+// else after the target type.
+func relationshipName(cols []string, target *Table, inflect bool) string {
+	if len(cols) == 1 {
+		c := cols[0]
+		if inflect && strings.HasSuffix(c, "_id") && len(c) > 3 {
+			return lcfirst(base(strings.TrimSuffix(c, "_id"), true))
+		}
+		if !inflect && strings.HasSuffix(c, "Id") && len(c) > 2 {
+			return lcfirst(strings.TrimSuffix(c, "Id"))
+		}
+	}
+	return lcfirst(target.TypeName)
+}
+
+func (b *builder) collectionArgs(t *Table) []*InputValue {
+	return []*InputValue{
+		{Name: "first", Description: str("Query the first `n` records in the collection"), Type: Named("Int")},
+		{Name: "last", Description: str("Query the last `n` records in the collection"), Type: Named("Int")},
+		{Name: "before", Description: str("Query values in the collection before the provided cursor"), Type: Named("Cursor")},
+		{Name: "after", Description: str("Query values in the collection after the provided cursor"), Type: Named("Cursor")},
+		{Name: "offset", Description: str("Skip n values from the after cursor. Alternative to cursor pagination. Backward pagination not supported."), Type: Named("Int")},
+		{Name: "filter", Description: str("Filters to apply to the results set when querying from the collection"), Type: Named(t.TypeName + "Filter")},
+		{Name: "orderBy", Description: str("Sort order to apply to the collection"), Type: ListOf(NonNullOf(Named(t.TypeName + "OrderBy")))},
+	}
+}
+
+func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*Field) {
+	hidden := b.hidden(t.Rel.Schema.OID)
+	name := t.TypeName
+	node := &Type{Kind: Object, Name: name, Role: RoleNode, Table: t, Interfaces: []string{"Node"},
+		Description: t.Rel.Directives.Description, Hidden: hidden}
+	node.Fields = append(node.Fields, &Field{Name: "nodeId", Description: str("Globally Unique Record Identifier"),
+		Type: NonNullOf(Named("ID")), Kind: FieldNodeID, Table: t})
+	for _, c := range t.Columns {
+		ref := c.Type.GraphQL
+		if c.SQL.NotNull {
+			ref = NonNullOf(ref)
+		}
+		node.Fields = append(node.Fields, &Field{Name: c.FieldName, Description: c.SQL.Directives.Description,
+			Type: ref, Kind: FieldColumn, Column: c, Table: t})
+	}
+	node.Fields = append(node.Fields, rels.forward...)
+	node.Fields = append(node.Fields, rels.reverse...)
+	node.Fields = append(node.Fields, computed...)
+	b.add(node)
+
+	b.add(&Type{Kind: Object, Name: name + "Edge", Role: RoleEdge, Table: t, Hidden: hidden, Fields: []*Field{
+		{Name: "cursor", Type: NonNullOf(Named("String")), Kind: FieldCursor},
+		{Name: "node", Type: NonNullOf(Named(name)), Kind: FieldEdgeNode, Table: t},
+	}})
+	conn := &Type{Kind: Object, Name: name + "Connection", Role: RoleConnection, Table: t, Hidden: hidden, Fields: []*Field{
+		{Name: "edges", Type: NonNullOf(ListOf(NonNullOf(Named(name + "Edge")))), Kind: FieldEdges, Table: t},
+		{Name: "pageInfo", Type: NonNullOf(Named("PageInfo")), Kind: FieldPageInfo},
+	}}
+	if t.Rel.Directives.TotalCountEnabled() {
+		conn.Fields = append(conn.Fields, &Field{Name: "totalCount", Type: NonNullOf(Named("Int")), Kind: FieldTotalCount,
+			Description: str("The total number of records matching the `filter` criteria")})
+	}
+	if t.Rel.Directives.AggregateEnabled() {
+		conn.Fields = append(conn.Fields, &Field{Name: "aggregate", Type: Named(name + "Aggregate"), Kind: FieldAggregate,
+			Table: t, Description: str(fmt.Sprintf("Aggregate functions calculated on the collection of `%s`", name))})
+		b.addAggregateTypes(t, hidden)
+	}
+	b.add(conn)
+
+	filter := &Type{Kind: InputObject, Name: name + "Filter", Role: RoleFilter, Table: t, Hidden: hidden,
+		Description: str(fmt.Sprintf("Boolean expression comparing fields on type %q", name))}
+	used := map[string]bool{}
+	for _, c := range t.Columns {
+		if f := c.Type.Filter(); f != "" {
+			filter.InputFields = append(filter.InputFields, &InputValue{Name: c.FieldName, Type: Named(f), Column: c})
+			used[c.FieldName] = true
+		}
+	}
+	filter.InputFields = append(filter.InputFields, &InputValue{Name: "nodeId", Type: Named("IDFilter")})
+	for _, op := range []struct{ name, desc string }{
+		{"and", "Returns true only if all its inner filters are true, otherwise returns false"},
+		{"or", "Returns true if at least one of its inner filters is true, otherwise returns false"},
+		{"not", "Negates a filter"},
+	} {
+		if used[op.name] {
+			continue
+		}
+		ref := ListOf(NonNullOf(Named(name + "Filter")))
+		if op.name == "not" {
+			ref = Named(name + "Filter")
+		}
+		filter.InputFields = append(filter.InputFields, &InputValue{Name: op.name, Description: str(op.desc), Type: ref})
+	}
+	b.add(filter)
+
+	orderBy := &Type{Kind: InputObject, Name: name + "OrderBy", Role: RoleOrderBy, Table: t, Hidden: hidden}
+	for _, c := range t.Columns {
+		if c.Type.Orderable() {
+			orderBy.InputFields = append(orderBy.InputFields, &InputValue{Name: c.FieldName, Type: Named("OrderByDirection"), Column: c})
+		}
+	}
+	b.add(orderBy)
+	b.addMutationTypes(t, hidden)
+}
+
+// writable lists the columns an insert or update input offers.
+func writable(t *Table, priv func(*reflect.Column) bool) []*InputValue {
+	var out []*InputValue
+	for _, c := range t.AllColumns {
+		if c.SQL.Generated || c.SQL.Serial || !priv(c.SQL) {
+			continue
+		}
+		out = append(out, &InputValue{Name: c.FieldName, Type: c.Type.GraphQL, Column: c})
+	}
+	return out
+}
+
+func (b *builder) addMutationTypes(t *Table, hidden bool) {
+	name := t.TypeName
+	response := func(suffix string, role TypeRole) {
+		b.add(&Type{Kind: Object, Name: name + suffix, Role: role, Table: t, Hidden: hidden, Fields: []*Field{
+			{Name: "affectedCount", Description: str("Count of the records impacted by the mutation"),
+				Type: NonNullOf(Named("Int")), Kind: FieldAffectedCount},
+			{Name: "records", Description: str("Array of records impacted by the mutation"),
+				Type: NonNullOf(ListOf(NonNullOf(Named(name)))), Kind: FieldRecords, Table: t},
+		}})
+	}
+	if ins := writable(t, func(c *reflect.Column) bool { return c.CanInsert }); len(ins) > 0 {
+		b.add(&Type{Kind: InputObject, Name: name + "InsertInput", Role: RoleInsertInput, Table: t, Hidden: hidden, InputFields: ins})
+		response("InsertResponse", RoleInsertResponse)
+	}
+	if upd := writable(t, func(c *reflect.Column) bool { return c.CanUpdate }); len(upd) > 0 {
+		b.add(&Type{Kind: InputObject, Name: name + "UpdateInput", Role: RoleUpdateInput, Table: t, Hidden: hidden, InputFields: upd})
+		response("UpdateResponse", RoleUpdateResponse)
+	}
+	if t.Rel.CanDelete {
+		response("DeleteResponse", RoleDeleteResponse)
+	}
+}
+
+func (b *builder) addAggregateTypes(t *Table, hidden bool) {
+	name := t.TypeName
+	agg := &Type{Kind: Object, Name: name + "Aggregate", Role: RoleAggregate, Table: t, Hidden: hidden,
+		Description: str(fmt.Sprintf("Aggregate results for `%s`", name)),
+		Fields: []*Field{{Name: "count", Description: str("The number of records matching the query"),
+			Type: NonNullOf(Named("Int")), Kind: FieldAggregateCount}}}
+	groups := []struct{ group, suffix, word string }{
+		{"sum", "SumAggregateResult", "Sum"}, {"avg", "AvgAggregateResult", "Average"},
+		{"min", "MinAggregateResult", "Minimum"}, {"max", "MaxAggregateResult", "Maximum"},
+	}
+	for _, g := range groups {
+		result := &Type{Kind: Object, Name: name + g.suffix, Role: RoleAggregateResult, Table: t, Aggregate: g.group, Hidden: hidden}
+		// Aggregate results list every matching column, as pg_graphql does (it does not filter by privilege).
+		for _, c := range t.AllColumns {
+			sumAvg, minMax := aggregatable(c)
+			if (g.group == "sum" || g.group == "avg") && !sumAvg || (g.group == "min" || g.group == "max") && !minMax {
+				continue
+			}
+			result.Fields = append(result.Fields, &Field{Name: c.FieldName, Type: Named(aggregateType(g.group, c)),
+				Kind: FieldAggregateColumn, Column: c,
+				Description: str(fmt.Sprintf("%s of %s across all matching records", g.word, c.FieldName))})
+		}
+		if len(result.Fields) == 0 {
+			continue
+		}
+		b.add(result)
+		agg.Fields = append(agg.Fields, &Field{Name: g.group, Type: Named(name + g.suffix), Kind: FieldAggregateGroup,
+			Description: str(fmt.Sprintf("Summation aggregates for `%s`", name))})
+	}
+	b.add(agg)
+}
+
+func (b *builder) addRoots(tables []*Table, udfs []*Field) {
+	q := &Type{Kind: Object, Name: "Query", Role: RoleQuery, Description: str("The root type for querying data")}
+	q.Fields = append(q.Fields, &Field{Name: "node", Description: str("Retrieve a record by its `ID`"), Type: Named("Node"),
+		Kind: FieldNode, Args: []*InputValue{{Name: "nodeId", Description: str("The record's `ID`"), Type: NonNullOf(Named("ID"))}}})
+	m := &Type{Kind: Object, Name: "Mutation", Role: RoleMutation, Description: str("The root type for creating and mutating data")}
+	taken := map[string]bool{}
+	var nodeTypes []string
+	for _, t := range tables {
+		name := t.TypeName
+		hidden := b.hidden(t.Rel.Schema.OID)
+		nodeTypes = append(nodeTypes, name)
+		coll := lcfirst(name) + "Collection"
+		q.Fields = append(q.Fields, &Field{Name: coll, Description: str(fmt.Sprintf("A pagable collection of type `%s`", name)),
+			Type: NonNullOf(Named(name + "Connection")), Kind: FieldCollection, Table: t, Args: b.collectionArgs(t), Hidden: hidden})
+		taken[coll] = true
+		if pkArgs, ok := byPkArgs(t); ok {
+			f := lcfirst(name) + "ByPk"
+			q.Fields = append(q.Fields, &Field{Name: f, Description: str(fmt.Sprintf("Retrieve a record of type `%s` by its primary key", name)),
+				Type: Named(name), Kind: FieldByPk, Table: t, Args: pkArgs, Hidden: hidden})
+			taken[f] = true
+		}
+		if b.s.Types[name+"InsertInput"] != nil {
+			m.Fields = append(m.Fields, &Field{Name: "insertInto" + name + "Collection", Hidden: hidden,
+				Description: str(fmt.Sprintf("Adds one or more `%s` records to the collection", name)),
+				Type:        Named(name + "InsertResponse"), Kind: FieldInsert, Table: t,
+				Args: []*InputValue{{Name: "objects", Type: NonNullOf(ListOf(NonNullOf(Named(name + "InsertInput"))))}}})
+		}
+		if b.s.Types[name+"UpdateInput"] != nil {
+			m.Fields = append(m.Fields, &Field{Name: "update" + name + "Collection", Hidden: hidden,
+				Description: str(fmt.Sprintf("Updates zero or more records in the `%s` collection", name)),
+				Type:        NonNullOf(Named(name + "UpdateResponse")), Kind: FieldUpdate, Table: t,
+				Args: []*InputValue{
+					{Name: "set", Description: str("Fields that are set will be updated for all records matching the `filter`"), Type: NonNullOf(Named(name + "UpdateInput"))},
+					{Name: "filter", Description: str("Restricts the mutation's impact to records matching the criteria"), Type: Named(name + "Filter")},
+					{Name: "atMost", Description: str("The maximum number of records in the collection permitted to be affected"), Type: NonNullOf(Named("Int")), DefaultValue: str("1")},
+				}})
+		}
+		if t.Rel.CanDelete {
+			m.Fields = append(m.Fields, &Field{Name: "deleteFrom" + name + "Collection", Hidden: hidden,
+				Description: str(fmt.Sprintf("Deletes zero or more records from the `%s` collection", name)),
+				Type:        NonNullOf(Named(name + "DeleteResponse")), Kind: FieldDelete, Table: t,
+				Args: []*InputValue{
+					{Name: "filter", Description: str("Restricts the mutation's impact to records matching the criteria"), Type: Named(name + "Filter")},
+					{Name: "atMost", Description: str("The maximum number of records in the collection permitted to be affected"), Type: NonNullOf(Named("Int")), DefaultValue: str("1")},
+				}})
+		}
+	}
+	for _, f := range udfs {
+		if taken[f.Name] {
+			continue
+		}
+		if f.Function.SQL.Volatility == "v" {
+			m.Fields = append(m.Fields, f)
+		} else {
+			q.Fields = append(q.Fields, f)
+		}
+	}
+	sortFields(q.Fields)
+	sortFields(m.Fields)
+	b.add(q)
+	b.s.Query = q
+	if len(m.Fields) > 0 {
+		b.add(m)
+		b.s.Mutation = m
+	}
+	sort.Strings(nodeTypes)
+	b.s.Types["Node"].PossibleTypes = nodeTypes
+}
+
+func sortFields(fs []*Field) {
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
+}
+
+func byPkArgs(t *Table) ([]*InputValue, bool) {
+	var args []*InputValue
+	for _, c := range t.PK {
+		if !byPkTypes[c.SQL.FormatType] || t.ColumnByName(c.SQL.Name) == nil {
+			return nil, false
+		}
+		args = append(args, &InputValue{Name: c.FieldName, Type: NonNullOf(c.Type.GraphQL), Column: c,
+			Description: str(fmt.Sprintf("The record's `%s` value", c.SQL.Name))})
+	}
+	return args, true
+}

@@ -1,0 +1,235 @@
+package gqlschema
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/pgreflect/pgreflect/reflect"
+)
+
+// Pseudo-type oids that rule a function out.
+const (
+	oidRecord       = 2249
+	oidTrigger      = 2279
+	oidEventTrigger = 3838
+)
+
+var collectionArgNames = map[string]bool{"first": true, "last": true, "before": true, "after": true,
+	"offset": true, "filter": true, "orderBy": true}
+
+// functionFieldName strips one leading underscore, inflects when the schema does, and lower-cases the first
+// character.
+func functionFieldName(f *reflect.Function) string {
+	if f.Directives.Name != "" {
+		return f.Directives.Name
+	}
+	inflect := f.Schema != nil && f.Schema.Directives.InflectNames
+	return lcfirst(base(strings.TrimPrefix(f.Name, "_"), inflect))
+}
+
+// functions returns the computed fields of each table and the functions that become root fields.
+func (b *builder) functions(tables []*Table) (map[*Table][]*Field, []*Field) {
+	byRowType := map[uint32]*Table{}
+	for _, t := range tables {
+		byRowType[t.Rel.RowType] = t
+	}
+	nameCount := map[string]int{}
+	for _, f := range b.cat.Functions {
+		nameCount[f.Name]++
+	}
+	computed := map[*Table][]*Field{}
+	var roots []*Field
+	for _, f := range b.cat.Functions {
+		if !f.CanExecute || f.Schema == nil || f.Variadic {
+			continue
+		}
+		name := functionFieldName(f)
+		if !IsValidName(name) {
+			continue
+		}
+		if len(f.ArgTypes) == 1 {
+			if t := byRowType[f.ArgTypes[0]]; t != nil && inOnly(f) {
+				if !t.Rel.CanSelect {
+					continue
+				}
+				if field := b.functionField(f, name, byRowType, nil, true); field != nil {
+					field.Table = t
+					computed[t] = append(computed[t], field)
+				}
+				continue
+			}
+		}
+		if nameCount[f.Name] > 1 || !inOnly(f) {
+			continue
+		}
+		params, ok := b.params(f)
+		if !ok {
+			continue
+		}
+		if field := b.functionField(f, name, byRowType, params, false); field != nil {
+			roots = append(roots, field)
+		}
+	}
+	return computed, roots
+}
+
+func inOnly(f *reflect.Function) bool {
+	for _, m := range f.ArgModes {
+		if m != "i" {
+			return false
+		}
+	}
+	return true
+}
+
+// functionField builds the field for a function's result, or nil when the result cannot be shown.
+func (b *builder) functionField(f *reflect.Function, name string, byRowType map[uint32]*Table, params []*Param, computedField bool) *Field {
+	fn := &Function{SQL: f, Params: params}
+	field := &Field{Name: name, Description: f.Directives.Description, Function: fn}
+	if computedField {
+		field.Kind = FieldComputed
+	} else {
+		field.Kind = FieldFunction
+	}
+	for _, p := range params {
+		ref := p.Type.GraphQL
+		if !p.HasDefault {
+			ref = NonNullOf(ref)
+		}
+		iv := &InputValue{Name: p.gqlName(f), Type: ref, Param: p}
+		iv.DefaultValue = p.defaultValue
+		field.Args = append(field.Args, iv)
+	}
+	rt := b.cat.Types[f.ReturnType]
+	switch {
+	case f.ReturnType == oidRecord || f.ReturnType == oidTrigger || f.ReturnType == oidEventTrigger:
+		return nil
+	case byRowType[f.ReturnType] != nil:
+		t := byRowType[f.ReturnType]
+		fn.Table = t
+		field.Table = t
+		if f.ReturnsSet && f.Rows != 1 {
+			for _, p := range params {
+				if collectionArgNames[p.gqlName(f)] {
+					return nil
+				}
+			}
+			fn.Returns = ReturnsConnection
+			field.Type = Named(t.TypeName + "Connection")
+			field.Args = append(field.Args, b.collectionArgs(t)...)
+		} else {
+			fn.Returns = ReturnsRow
+			field.Type = Named(t.TypeName)
+		}
+		return field
+	case f.ReturnsSet:
+		return nil
+	case rt != nil && rt.Kind == "e" && !computedField:
+		return nil
+	case rt != nil && rt.Category == "A" && !computedField && !b.plainElement(rt.Elem):
+		return nil
+	}
+	vt, ok := b.valueType(f.ReturnType, -1, "")
+	if !ok {
+		return nil
+	}
+	fn.Return = vt
+	field.Type = vt.GraphQL
+	return field
+}
+
+// plainElement reports whether an array element type is a base or "other" type (no enums or composites).
+func (b *builder) plainElement(oid uint32) bool {
+	t := b.cat.Types[oid]
+	return t == nil || (t.Kind == "b" && t.Category != "A")
+}
+
+var defaultsSplit = regexp.MustCompile(`,\s*`)
+
+// params maps a root function's arguments; ok is false when some argument rules the function out.
+func (b *builder) params(f *reflect.Function) ([]*Param, bool) {
+	if len(f.ArgNames) < len(f.ArgTypes) {
+		return nil, false
+	}
+	var defaults []string
+	if f.NumDefaults > 0 {
+		defaults = defaultsSplit.Split(f.ArgDefaults, -1)
+		if len(defaults) != f.NumDefaults {
+			// pg_graphql splits on commas, so a default holding a comma leaves the argument required.
+			defaults = nil
+		}
+	}
+	var out []*Param
+	firstDefault := len(f.ArgTypes) - len(defaults)
+	for i, oid := range f.ArgTypes {
+		if f.ArgNames[i] == "" {
+			return nil, false
+		}
+		t := b.cat.Types[oid]
+		if t != nil && (t.Kind == "e" || t.Kind == "c" || t.Kind == "p" ||
+			(t.Category == "A" && !b.plainElement(t.Elem))) {
+			return nil, false
+		}
+		vt, ok := b.valueType(oid, -1, regtype(b.cat, oid))
+		if !ok || vt.Enum != nil {
+			return nil, false
+		}
+		p := &Param{SQLName: f.ArgNames[i], Type: vt}
+		if i >= firstDefault && defaults != nil {
+			p.HasDefault = true
+			p.defaultValue = defaultLiteral(defaults[i-firstDefault], oid)
+		}
+		out = append(out, p)
+	}
+	return out, true
+}
+
+// regtype names a type for a cast of an argument value.
+func regtype(cat *reflect.Catalog, oid uint32) string {
+	t := cat.Types[oid]
+	if t == nil {
+		return ""
+	}
+	if t.Name == "bpchar" || t.Name == "char" {
+		return "text" // avoid char(1) truncation
+	}
+	if t.Category == "A" {
+		if e := cat.Types[t.Elem]; e != nil {
+			return quoteIdent(e.SchemaName) + "." + quoteIdent(e.Name) + "[]"
+		}
+	}
+	return quoteIdent(t.SchemaName) + "." + quoteIdent(t.Name)
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+var (
+	intLiteral   = regexp.MustCompile(`^-?\d+$`)
+	floatLiteral = regexp.MustCompile(`^-?\d+(\.\d+)?(::(real|double precision))?$`)
+	textLiteral  = regexp.MustCompile(`^'((?:[^']|'')*)'::text$`)
+)
+
+// defaultLiteral turns a SQL default into the GraphQL defaultValue pg_graphql shows, or nil.
+func defaultLiteral(expr string, oid uint32) *string {
+	expr = strings.TrimSpace(expr)
+	switch {
+	case strings.HasPrefix(strings.ToUpper(expr), "NULL"):
+		return nil
+	case (oid == 21 || oid == 23) && intLiteral.MatchString(expr):
+		return &expr
+	case oid == 16 && (expr == "true" || expr == "false"):
+		return &expr
+	case (oid == 700 || oid == 701) && floatLiteral.MatchString(expr):
+		v := strings.SplitN(expr, "::", 2)[0]
+		return &v
+	case oid == 25 && textLiteral.MatchString(expr):
+		v := `"` + strings.ReplaceAll(textLiteral.FindStringSubmatch(expr)[1], "''", "'") + `"`
+		return &v
+	}
+	return nil
+}
+
+func (p *Param) gqlName(f *reflect.Function) string {
+	inflect := f.Schema != nil && f.Schema.Directives.InflectNames
+	return lcfirst(base(p.SQLName, inflect))
+}

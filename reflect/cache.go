@@ -10,15 +10,16 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Cache keeps loaded catalogs by (generation, role, search_path). The generation advances on every schema
+// Cache keeps values derived from the catalog (the catalog itself, or a schema built from it) by
+// (generation, role, search_path). The generation advances on every schema
 // change announcement, which retires every older entry at once. It is bounded and safe for concurrent use;
 // concurrent misses on one key load the catalog once.
-type Cache struct {
+type Cache[V any] struct {
 	max int
 
 	mu         sync.Mutex
 	generation uint64
-	entries    map[cacheKey]*cacheEntry
+	entries    map[cacheKey]*cacheEntry[V]
 	tick       uint64
 }
 
@@ -28,23 +29,26 @@ type cacheKey struct {
 	searchPath string
 }
 
-type cacheEntry struct {
+type cacheEntry[V any] struct {
 	ready    chan struct{}
-	catalog  *Catalog
+	value    V
 	err      error
 	lastUsed uint64
 }
 
-// NewCache returns a cache holding at most max catalogs (one per role and search_path in practice).
-func NewCache(max int) *Cache {
+// NewCache returns a cache holding at most max values (one per role and search_path in practice).
+func NewCache[V any](max int) *Cache[V] {
 	if max < 1 {
 		max = 1
 	}
-	return &Cache{max: max, entries: map[cacheKey]*cacheEntry{}}
+	return &Cache[V]{max: max, entries: map[cacheKey]*cacheEntry[V]{}}
 }
 
+// Invalidator is anything Watch can invalidate.
+type Invalidator interface{ Invalidate() }
+
 // Invalidate retires every cached catalog; the next request of each role loads afresh.
-func (c *Cache) Invalidate() {
+func (c *Cache[V]) Invalidate() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.generation++
@@ -52,14 +56,14 @@ func (c *Cache) Invalidate() {
 }
 
 // Generation is the number of invalidations so far.
-func (c *Cache) Generation() uint64 {
+func (c *Cache[V]) Generation() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.generation
 }
 
-// Get returns the catalog for role and search path, calling load on a miss. A failed load is not cached.
-func (c *Cache) Get(ctx context.Context, role string, searchPath []string, load func(context.Context) (*Catalog, error)) (*Catalog, error) {
+// Get returns the value for role and search path, calling load on a miss. A failed load is not cached.
+func (c *Cache[V]) Get(ctx context.Context, role string, searchPath []string, load func(context.Context) (V, error)) (V, error) {
 	c.mu.Lock()
 	key := cacheKey{generation: c.generation, role: role, searchPath: strings.Join(searchPath, ",")}
 	c.tick++
@@ -68,17 +72,18 @@ func (c *Cache) Get(ctx context.Context, role string, searchPath []string, load 
 		c.mu.Unlock()
 		select {
 		case <-e.ready:
-			return e.catalog, e.err
+			return e.value, e.err
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			var zero V
+			return zero, ctx.Err()
 		}
 	}
-	e := &cacheEntry{ready: make(chan struct{}), lastUsed: c.tick}
+	e := &cacheEntry[V]{ready: make(chan struct{}), lastUsed: c.tick}
 	c.evictLocked()
 	c.entries[key] = e
 	c.mu.Unlock()
 
-	e.catalog, e.err = load(ctx)
+	e.value, e.err = load(ctx)
 	close(e.ready)
 	if e.err != nil {
 		c.mu.Lock()
@@ -87,10 +92,10 @@ func (c *Cache) Get(ctx context.Context, role string, searchPath []string, load 
 		}
 		c.mu.Unlock()
 	}
-	return e.catalog, e.err
+	return e.value, e.err
 }
 
-func (c *Cache) evictLocked() {
+func (c *Cache[V]) evictLocked() {
 	for len(c.entries) >= c.max {
 		var oldest cacheKey
 		var oldestTick uint64 = ^uint64(0)
@@ -107,7 +112,7 @@ func (c *Cache) evictLocked() {
 // dedicated connection that LISTENs; when the connection is lost it reconnects and invalidates, since
 // announcements may have been missed meanwhile. ready, if not nil, is closed once the first LISTEN is active;
 // logf receives connection failures.
-func Watch(ctx context.Context, connect func(context.Context) (*pgx.Conn, error), channel string, cache *Cache,
+func Watch(ctx context.Context, connect func(context.Context) (*pgx.Conn, error), channel string, cache Invalidator,
 	ready chan<- struct{}, logf func(format string, args ...any)) {
 	backoff := 100 * time.Millisecond
 	for {
@@ -128,7 +133,7 @@ func Watch(ctx context.Context, connect func(context.Context) (*pgx.Conn, error)
 	}
 }
 
-func listen(ctx context.Context, connect func(context.Context) (*pgx.Conn, error), channel string, cache *Cache, ready *chan<- struct{}) error {
+func listen(ctx context.Context, connect func(context.Context) (*pgx.Conn, error), channel string, cache Invalidator, ready *chan<- struct{}) error {
 	conn, err := connect(ctx)
 	if err != nil {
 		return fmt.Errorf("connect for schema watch: %w", err)

@@ -10,8 +10,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// CatalogQuery is the catalog query, for callers that send it in a batch of their own; Decode reads its result.
+//
 //go:embed catalog.sql
-var catalogQuery string
+var CatalogQuery string
 
 // Querier is what Load needs: a connection, a pool or a transaction.
 type Querier interface {
@@ -21,10 +23,10 @@ type Querier interface {
 // Load runs the catalog query on q, as q's current role and search_path, and builds the model.
 func Load(ctx context.Context, q Querier) (*Catalog, error) {
 	var doc string
-	if err := q.QueryRow(ctx, catalogQuery).Scan(&doc); err != nil {
+	if err := q.QueryRow(ctx, CatalogQuery).Scan(&doc); err != nil {
 		return nil, fmt.Errorf("catalog query: %w", err)
 	}
-	return decode([]byte(doc))
+	return Decode([]byte(doc))
 }
 
 type rawCatalog struct {
@@ -106,7 +108,8 @@ type rawCatalog struct {
 	} `json:"types"`
 }
 
-func decode(doc []byte) (*Catalog, error) {
+// Decode builds the model from the catalog query's JSON.
+func Decode(doc []byte) (*Catalog, error) {
 	var raw rawCatalog
 	if err := json.Unmarshal(doc, &raw); err != nil {
 		return nil, fmt.Errorf("decode catalog: %w", err)

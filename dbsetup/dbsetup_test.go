@@ -1,0 +1,495 @@
+package dbsetup
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// applied returns a connection to a new database on which Apply has run.
+func applied(t *testing.T) *pgx.Conn {
+	t.Helper()
+	conn := connect(t, pgtest.NewDB(t))
+	if err := Apply(context.Background(), conn); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	return conn
+}
+
+func schemaVersion(t *testing.T, conn *pgx.Conn) int64 {
+	t.Helper()
+	var v int64
+	if err := conn.QueryRow(context.Background(), `select last_value from pgreflect.schema_version`).Scan(&v); err != nil {
+		t.Fatalf("read schema version: %v", err)
+	}
+	return v
+}
+
+// First in the file so that, on the throwaway cluster of this test binary, the roles do not exist yet and the
+// appliers race to create them.
+func TestApplyConcurrentlyOnOneCluster(t *testing.T) {
+	urls := make([]string, 4)
+	for i := range urls {
+		urls[i] = pgtest.NewDB(t)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(urls)*2)
+	for i, url := range urls {
+		// Two appliers per database: one database's lock and the cluster-wide roles are both contended.
+		for j := 0; j < 2; j++ {
+			wg.Add(1)
+			go func(k int, url string) {
+				defer wg.Done()
+				ctx := context.Background()
+				conn, err := pgx.Connect(ctx, url)
+				if err != nil {
+					errs[k] = err
+					return
+				}
+				defer conn.Close(ctx)
+				errs[k] = Apply(ctx, conn)
+			}(i*2+j, url)
+		}
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Apply #%d: %v", i, err)
+		}
+	}
+	for _, url := range urls {
+		ok, err := Installed(context.Background(), connect(t, url))
+		if err != nil || !ok {
+			t.Errorf("Installed(%s) = %v, %v", url, ok, err)
+		}
+	}
+}
+
+func TestApplyTwiceAndInstalled(t *testing.T) {
+	ctx := context.Background()
+	conn := connect(t, pgtest.NewDB(t))
+	ok, err := Installed(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The roles may exist from other tests of this cluster, but the database objects cannot.
+	if ok {
+		t.Fatal("Installed is true on an empty database")
+	}
+	for i := 0; i < 2; i++ {
+		if err := Apply(ctx, conn); err != nil {
+			t.Fatalf("Apply #%d: %v", i+1, err)
+		}
+	}
+	if ok, err = Installed(ctx, conn); err != nil || !ok {
+		t.Fatalf("Installed after Apply = %v, %v", ok, err)
+	}
+
+	var bypass, login, inherit bool
+	if err := conn.QueryRow(ctx, `select rolbypassrls from pg_roles where rolname = 'service_role'`).Scan(&bypass); err != nil || !bypass {
+		t.Errorf("service_role bypassrls = %v, %v", bypass, err)
+	}
+	if err := conn.QueryRow(ctx, `select rolcanlogin, rolinherit from pg_roles where rolname = 'authenticator'`).Scan(&login, &inherit); err != nil || !login || inherit {
+		t.Errorf("authenticator login=%v inherit=%v err=%v; want login noinherit", login, inherit, err)
+	}
+	for _, role := range []string{"anon", "authenticated", "service_role"} {
+		var member, canLogin bool
+		if err := conn.QueryRow(ctx, `select pg_has_role('authenticator', $1, 'member'), rolcanlogin from pg_roles where rolname = $1`, role).Scan(&member, &canLogin); err != nil {
+			t.Fatal(err)
+		}
+		if !member || canLogin {
+			t.Errorf("%s: authenticator member=%v, login=%v; want member, nologin", role, member, canLogin)
+		}
+	}
+}
+
+func TestDefaultGrantsAndRevokeSurvivesApply(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDB(t)
+	conn := connect(t, url)
+	if _, err := conn.Exec(ctx, `create table public.before_install (id int)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := Apply(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `create table public.after_install (id serial primary key);
+		create function public.f() returns int language sql as 'select 1'`); err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []string{"anon", "authenticated", "service_role"} {
+		var before, after, seq, fn, usage bool
+		err := conn.QueryRow(ctx, `select
+			has_table_privilege($1, 'public.before_install', 'select,insert,update,delete'),
+			has_table_privilege($1, 'public.after_install', 'select,insert,update,delete,truncate,references,trigger'),
+			has_sequence_privilege($1, 'public.after_install_id_seq', 'usage,select,update'),
+			has_function_privilege($1, 'public.f()', 'execute'),
+			has_schema_privilege($1, 'public', 'usage')`, role).Scan(&before, &after, &seq, &fn, &usage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !before || !after || !seq || !fn || !usage {
+			t.Errorf("%s: existing table %v, new table %v, sequence %v, function %v, schema usage %v; want all true",
+				role, before, after, seq, fn, usage)
+		}
+	}
+
+	if _, err := conn.Exec(ctx, `revoke update on public.after_install from anon`); err != nil {
+		t.Fatal(err)
+	}
+	if err := Apply(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	var canUpdate bool
+	if err := conn.QueryRow(ctx, `select has_table_privilege('anon', 'public.after_install', 'update')`).Scan(&canUpdate); err != nil {
+		t.Fatal(err)
+	}
+	if canUpdate {
+		t.Error("a second Apply gave back the UPDATE privilege a user had revoked")
+	}
+}
+
+// listen LISTENs on NotifyChannel on a connection of its own and delivers the payloads. The reader blocks
+// without a deadline: a timed-out wait would disturb the connection.
+func listen(t *testing.T, url string) <-chan string {
+	t.Helper()
+	conn := connect(t, url)
+	if _, err := conn.Exec(context.Background(), "listen "+NotifyChannel); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := make(chan string, 100)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			n, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				return
+			}
+			if n.Channel == NotifyChannel {
+				out <- n.Payload
+			}
+		}
+	}()
+	// Registered after connect's cleanup, so it runs first: stop the reader, then close the connection.
+	t.Cleanup(func() { cancel(); <-done })
+	return out
+}
+
+// waitNotification waits up to d for a notification; it returns nil when none came.
+func waitNotification(ch <-chan string, d time.Duration) *string {
+	select {
+	case p := <-ch:
+		return &p
+	case <-time.After(d):
+		return nil
+	}
+}
+
+func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDB(t)
+	ddl := connect(t, url)
+	if err := Apply(ctx, ddl); err != nil {
+		t.Fatal(err)
+	}
+	listener := listen(t, url)
+	start := schemaVersion(t, ddl)
+
+	tx, err := ddl.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `create table public.widget (id int primary key, name text)`); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitNotification(listener, 300*time.Millisecond); got != nil {
+		t.Fatalf("notification %q arrived while the DDL transaction was still open", *got)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	payload := waitNotification(listener, 5*time.Second)
+	if payload == nil {
+		t.Fatal("no notification after commit of create table")
+	}
+	v, err := strconv.ParseInt(*payload, 10, 64)
+	if err != nil || v <= start {
+		t.Fatalf("payload %q: want a version above %d", *payload, start)
+	}
+	if now := schemaVersion(t, ddl); now < v {
+		t.Fatalf("sequence at %d, below the announced %d", now, v)
+	}
+
+	// COMMENT, GRANT, REVOKE and DROP each move the version and announce it.
+	for _, stmt := range []string{
+		`comment on table public.widget is 'a widget'`,
+		`revoke select on public.widget from anon`,
+		`grant select (id) on public.widget to anon`,
+		`drop table public.widget`,
+	} {
+		before := schemaVersion(t, ddl)
+		if _, err := ddl.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+		if after := schemaVersion(t, ddl); after <= before {
+			t.Errorf("%s: version stayed at %d", stmt, before)
+		}
+		got := waitNotification(listener, 5*time.Second)
+		if got == nil {
+			t.Errorf("%s: no notification", stmt)
+		}
+		// Drain any further notifications of the same statement (drop fires sql_drop and ddl_command_end).
+		for waitNotification(listener, 100*time.Millisecond) != nil {
+		}
+	}
+}
+
+func TestDDLByNonSuperuserStillWorks(t *testing.T) {
+	ctx := context.Background()
+	conn := applied(t)
+	// The event trigger function runs as definer: an unprivileged owner's DDL must not fail on the sequence.
+	role := "dbsetup_owner_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if _, err := conn.Exec(ctx, `create role `+role+` nologin`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c := context.Background()
+		conn.Exec(c, `reset role`)
+		conn.Exec(c, `drop owned by `+role)
+		conn.Exec(c, `drop role `+role)
+	})
+	if _, err := conn.Exec(ctx, `grant create on schema public to `+role); err != nil {
+		t.Fatal(err)
+	}
+	before := schemaVersion(t, conn)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `set local role `+role+`; create table public.owned_by_other (id int)`); err != nil {
+		t.Fatalf("DDL by a non-superuser: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after := schemaVersion(t, conn); after <= before {
+		t.Errorf("version stayed at %d after a non-superuser's DDL", before)
+	}
+}
+
+func TestAuthHelpers(t *testing.T) {
+	ctx := context.Background()
+	conn := applied(t)
+	const uid = "5b0d5c3e-8f7a-4d8e-9a63-2a4c1f0e9b11"
+
+	query := func(t *testing.T, setup string, args ...any) (gotUID *string, gotRole, gotEmail *string, gotJWT *string) {
+		t.Helper()
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if setup != "" {
+			if _, err := tx.Exec(ctx, setup, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `set local role authenticated`); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.QueryRow(ctx, `select auth.uid()::text, auth.role(), auth.email(), auth.jwt()::text`).Scan(&gotUID, &gotRole, &gotEmail, &gotJWT); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+
+	t.Run("claims", func(t *testing.T) {
+		claims := `{"sub":"` + uid + `","role":"authenticated","email":"a@example.com","app_metadata":{"provider":"google"}}`
+		u, r, e, j := query(t, `select set_config('request.jwt.claims', $1, true)`, claims)
+		if u == nil || *u != uid || r == nil || *r != "authenticated" || e == nil || *e != "a@example.com" {
+			t.Fatalf("uid=%v role=%v email=%v", deref(u), deref(r), deref(e))
+		}
+		var provider string
+		if err := conn.QueryRow(ctx, `select $1::jsonb -> 'app_metadata' ->> 'provider'`, deref(j)).Scan(&provider); err != nil || provider != "google" {
+			t.Fatalf("auth.jwt() = %v: provider %q, %v", deref(j), provider, err)
+		}
+	})
+	t.Run("legacy per-claim settings win", func(t *testing.T) {
+		other := "00000000-0000-4000-8000-0000000000aa"
+		u, r, _, _ := query(t, `select set_config('request.jwt.claims', $1, true), set_config('request.jwt.claim.sub', $2, true), set_config('request.jwt.claim.role', 'anon', true)`,
+			`{"sub":"`+uid+`","role":"authenticated"}`, other)
+		if deref(u) != other || deref(r) != "anon" {
+			t.Fatalf("uid=%v role=%v, want %s anon", deref(u), deref(r), other)
+		}
+	})
+	t.Run("nothing set", func(t *testing.T) {
+		u, r, e, j := query(t, "")
+		if u != nil || r != nil || e != nil || j != nil {
+			t.Fatalf("want all null, got uid=%v role=%v email=%v jwt=%v", deref(u), deref(r), deref(e), deref(j))
+		}
+	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
+
+func TestRLSWithAuthUID(t *testing.T) {
+	ctx := context.Background()
+	conn := applied(t)
+	const alice, bob = "00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b"
+	if _, err := conn.Exec(ctx, `
+		create table public.note (id serial primary key, user_id uuid not null, body text);
+		alter table public.note enable row level security;
+		create policy own on public.note for select to authenticated using (auth.uid() = user_id);
+		insert into public.note (user_id, body) values
+		  ('`+alice+`', 'a1'), ('`+alice+`', 'a2'), ('`+bob+`', 'b1');`); err != nil {
+		t.Fatal(err)
+	}
+	count := func(role, sub string) int {
+		t.Helper()
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, err := tx.Exec(ctx, `select set_config('request.jwt.claims', $1, true)`, `{"sub":"`+sub+`","role":"`+role+`"}`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, `set local role `+role); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := tx.QueryRow(ctx, `select count(*) from public.note where body is not null`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count("authenticated", alice); n != 2 {
+		t.Errorf("alice sees %d notes, want 2", n)
+	}
+	if n := count("authenticated", bob); n != 1 {
+		t.Errorf("bob sees %d notes, want 1", n)
+	}
+	if n := count("anon", alice); n != 0 {
+		t.Errorf("anon sees %d notes, want 0", n)
+	}
+	if n := count("service_role", alice); n != 3 {
+		t.Errorf("service_role (bypassrls) sees %d notes, want 3", n)
+	}
+}
+
+func TestLoadDemo(t *testing.T) {
+	ctx := context.Background()
+	conn := applied(t)
+	for i := 0; i < 2; i++ {
+		if err := LoadDemo(ctx, conn); err != nil {
+			t.Fatalf("LoadDemo #%d: %v", i+1, err)
+		}
+	}
+	var accounts, posts, fks int
+	var comment string
+	if err := conn.QueryRow(ctx, `select (select count(*) from public.account), (select count(*) from public.blog_post),
+		(select count(*) from pg_constraint where contype = 'f' and connamespace = 'public'::regnamespace),
+		obj_description('public'::regnamespace, 'pg_namespace')`).Scan(&accounts, &posts, &fks, &comment); err != nil {
+		t.Fatal(err)
+	}
+	if accounts != 2 || posts != 3 || fks != 2 {
+		t.Errorf("accounts=%d posts=%d foreign keys=%d; want 2, 3, 2 (a second LoadDemo must not reload)", accounts, posts, fks)
+	}
+	if comment != `@graphql({"introspection": true})` {
+		t.Errorf("comment on schema public = %q", comment)
+	}
+
+	// The to-do table: each user sees their own rows, inserts default to their id, anon sees nothing.
+	const owner = "00000000-0000-4000-8000-000000000001"
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `select set_config('request.jwt.claims', $1, true)`, `{"sub":"`+owner+`","role":"authenticated"}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `set local role authenticated; insert into public.todo (task) values ('new one')`); err != nil {
+		t.Fatalf("insert own to-do: %v", err)
+	}
+	var mine int
+	if err := tx.QueryRow(ctx, `select count(*) from public.todo`).Scan(&mine); err != nil || mine != 3 {
+		t.Errorf("owner sees %d to-dos (%v), want 3", mine, err)
+	}
+	if _, err := tx.Exec(ctx, `savepoint s; insert into public.todo (user_id, task) values ('00000000-0000-4000-8000-000000000002', 'not mine')`); err == nil {
+		t.Error("inserting a to-do for another user succeeded")
+	}
+	if _, err := tx.Exec(ctx, `rollback to savepoint s; set local role anon`); err != nil {
+		t.Fatal(err)
+	}
+	var anon int
+	if err := tx.QueryRow(ctx, `select count(*) from public.todo`).Scan(&anon); err != nil || anon != 0 {
+		t.Errorf("anon sees %d to-dos (%v), want 0", anon, err)
+	}
+	var released int
+	if err := tx.QueryRow(ctx, `select count(*) from public.released_post`).Scan(&released); err != nil || released != 2 {
+		t.Errorf("anon sees %d released posts (%v), want 2", released, err)
+	}
+}
+
+func TestInstalledAsUnprivilegedRole(t *testing.T) {
+	ctx := context.Background()
+	conn := connect(t, pgtest.NewDB(t))
+	// Some other auth.uid() is not an install.
+	if _, err := conn.Exec(ctx, `create schema auth; create function auth.uid() returns uuid language sql as 'select null::uuid'`); err != nil {
+		t.Fatal(err)
+	}
+	ok, err := Installed(ctx, conn)
+	if err != nil || ok {
+		t.Fatalf("Installed with only an auth.uid() = %v, %v; want false", ok, err)
+	}
+	if err := Apply(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	// A login role without USAGE on schemas auth and pgreflect must still get an answer.
+	role := "dbsetup_nobody_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if _, err := conn.Exec(ctx, `revoke usage on schema pgreflect from public; create role `+role+` nologin`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c := context.Background()
+		conn.Exec(c, `reset role`)
+		conn.Exec(c, `drop role if exists `+role)
+	})
+	if _, err := conn.Exec(ctx, `set role `+role); err != nil {
+		t.Fatal(err)
+	}
+	ok, err = Installed(ctx, conn)
+	if err != nil || !ok {
+		t.Fatalf("Installed as a role without USAGE on auth and pgreflect = %v, %v; want true", ok, err)
+	}
+}

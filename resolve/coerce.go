@@ -1,0 +1,219 @@
+package resolve
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pgreflect/pgreflect/gqlschema"
+)
+
+// coerce checks a JSON-like value against an input type and normalises it: scalars become their SQL text
+// (Int stays a json.Number, Boolean a bool), enum values become SQL labels, a single value given for a list
+// becomes a one-element list. Errors carry pg_graphql's messages.
+func (r *request) coerce(v any, t *gqlschema.TypeRef) (any, error) {
+	if t.Kind == gqlschema.NonNull {
+		if v == nil {
+			return nil, gqlError("Invalid input for NonNull type")
+		}
+		return r.coerce(v, t.OfType)
+	}
+	if v == nil {
+		return nil, nil
+	}
+	if t.Kind == gqlschema.List {
+		list, ok := v.([]any)
+		if !ok {
+			list = []any{v}
+		}
+		out := make([]any, len(list))
+		for i, e := range list {
+			c, err := r.coerce(e, t.OfType)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = c
+		}
+		return out, nil
+	}
+	named := r.schema.Types[t.Name]
+	if named == nil {
+		return nil, gqlError("Unknown type %s", t.Name)
+	}
+	switch named.Kind {
+	case gqlschema.Enum:
+		return coerceEnum(v, named)
+	case gqlschema.InputObject:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, gqlError("Invalid input for %s type", named.Name)
+		}
+		var extra []string
+		for k := range obj {
+			if inputField(named, k) == nil {
+				extra = append(extra, k)
+			}
+		}
+		if len(extra) > 0 {
+			sort.Strings(extra)
+			return nil, gqlError("Input for type %s contains extra keys %s", named.Name, rustList(extra))
+		}
+		out := make(map[string]any, len(obj))
+		for _, f := range named.InputFields {
+			fv, present := obj[f.Name]
+			if !present {
+				continue
+			}
+			c, err := r.coerce(fv, f.Type)
+			if err != nil {
+				return nil, err
+			}
+			out[f.Name] = c
+		}
+		return out, nil
+	}
+	return coerceScalar(v, named.Name)
+}
+
+func inputField(t *gqlschema.Type, name string) *gqlschema.InputValue {
+	for _, f := range t.InputFields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// rustList formats names as Rust's {:?} prints a Vec<String>: ["a", "b"].
+func rustList(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = strconv.Quote(n)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
+
+func coerceEnum(v any, t *gqlschema.Type) (any, error) {
+	var name string
+	switch v := v.(type) {
+	case enumLiteral:
+		name = string(v)
+	case string:
+		name = v
+	default:
+		return nil, gqlError("Invalid input for %s type", t.Name)
+	}
+	for _, ev := range t.EnumValues {
+		if ev.Name == name {
+			if ev.SQL != "" {
+				return ev.SQL, nil
+			}
+			return enumLiteral(ev.Name), nil
+		}
+	}
+	return nil, gqlError("Invalid input for %s type", t.Name)
+}
+
+func coerceScalar(v any, scalar string) (any, error) {
+	invalid := gqlError("Invalid input for %s type", scalar)
+	switch scalar {
+	case "Int":
+		n, ok := v.(json.Number)
+		if !ok {
+			return nil, invalid
+		}
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		if err != nil || i < math.MinInt32 || i > math.MaxInt32 {
+			return nil, invalid
+		}
+		return n, nil
+	case "Float":
+		n, ok := v.(json.Number)
+		if !ok {
+			return nil, invalid
+		}
+		return string(n), nil
+	case "BigInt":
+		switch v := v.(type) {
+		case json.Number:
+			if _, err := strconv.ParseInt(string(v), 10, 64); err != nil {
+				return nil, invalid
+			}
+			return string(v), nil
+		case string:
+			return v, nil
+		}
+		return nil, invalid
+	case "BigFloat":
+		s, ok := v.(string)
+		if !ok {
+			return nil, gqlError("Invalid input for BigFloat type. String required")
+		}
+		return s, nil
+	case "Boolean":
+		b, ok := v.(bool)
+		if !ok {
+			return nil, invalid
+		}
+		return b, nil
+	case "Opaque":
+		switch v := v.(type) {
+		case string:
+			return v, nil
+		case enumLiteral:
+			return string(v), nil
+		case bool:
+			return strconv.FormatBool(v), nil
+		case json.Number:
+			return string(v), nil
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, invalid
+		}
+		return string(b), nil
+	case "String":
+		s, ok := v.(string)
+		if !ok {
+			return nil, gqlError("Invalid input for String(None) type")
+		}
+		return s, nil
+	}
+	// ID, UUID, JSON, Cursor, Date, Time, Datetime: strings.
+	s, ok := v.(string)
+	if !ok {
+		return nil, invalid
+	}
+	return s, nil
+}
+
+// sqlText renders a coerced scalar as the text bound for SQL.
+func sqlText(v any) *string {
+	var s string
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case string:
+		s = v
+	case json.Number:
+		s = string(v)
+	case bool:
+		s = strconv.FormatBool(v)
+	case enumLiteral:
+		s = string(v)
+	default:
+		s = fmt.Sprint(v)
+	}
+	return &s
+}
+
+// checkLength enforces varchar(n) limits on input (pg_graphql counts bytes).
+func checkLength(v *string, max int) error {
+	if v != nil && max > 0 && len(*v) > max {
+		return gqlError("Invalid input for String type. Maximum character length %d", max)
+	}
+	return nil
+}

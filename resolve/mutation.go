@@ -1,0 +1,201 @@
+package resolve
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/sqlgen"
+)
+
+// planMutation plans every root field of a mutation as its own statement, in document order, so that a later
+// field sees the effects of earlier ones. Any error fails the whole request before anything runs.
+func (r *request) planMutation() ([]statement, []*rootPlan, error) {
+	roots, err := r.collect(r.op.SelectionSet, "Mutation")
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(roots) == 0 {
+		return nil, nil, gqlError("Selection set must not be empty")
+	}
+	var stmts []statement
+	var plans []*rootPlan
+	for _, sel := range roots {
+		if sel.Name == "__typename" {
+			plans = append(plans, &rootPlan{key: sel.Key, value: "Mutation"})
+			continue
+		}
+		f := findField(r.schema.Mutation, sel.Name)
+		if f == nil {
+			return nil, nil, gqlError(`Unknown field "%s" on type Mutation`, sel.Name)
+		}
+		var st sqlgen.Statement
+		switch f.Kind {
+		case gqlschema.FieldInsert, gqlschema.FieldUpdate, gqlschema.FieldDelete:
+			m, err := r.mutation(sel, f)
+			if err != nil {
+				return nil, nil, err
+			}
+			st = sqlgen.MutationStatement(m)
+		case gqlschema.FieldFunction:
+			var nf sqlgen.NodeField
+			if err := r.functionField(sel, f, &nf, false); err != nil {
+				return nil, nil, err
+			}
+			st = sqlgen.Query([]sqlgen.RootField{{Connection: nf.Connection, Record: nf.Record, Scalar: nf.Scalar}})
+		default:
+			return nil, nil, gqlError(`Unknown field "%s" on type Mutation`, sel.Name)
+		}
+		stmts = append(stmts, statement{sql: st.SQL, args: st.Args})
+		plans = append(plans, &rootPlan{key: sel.Key, sql: &sqlgen.RootField{}})
+	}
+	return stmts, plans, nil
+}
+
+func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation, error) {
+	t := f.Table
+	args, err := r.fieldArgs(sel, f)
+	if err != nil {
+		return nil, err
+	}
+	m := &sqlgen.Mutation{Relation: *relationOf(t)}
+	if !t.Rel.CanSelect {
+		m.Returning = []string{}
+		for _, c := range t.Columns {
+			m.Returning = append(m.Returning, c.SQL.Name)
+		}
+	}
+	var responseName, unknown string
+	switch f.Kind {
+	case gqlschema.FieldInsert:
+		responseName, unknown = t.TypeName+"InsertResponse", "unknown field in insert"
+		if err := r.insertRows(m, t, args["objects"]); err != nil {
+			return nil, err
+		}
+	case gqlschema.FieldUpdate:
+		responseName, unknown = t.TypeName+"UpdateResponse", "unknown field in update"
+		m.TooMany = "update impacts too many records"
+		set, _ := args["set"].(map[string]any)
+		input := r.schema.Types[t.TypeName+"UpdateInput"]
+		for _, in := range input.InputFields {
+			v, present := set[in.Name]
+			if !present {
+				continue
+			}
+			val, err := writeValue(v, in.Column)
+			if err != nil {
+				return nil, err
+			}
+			m.Set = append(m.Set, sqlgen.Assignment{Column: in.Column.SQL.Name, Value: val})
+		}
+		if len(m.Set) == 0 {
+			return nil, gqlError("At least one mapping must be provided to set argument")
+		}
+	case gqlschema.FieldDelete:
+		responseName, unknown = t.TypeName+"DeleteResponse", "unknown field in delete"
+		m.TooMany = "delete impacts too many records"
+		m.Delete = true
+	}
+	if f.Kind != gqlschema.FieldInsert {
+		atMost := json.Number("1")
+		if v, ok := args["atMost"].(json.Number); ok {
+			atMost = v
+		}
+		n, err := strconv.Atoi(string(atMost))
+		if err != nil {
+			return nil, gqlError("Invalid input for Int type")
+		}
+		m.AtMost = n
+		if fv, ok := args["filter"].(map[string]any); ok {
+			if m.Filter, err = r.filter(fv, t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	children, err := r.children(sel, responseName)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range children {
+		mf := sqlgen.MutationField{Key: c.Key}
+		switch c.Name {
+		case "__typename":
+			mf.Typename = responseName
+		case "affectedCount":
+			mf.AffectedCount = true
+		case "records":
+			n, err := r.node(c, t, quotedSingle)
+			if err != nil {
+				return nil, err
+			}
+			mf.Records = n
+		default:
+			return nil, gqlError("%s", unknown)
+		}
+		m.Fields = append(m.Fields, mf)
+	}
+	return m, nil
+}
+
+// insertRows fills an insert: the columns any row sets, with DEFAULT where a row omits one.
+func (r *request) insertRows(m *sqlgen.Mutation, t *gqlschema.Table, objects any) error {
+	rows, _ := objects.([]any)
+	if len(rows) == 0 {
+		return gqlError("At least one record must be provided to objects")
+	}
+	input := r.schema.Types[t.TypeName+"InsertInput"]
+	var cols []*gqlschema.InputValue
+	for _, in := range input.InputFields {
+		for _, row := range rows {
+			if _, ok := row.(map[string]any)[in.Name]; ok {
+				cols = append(cols, in)
+				break
+			}
+		}
+	}
+	if len(cols) == 0 {
+		// Every object is empty: name one column and let every row take its DEFAULT.
+		cols = input.InputFields[:1]
+	}
+	m.Columns = []string{}
+	for _, c := range cols {
+		m.Columns = append(m.Columns, c.Column.SQL.Name)
+	}
+	m.Rows = [][]sqlgen.Value{}
+	for _, row := range rows {
+		obj := row.(map[string]any)
+		vals := []sqlgen.Value{}
+		for _, c := range cols {
+			v, present := obj[c.Name]
+			if !present {
+				vals = append(vals, sqlgen.Value{Default: true})
+				continue
+			}
+			val, err := writeValue(v, c.Column)
+			if err != nil {
+				return err
+			}
+			vals = append(vals, val)
+		}
+		m.Rows = append(m.Rows, vals)
+	}
+	return nil
+}
+
+func writeValue(v any, c *gqlschema.Column) (sqlgen.Value, error) {
+	val := sqlgen.Value{Cast: c.SQL.FormatType}
+	if list, ok := v.([]any); ok && c.Type.Array {
+		val.Array = true
+		texts, err := listTexts(list, c.Type.MaxLength)
+		if err != nil {
+			return val, err
+		}
+		val.Values = texts
+		return val, nil
+	}
+	val.Value = sqlText(v)
+	if err := checkLength(val.Value, c.Type.MaxLength); err != nil {
+		return val, err
+	}
+	return val, nil
+}

@@ -1,0 +1,525 @@
+package resolve
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/sqlgen"
+)
+
+func relationOf(t *gqlschema.Table) *sqlgen.Relation {
+	return &sqlgen.Relation{Schema: t.Rel.Schema.Name, Name: t.Rel.Name}
+}
+
+// unknownFieldStyle picks which of pg_graphql's phrasings an unknown node field gets.
+type unknownFieldStyle int
+
+const (
+	quotedSingle unknownFieldStyle = iota // Unknown field 'x' on type 'X' (via connections, relationships)
+	quotedDouble                          // Unknown field "x" on type X (byPk)
+)
+
+func unknownField(style unknownFieldStyle, field, typeName string) error {
+	if style == quotedDouble {
+		return gqlError(`Unknown field "%s" on type %s`, field, typeName)
+	}
+	return gqlError(`Unknown field '%s' on type '%s'`, field, typeName)
+}
+
+// noArguments rejects arguments on fields that take none.
+func noArguments(sel *selection) error {
+	if len(sel.Field.Arguments) == 0 {
+		return nil
+	}
+	names := make([]string, len(sel.Field.Arguments))
+	for i, a := range sel.Field.Arguments {
+		names[i] = a.Name
+	}
+	return gqlError("Input contains extra keys %s", rustList(names))
+}
+
+// fieldArgs coerces a field's arguments against its declared arguments, rejecting unknown ones.
+func (r *request) fieldArgs(sel *selection, f *gqlschema.Field) (map[string]any, error) {
+	var extra []string
+	for _, a := range sel.Field.Arguments {
+		if f.Arg(a.Name) == nil {
+			extra = append(extra, a.Name)
+		}
+	}
+	if len(extra) > 0 {
+		return nil, gqlError("Input contains extra keys %s", rustList(extra))
+	}
+	out := map[string]any{}
+	for _, a := range f.Args {
+		v, present := sel.Args[a.Name]
+		if !present {
+			continue
+		}
+		c, err := r.coerce(v, a.Type)
+		if err != nil {
+			return nil, err
+		}
+		out[a.Name] = c
+	}
+	return out, nil
+}
+
+// node plans the selection of a record of table t.
+func (r *request) node(sel *selection, t *gqlschema.Table, style unknownFieldStyle) (*sqlgen.Node, error) {
+	typ := r.schema.Types[t.TypeName]
+	children, err := r.children(sel, t.TypeName)
+	if err != nil {
+		return nil, err
+	}
+	n := &sqlgen.Node{}
+	for _, c := range children {
+		if c.Name == "__typename" {
+			n.Fields = append(n.Fields, sqlgen.NodeField{Key: c.Key, Typename: t.TypeName})
+			continue
+		}
+		f := findField(typ, c.Name)
+		if f == nil {
+			return nil, unknownField(style, c.Name, t.TypeName)
+		}
+		nf := sqlgen.NodeField{Key: c.Key}
+		switch f.Kind {
+		case gqlschema.FieldNodeID:
+			nf.NodeID = &sqlgen.NodeID{Relation: *relationOf(t), PK: pkNames(t)}
+		case gqlschema.FieldColumn:
+			nf.Column = columnOutput(f.Column)
+		case gqlschema.FieldToOne:
+			if err := noArguments(c); err != nil {
+				return nil, err
+			}
+			child, err := r.node(c, f.Table, quotedSingle)
+			if err != nil {
+				return nil, err
+			}
+			nf.Record = &sqlgen.Record{Source: sqlgen.Source{Relation: relationOf(f.Table)},
+				Join: joins(f.Relationship), Node: child}
+		case gqlschema.FieldToMany:
+			conn, err := r.connection(c, f, sqlgen.Source{Relation: relationOf(f.Table)}, joins(f.Relationship))
+			if err != nil {
+				return nil, err
+			}
+			nf.Connection = conn
+		case gqlschema.FieldComputed:
+			if err := r.functionField(c, f, &nf, true); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, unknownField(style, c.Name, t.TypeName)
+		}
+		n.Fields = append(n.Fields, nf)
+	}
+	return n, nil
+}
+
+func findField(t *gqlschema.Type, name string) *gqlschema.Field {
+	if t == nil {
+		return nil
+	}
+	var found *gqlschema.Field
+	for _, f := range t.Fields {
+		if f.Name == name {
+			found = f // a later column wins when two inflect to the same name, as in pg_graphql
+		}
+	}
+	return found
+}
+
+func pkNames(t *gqlschema.Table) []string {
+	out := make([]string, len(t.PK))
+	for i, c := range t.PK {
+		out[i] = c.SQL.Name
+	}
+	return out
+}
+
+func columnOutput(c *gqlschema.Column) *sqlgen.Column {
+	out := &sqlgen.Column{Name: c.SQL.Name, Output: sqlgen.Output(c.Type.Output)}
+	if c.Type.Output == gqlschema.OutEnum && c.Type.Enum != nil && len(c.Type.Enum.Directives.Mappings) > 0 {
+		out.EnumLabels = c.Type.Enum.Directives.Mappings
+	}
+	return out
+}
+
+func joins(rel *gqlschema.Relationship) []sqlgen.Join {
+	out := make([]sqlgen.Join, len(rel.FromColumns))
+	for i := range rel.FromColumns {
+		out[i] = sqlgen.Join{Child: rel.ToColumns[i], Parent: rel.FromColumns[i]}
+	}
+	return out
+}
+
+// functionField plans a computed field or a root function into nf.
+func (r *request) functionField(sel *selection, f *gqlschema.Field, nf *sqlgen.NodeField, rowArg bool) error {
+	fn := f.Function
+	args, err := r.fieldArgs(sel, f)
+	if err != nil {
+		return err
+	}
+	call := &sqlgen.Call{Function: sqlgen.Relation{Schema: fn.SQL.Schema.Name, Name: fn.SQL.Name}, RowArg: rowArg}
+	for _, a := range f.Args {
+		if a.Param == nil {
+			continue
+		}
+		v, present := args[a.Name]
+		if !present {
+			continue
+		}
+		arg := sqlgen.Arg{Name: a.Param.SQLName, Cast: a.Param.Type.Cast}
+		if list, ok := v.([]any); ok {
+			arg.Array = true
+			for _, e := range list {
+				arg.Values = append(arg.Values, sqlText(e))
+			}
+		} else {
+			arg.Value = sqlText(v)
+		}
+		call.Args = append(call.Args, arg)
+	}
+	switch fn.Returns {
+	case gqlschema.ReturnsConnection:
+		conn, err := r.connectionWithArgs(sel, f, args, sqlgen.Source{Call: call}, nil)
+		if err != nil {
+			return err
+		}
+		nf.Connection = conn
+	case gqlschema.ReturnsRow:
+		if fn.Return == nil && fn.Table != nil {
+			child, err := r.node(sel, fn.Table, quotedSingle)
+			if err != nil {
+				return err
+			}
+			nf.Record = &sqlgen.Record{Source: sqlgen.Source{Call: call}, Node: child, SkipNullRow: true}
+		}
+	default:
+		call.Output = sqlgen.Output(fn.Return.Output)
+		nf.Scalar = call
+	}
+	return nil
+}
+
+// connection plans a connection field from its raw arguments.
+func (r *request) connection(sel *selection, f *gqlschema.Field, src sqlgen.Source, join []sqlgen.Join) (*sqlgen.Connection, error) {
+	args, err := r.fieldArgs(sel, f)
+	if err != nil {
+		return nil, err
+	}
+	return r.connectionWithArgs(sel, f, args, src, join)
+}
+
+func unsigned(args map[string]any, name string) (int, bool, error) {
+	v, ok := args[name]
+	if !ok || v == nil {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(string(v.(json.Number)))
+	if err != nil || n < 0 {
+		return 0, false, gqlError("`%s` must be an unsigned integer", name)
+	}
+	return n, true, nil
+}
+
+func (r *request) connectionWithArgs(sel *selection, f *gqlschema.Field, args map[string]any, src sqlgen.Source, join []sqlgen.Join) (*sqlgen.Connection, error) {
+	t := f.Table
+	first, hasFirst, err := unsigned(args, "first")
+	if err != nil {
+		return nil, err
+	}
+	last, hasLast, err := unsigned(args, "last")
+	if err != nil {
+		return nil, err
+	}
+	offset, hasOffset, err := unsigned(args, "offset")
+	if err != nil {
+		return nil, err
+	}
+	after, hasAfter := args["after"].(string)
+	before, hasBefore := args["before"].(string)
+	switch {
+	case hasFirst && hasLast:
+		return nil, gqlError(`only one of "first" and "last" may be provided`)
+	case hasBefore && hasAfter:
+		return nil, gqlError(`only one of "before" and "after" may be provided`)
+	case hasFirst && hasBefore:
+		return nil, gqlError(`"first" may only be used with "after"`)
+	case hasLast && hasAfter:
+		return nil, gqlError(`"last" may only be used with "before"`)
+	case hasOffset && (hasLast || hasBefore):
+		return nil, gqlError(`"offset" may only be used with "first" and "after"`)
+	}
+	c := &sqlgen.Connection{Source: src, Join: join, Offset: offset, Backward: hasLast || hasBefore}
+	c.Limit = t.MaxRows
+	if hasFirst && first < c.Limit {
+		c.Limit = first
+	}
+	if hasLast && last < c.Limit {
+		c.Limit = last
+	}
+	if fv, ok := args["filter"].(map[string]any); ok {
+		if c.Filter, err = r.filter(fv, t); err != nil {
+			return nil, err
+		}
+	}
+	if c.Order, err = orderBy(args["orderBy"], t); err != nil {
+		return nil, err
+	}
+	if hasAfter || hasBefore {
+		raw := after
+		if hasBefore {
+			raw = before
+		}
+		if c.Cursor, err = decodeCursor(raw); err != nil {
+			return nil, err
+		}
+		if len(c.Cursor) > len(c.Order) {
+			return nil, gqlError("orderBy clause incompatible with pagination cursor")
+		}
+	}
+	if c.Fields, err = r.connectionFields(sel, t); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func orderBy(v any, t *gqlschema.Table) ([]sqlgen.Order, error) {
+	var out []sqlgen.Order
+	list, _ := v.([]any)
+	for _, e := range list {
+		obj, _ := e.(map[string]any)
+		// Several keys in one element have no defined relative order upstream; use the input type's order.
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return columnIndex(t, keys[i]) < columnIndex(t, keys[j]) })
+		for _, k := range keys {
+			dir, ok := obj[k].(enumLiteral)
+			if !ok {
+				continue // null directions are skipped
+			}
+			c := columnByField(t, k)
+			o := sqlgen.Order{Column: c.SQL.Name, Cast: c.SQL.FormatType}
+			switch dir {
+			case "AscNullsFirst":
+				o.NullsFirst = true
+			case "DescNullsFirst":
+				o.Desc, o.NullsFirst = true, true
+			case "DescNullsLast":
+				o.Desc = true
+			}
+			out = append(out, o)
+		}
+	}
+	for _, pk := range t.PK {
+		out = append(out, sqlgen.Order{Column: pk.SQL.Name, Cast: pk.SQL.FormatType})
+	}
+	return out, nil
+}
+
+func columnIndex(t *gqlschema.Table, field string) int {
+	for i, c := range t.Columns {
+		if c.FieldName == field {
+			return i
+		}
+	}
+	return len(t.Columns)
+}
+
+func columnByField(t *gqlschema.Table, field string) *gqlschema.Column {
+	var found *gqlschema.Column
+	for _, c := range t.Columns {
+		if c.FieldName == field {
+			found = c
+		}
+	}
+	return found
+}
+
+// decodeCursor decodes base64(jsonb text of an array) into the text of each element.
+func decodeCursor(s string) ([]*string, error) {
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, gqlError("Failed to decode cursor, error 1")
+	}
+	if !utf8.Valid(raw) {
+		return nil, gqlError("Failed to decode cursor, error 2")
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, gqlError("Failed to decode cursor, error 3")
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, gqlError("Failed to decode cursor, error 4")
+	}
+	out := make([]*string, len(list))
+	for i, e := range list {
+		out[i] = jsonText(e)
+	}
+	return out, nil
+}
+
+// jsonText is the text a JSON scalar stands for (strings unquoted); objects and arrays keep their JSON text.
+func jsonText(v any) *string {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case string, json.Number, bool:
+		return sqlText(v)
+	}
+	b, _ := json.Marshal(v)
+	s := string(b)
+	return &s
+}
+
+func (r *request) connectionFields(sel *selection, t *gqlschema.Table) ([]sqlgen.ConnectionField, error) {
+	connType := r.schema.Types[t.TypeName+"Connection"]
+	children, err := r.children(sel, connType.Name)
+	if err != nil {
+		return nil, err
+	}
+	var out []sqlgen.ConnectionField
+	for _, c := range children {
+		cf := sqlgen.ConnectionField{Key: c.Key}
+		switch c.Name {
+		case "__typename":
+			cf.Typename = connType.Name
+		case "edges":
+			edges, err := r.edges(c, t)
+			if err != nil {
+				return nil, err
+			}
+			cf.Edges = edges
+		case "pageInfo":
+			pi, err := r.pageInfo(c)
+			if err != nil {
+				return nil, err
+			}
+			cf.PageInfo = pi
+		case "totalCount":
+			if findField(connType, "totalCount") == nil {
+				return nil, gqlError("unknown field in connection")
+			}
+			cf.TotalCount = true
+		case "aggregate":
+			if findField(connType, "aggregate") == nil {
+				return nil, gqlError("enable the aggregate directive to use aggregates")
+			}
+			agg, err := r.aggregate(c, t)
+			if err != nil {
+				return nil, err
+			}
+			cf.Aggregate = agg
+		default:
+			return nil, gqlError("unknown field in connection")
+		}
+		out = append(out, cf)
+	}
+	return out, nil
+}
+
+func (r *request) edges(sel *selection, t *gqlschema.Table) (*sqlgen.Edges, error) {
+	children, err := r.children(sel, t.TypeName+"Edge")
+	if err != nil {
+		return nil, err
+	}
+	e := &sqlgen.Edges{}
+	for _, c := range children {
+		ef := sqlgen.EdgeField{Key: c.Key}
+		switch c.Name {
+		case "__typename":
+			ef.Typename = t.TypeName + "Edge"
+		case "cursor":
+			ef.Cursor = true
+		case "node":
+			n, err := r.node(c, t, quotedSingle)
+			if err != nil {
+				return nil, err
+			}
+			ef.Node = n
+		default:
+			return nil, gqlError("unknown field in edge")
+		}
+		e.Fields = append(e.Fields, ef)
+	}
+	return e, nil
+}
+
+func (r *request) pageInfo(sel *selection) ([]sqlgen.PageInfoField, error) {
+	children, err := r.children(sel, "PageInfo")
+	if err != nil {
+		return nil, err
+	}
+	out := []sqlgen.PageInfoField{}
+	for _, c := range children {
+		pf := sqlgen.PageInfoField{Key: c.Key}
+		switch c.Name {
+		case "__typename":
+			pf.Typename = "PageInfo"
+		case "startCursor":
+			pf.Kind = sqlgen.PageStartCursor
+		case "endCursor":
+			pf.Kind = sqlgen.PageEndCursor
+		case "hasNextPage":
+			pf.Kind = sqlgen.PageHasNext
+		case "hasPreviousPage":
+			pf.Kind = sqlgen.PageHasPrevious
+		default:
+			return nil, gqlError("unknown field in pageInfo")
+		}
+		out = append(out, pf)
+	}
+	return out, nil
+}
+
+func (r *request) aggregate(sel *selection, t *gqlschema.Table) ([]sqlgen.AggregateField, error) {
+	aggType := r.schema.Types[t.TypeName+"Aggregate"]
+	children, err := r.children(sel, aggType.Name)
+	if err != nil {
+		return nil, err
+	}
+	out := []sqlgen.AggregateField{}
+	for _, c := range children {
+		af := sqlgen.AggregateField{Key: c.Key}
+		f := findField(aggType, c.Name)
+		switch {
+		case c.Name == "__typename":
+			af.Typename = aggType.Name
+		case f != nil && f.Kind == gqlschema.FieldAggregateCount:
+			af.Count = true
+		case f != nil && f.Kind == gqlschema.FieldAggregateGroup:
+			af.Group = c.Name
+			groupType := r.schema.Types[f.Type.NamedType()]
+			cols, err := r.children(c, groupType.Name)
+			if err != nil {
+				return nil, err
+			}
+			af.Columns = []sqlgen.AggregateColumn{}
+			for _, cc := range cols {
+				if cc.Name == "__typename" {
+					af.Columns = append(af.Columns, sqlgen.AggregateColumn{Key: cc.Key, Typename: groupType.Name})
+					continue
+				}
+				gf := findField(groupType, cc.Name)
+				if gf == nil {
+					return nil, gqlError(`Unknown or invalid field "%s" selected on type "%s"`, cc.Name, groupType.Name)
+				}
+				af.Columns = append(af.Columns, sqlgen.AggregateColumn{Key: cc.Key, Column: gf.Column.SQL.Name})
+			}
+		default:
+			return nil, gqlError(`Unknown field "%s" selected on type "%s"`, c.Name, aggType.Name)
+		}
+		out = append(out, af)
+	}
+	return out, nil
+}

@@ -1,0 +1,214 @@
+package resolve
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/sqlgen"
+)
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// rootPlan is what one root field resolves to: SQL, or a value computed without the database.
+type rootPlan struct {
+	key   string
+	sql   *sqlgen.RootField
+	value any
+}
+
+// planQueryField plans one root field of a query.
+func (r *request) planQueryField(sel *selection) (*rootPlan, error) {
+	switch sel.Name {
+	case "__typename":
+		return &rootPlan{key: sel.Key, value: "Query"}, nil
+	case "__schema", "__type":
+		if !r.schema.Introspection {
+			return nil, gqlError(`Unknown field "%s" on type Query`, sel.Name)
+		}
+		var v any
+		var err error
+		if sel.Name == "__schema" {
+			v, err = r.resolveSchema(sel)
+		} else {
+			v, err = r.resolveType(sel)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &rootPlan{key: sel.Key, value: v}, nil
+	}
+	f := findField(r.schema.Query, sel.Name)
+	if f == nil {
+		return nil, gqlError(`Unknown field "%s" on type Query`, sel.Name)
+	}
+	root := &sqlgen.RootField{}
+	switch f.Kind {
+	case gqlschema.FieldCollection:
+		conn, err := r.connection(sel, f, sqlgen.Source{Relation: relationOf(f.Table)}, nil)
+		if err != nil {
+			return nil, err
+		}
+		root.Connection = conn
+	case gqlschema.FieldByPk:
+		rec, err := r.byPk(sel, f)
+		if err != nil {
+			return nil, err
+		}
+		root.Record = rec
+	case gqlschema.FieldNode:
+		rec, err := r.nodeLookup(sel)
+		if err != nil {
+			return nil, err
+		}
+		if rec == nil {
+			return &rootPlan{key: sel.Key, value: nil}, nil
+		}
+		root.Record = rec
+	case gqlschema.FieldFunction:
+		var nf sqlgen.NodeField
+		if err := r.functionField(sel, f, &nf, false); err != nil {
+			return nil, err
+		}
+		root.Connection, root.Record, root.Scalar = nf.Connection, nf.Record, nf.Scalar
+	default:
+		return nil, gqlError(`Unknown field "%s" on type Query`, sel.Name)
+	}
+	return &rootPlan{key: sel.Key, sql: root}, nil
+}
+
+func (r *request) byPk(sel *selection, f *gqlschema.Field) (*sqlgen.Record, error) {
+	var missing []string
+	for _, a := range f.Args {
+		if v, ok := sel.Args[a.Name]; !ok || v == nil {
+			missing = append(missing, a.Column.SQL.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, gqlError("Missing primary key column(s): %s", strings.Join(missing, ", "))
+	}
+	args, err := r.fieldArgs(sel, f)
+	if err != nil {
+		return nil, err
+	}
+	var cond sqlgen.And
+	for _, a := range f.Args {
+		cond = append(cond, sqlgen.Compare{Column: a.Column.SQL.Name, Op: "=", Value: sqlText(args[a.Name]), Cast: a.Column.SQL.FormatType})
+	}
+	node, err := r.node(sel, f.Table, quotedDouble)
+	if err != nil {
+		return nil, err
+	}
+	return &sqlgen.Record{Source: sqlgen.Source{Relation: relationOf(f.Table)}, Filter: cond, Node: node}, nil
+}
+
+// decodeNodeID splits a node id into its table and primary key values.
+func (r *request) decodeNodeID(v any) (*gqlschema.Table, []*string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, nil, gqlError("Invalid value passed to nodeId argument, Error 1")
+	}
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 2")
+	}
+	if !utf8.Valid(raw) {
+		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 3")
+	}
+	var parsed any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&parsed); err != nil {
+		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 4")
+	}
+	list, ok := parsed.([]any)
+	if !ok {
+		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 10")
+	}
+	if len(list) < 3 {
+		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 5")
+	}
+	schema, ok := list[0].(string)
+	if !ok {
+		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 6")
+	}
+	table, ok := list[1].(string)
+	if !ok {
+		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 7")
+	}
+	var found *gqlschema.Table
+	for _, t := range r.schema.Tables {
+		if t.Rel.Schema.Name == schema && t.Rel.Name == table {
+			found = t
+		}
+	}
+	if found == nil {
+		return nil, nil, gqlError("Collection referenced by nodeId did not match any known collection")
+	}
+	values := list[2:]
+	if len(values) != len(found.PK) {
+		return nil, nil, gqlError("Primary key column count mismatch. Expected %d, provided %d", len(found.PK), len(values))
+	}
+	out := make([]*string, len(values))
+	for i, v := range values {
+		out[i] = jsonText(v)
+	}
+	return found, out, nil
+}
+
+func pkCondition(t *gqlschema.Table, values []*string) sqlgen.Expr {
+	var cond sqlgen.And
+	for i, c := range t.PK {
+		cond = append(cond, sqlgen.Compare{Column: c.SQL.Name, Op: "=", Value: values[i], Cast: c.SQL.FormatType})
+	}
+	return cond
+}
+
+// nodeIDCondition is the filter nodeId: {eq: ...} on table t.
+func (r *request) nodeIDCondition(id any, t *gqlschema.Table) (sqlgen.Expr, error) {
+	found, values, err := r.decodeNodeID(id)
+	if err != nil {
+		return nil, err
+	}
+	if found != t {
+		return nil, gqlError("nodeId belongs to a different collection")
+	}
+	return pkCondition(t, values), nil
+}
+
+// nodeLookup plans Query.node(nodeId:).
+func (r *request) nodeLookup(sel *selection) (*sqlgen.Record, error) {
+	var extra []string
+	for _, a := range sel.Field.Arguments {
+		if a.Name != "nodeId" {
+			extra = append(extra, a.Name)
+		}
+	}
+	if len(extra) > 0 {
+		return nil, gqlError("Input contains extra keys %s", rustList(extra))
+	}
+	id, ok := sel.Args["nodeId"]
+	if !ok {
+		return nil, gqlError("Invalid input for NonNull type")
+	}
+	t, values, err := r.decodeNodeID(id)
+	if err != nil {
+		return nil, err
+	}
+	node, err := r.node(sel, t, quotedSingle)
+	if err != nil {
+		return nil, err
+	}
+	return &sqlgen.Record{Source: sqlgen.Source{Relation: relationOf(t)}, Filter: pkCondition(t, values), Node: node}, nil
+}

@@ -1,0 +1,310 @@
+package sqlgen
+
+import "strconv"
+
+// connection writes a connection as a scalar subquery yielding jsonb. The page is a CTE holding, per row, the
+// rendered node, its cursor and its order keys; edges and pageInfo read it, while hasNextPage,
+// hasPreviousPage, totalCount and aggregates look at the filtered set directly and only when selected.
+func (g *gen) connection(c *Connection, parent string) {
+	a := g.alias()
+	page := a + "_page"
+	var edges *Edges
+	needCursor := false
+	for _, f := range c.Fields {
+		if f.Edges != nil {
+			edges = f.Edges
+			for _, ef := range f.Edges.Fields {
+				needCursor = needCursor || ef.Cursor
+			}
+		}
+		for _, p := range f.PageInfo {
+			needCursor = needCursor || p.Kind == PageStartCursor || p.Kind == PageEndCursor
+		}
+	}
+	var node *Node
+	if edges != nil {
+		for _, ef := range edges.Fields {
+			if ef.Node != nil {
+				node = ef.Node
+			}
+		}
+	}
+
+	// The page.
+	g.w("with ", page, " as (select ")
+	if node != nil {
+		g.node(node, a)
+	} else {
+		g.w("null::jsonb")
+	}
+	g.w(" as __node, ")
+	if needCursor {
+		g.encoded(func() {
+			for i, o := range c.Order {
+				if i > 0 {
+					g.w(", ")
+				}
+				g.w(col(a, o.Column))
+			}
+		})
+	} else {
+		g.w("null::text")
+	}
+	g.w(" as __cursor")
+	for i, o := range c.Order {
+		g.w(", ", col(a, o.Column), " as __o", strconv.Itoa(i))
+	}
+	g.w(" from ")
+	g.from(c.Source, a, parent)
+	g.where(a, parent, c.Join, c.Filter, g.keysetCondition(c, a, false)...)
+	g.w(" order by ")
+	g.orderBy(c.Order, a, c.Backward, false)
+	g.w(" limit ", strconv.Itoa(c.Limit))
+	if c.Offset > 0 && !c.Backward {
+		g.w(" offset ", strconv.Itoa(c.Offset))
+	}
+	g.w(") select ")
+
+	keys := make([]string, len(c.Fields))
+	values := make([]func(), len(c.Fields))
+	for i, f := range c.Fields {
+		keys[i] = f.Key
+		values[i] = func() {
+			switch {
+			case f.Edges != nil:
+				g.edges(f.Edges, c, page)
+			case f.PageInfo != nil:
+				g.pageInfo(f.PageInfo, c, a, parent, page)
+			case f.TotalCount:
+				g.w("(select count(*) from ")
+				sub := g.alias()
+				g.from(c.Source, sub, parent)
+				g.where(sub, parent, c.Join, c.Filter)
+				g.w(")")
+			case f.Aggregate != nil:
+				g.aggregate(f.Aggregate, c, parent)
+			default:
+				g.text(f.Typename)
+			}
+		}
+	}
+	g.object(keys, values)
+}
+
+// orderBy writes the ordering over alias (or over the page's __o columns when page is set), reversed for
+// backward pagination.
+func (g *gen) orderBy(order []Order, alias string, reverse, pageColumns bool) {
+	for i, o := range order {
+		if i > 0 {
+			g.w(", ")
+		}
+		if pageColumns {
+			g.w(alias, ".__o", strconv.Itoa(i))
+		} else {
+			g.w(col(alias, o.Column))
+		}
+		desc, nullsFirst := o.Desc, o.NullsFirst
+		if reverse {
+			desc, nullsFirst = !desc, !nullsFirst
+		}
+		if desc {
+			g.w(" desc")
+		} else {
+			g.w(" asc")
+		}
+		if nullsFirst {
+			g.w(" nulls first")
+		} else {
+			g.w(" nulls last")
+		}
+	}
+}
+
+func (g *gen) edges(e *Edges, c *Connection, page string) {
+	g.w("coalesce((select jsonb_agg(")
+	keys := make([]string, len(e.Fields))
+	values := make([]func(), len(e.Fields))
+	for i, f := range e.Fields {
+		keys[i] = f.Key
+		values[i] = func() {
+			switch {
+			case f.Cursor:
+				g.w("p.__cursor")
+			case f.Node != nil:
+				g.w("p.__node")
+			default:
+				g.text(f.Typename)
+			}
+		}
+	}
+	g.object(keys, values)
+	g.w(" order by ")
+	g.orderBy(c.Order, "p", false, true)
+	g.w(") from ", page, " p), '[]'::jsonb)")
+}
+
+func (g *gen) pageInfo(fields []PageInfoField, c *Connection, a, parent, page string) {
+	keys := make([]string, len(fields))
+	values := make([]func(), len(fields))
+	for i, f := range fields {
+		keys[i] = f.Key
+		values[i] = func() {
+			switch f.Kind {
+			case PageStartCursor, PageEndCursor:
+				g.w("(select p.__cursor from ", page, " p order by ")
+				g.orderBy(c.Order, "p", f.Kind == PageEndCursor, true)
+				g.w(" limit 1)")
+			case PageHasNext:
+				if c.Backward {
+					g.beyondCursor(c, parent, page)
+				} else {
+					g.moreThanLimit(c, parent)
+				}
+			case PageHasPrevious:
+				if c.Backward {
+					g.moreThanLimit(c, parent)
+				} else {
+					g.beyondCursor(c, parent, page)
+				}
+			default:
+				g.text(f.Typename)
+			}
+		}
+	}
+	g.object(keys, values)
+}
+
+// moreThanLimit: in the paging direction, do more rows follow the cursor (and offset) than the page holds?
+func (g *gen) moreThanLimit(c *Connection, parent string) {
+	sub := g.alias()
+	g.w("(select count(*) > ", strconv.Itoa(c.Limit), " from (select 1 from ")
+	g.from(c.Source, sub, parent)
+	g.where(sub, parent, c.Join, c.Filter, g.keysetCondition(c, sub, false)...)
+	g.w(" order by ")
+	g.orderBy(c.Order, sub, c.Backward, false)
+	g.w(" limit ", strconv.Itoa(c.Limit+1))
+	if c.Offset > 0 && !c.Backward {
+		g.w(" offset ", strconv.Itoa(c.Offset))
+	}
+	g.w(") x)")
+}
+
+// beyondCursor: against the paging direction, is some row of the filtered set outside the page? With a
+// non-empty page that holds exactly when rows were skipped by offset or lie at or behind the cursor.
+func (g *gen) beyondCursor(c *Connection, parent, page string) {
+	if len(c.Cursor) == 0 && (c.Offset == 0 || c.Backward) {
+		g.w("false")
+		return
+	}
+	g.w("(exists (select 1 from ", page, ") and ")
+	if c.Offset > 0 && !c.Backward {
+		g.w("true)")
+		return
+	}
+	sub := g.alias()
+	g.w("exists (select 1 from ")
+	g.from(c.Source, sub, parent)
+	g.where(sub, parent, c.Join, c.Filter, g.keysetCondition(c, sub, true)...)
+	g.w("))")
+}
+
+// keysetCondition is the condition "strictly after the cursor in the paging direction" (or, negated, "not
+// after it"), or nothing without a cursor.
+func (g *gen) keysetCondition(c *Connection, alias string, negate bool) []func() {
+	if len(c.Cursor) == 0 {
+		return nil
+	}
+	return []func(){func() {
+		if negate {
+			g.w("not coalesce(")
+		}
+		g.after(c, alias, 0)
+		if negate {
+			g.w(", false)")
+		}
+	}}
+}
+
+// after writes: the row sorts strictly after the cursor, looking at order elements from i on. NULLs sort
+// first or last as each element says; equal values defer to the next element, and full equality is not after.
+func (g *gen) after(c *Connection, alias string, i int) {
+	if i >= len(c.Cursor) || i >= len(c.Order) {
+		g.w("false")
+		return
+	}
+	o := c.Order[i]
+	v := c.Cursor[i]
+	desc, nullsFirst := o.Desc, o.NullsFirst
+	if c.Backward {
+		desc, nullsFirst = !desc, !nullsFirst
+	}
+	ref := col(alias, o.Column)
+	op := " > "
+	if desc {
+		op = " < "
+	}
+	g.w("(")
+	if v == nil {
+		// The cursor row's value is NULL: non-NULL rows are after it only when NULLs come first.
+		if nullsFirst {
+			g.w(ref, " is not null or ")
+		}
+		g.w("(", ref, " is null and ")
+		g.after(c, alias, i+1)
+		g.w("))")
+		return
+	}
+	g.w(ref, op)
+	g.value(v, o.Cast)
+	if !nullsFirst {
+		g.w(" or ", ref, " is null")
+	}
+	g.w(" or (", ref, " = ")
+	g.value(v, o.Cast)
+	g.w(" and ")
+	g.after(c, alias, i+1)
+	g.w("))")
+}
+
+func (g *gen) aggregate(fields []AggregateField, c *Connection, parent string) {
+	sub := g.alias()
+	g.w("(select ")
+	keys := make([]string, len(fields))
+	values := make([]func(), len(fields))
+	for i, f := range fields {
+		keys[i] = f.Key
+		values[i] = func() {
+			switch {
+			case f.Count:
+				g.w("count(*)")
+			case f.Group != "":
+				ks := make([]string, len(f.Columns))
+				vs := make([]func(), len(f.Columns))
+				for j, ac := range f.Columns {
+					ks[j] = ac.Key
+					vs[j] = func() {
+						if ac.Typename != "" {
+							g.text(ac.Typename)
+							return
+						}
+						ref := col(sub, ac.Column)
+						switch f.Group {
+						case "avg":
+							g.w("trim_scale(avg((", ref, ")::numeric))")
+						default:
+							g.w(f.Group, "(", ref, ")")
+						}
+					}
+				}
+				g.object(ks, vs)
+			default:
+				g.text(f.Typename)
+			}
+		}
+	}
+	g.object(keys, values)
+	g.w(" from ")
+	g.from(c.Source, sub, parent)
+	g.where(sub, parent, c.Join, c.Filter)
+	g.w(")")
+}

@@ -1,0 +1,284 @@
+package sqlgen
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// gen accumulates SQL text and parameters.
+type gen struct {
+	sb      *strings.Builder
+	args    []any
+	aliases int
+	// rowCast turns an alias whose rows are anonymous records into the table's row type (mutation results).
+	rowCast map[string]string
+}
+
+func (g *gen) w(parts ...string) {
+	for _, p := range parts {
+		g.sb.WriteString(p)
+	}
+}
+
+// param binds a text value and returns its placeholder.
+func (g *gen) param(v any) string {
+	g.args = append(g.args, v)
+	return "$" + strconv.Itoa(len(g.args))
+}
+
+func (g *gen) alias() string {
+	g.aliases++
+	return "t" + strconv.Itoa(g.aliases)
+}
+
+// text writes a text literal as a parameter.
+func (g *gen) text(s string) { g.w(g.param(s), "::text") }
+
+// value writes a value cast to its type, or NULL.
+func (g *gen) value(v *string, cast string) {
+	if v == nil {
+		g.w("null")
+		if cast != "" {
+			g.w("::", cast)
+		}
+		return
+	}
+	if cast == "" {
+		g.w(g.param(*v), "::text")
+		return
+	}
+	g.w("(", g.param(*v), "::text)::", cast)
+}
+
+// array writes a list value as text[] cast to the array type; nil elements are NULL.
+func (g *gen) array(vs []*string, cast string) {
+	if vs == nil {
+		vs = []*string{}
+	}
+	g.w("(", g.param(vs), "::text[])::", cast)
+}
+
+// capture returns what fn writes instead of writing it.
+func (g *gen) capture(fn func()) string {
+	outer := g.sb
+	g.sb = &strings.Builder{}
+	fn()
+	s := g.sb.String()
+	g.sb = outer
+	return s
+}
+
+// Statement is generated SQL with its parameters.
+type Statement struct {
+	SQL  string
+	Args []any
+}
+
+// RootField is a top-level query field: exactly one of its parts is set.
+type RootField struct {
+	Connection *Connection
+	Record     *Record
+	Scalar     *Call
+}
+
+// Query renders root fields as one statement returning one row with one text column (jsonb text) per field.
+func Query(fields []RootField) Statement {
+	g := &gen{sb: &strings.Builder{}}
+	g.w("select ")
+	for i, f := range fields {
+		if i > 0 {
+			g.w(", ")
+		}
+		g.w("(")
+		switch {
+		case f.Connection != nil:
+			g.connection(f.Connection, "")
+		case f.Record != nil:
+			g.record(f.Record, "")
+		case f.Scalar != nil:
+			g.call(f.Scalar, "", true)
+		}
+		g.w(")::text")
+	}
+	return Statement{SQL: g.sb.String(), Args: g.args}
+}
+
+// object writes jsonb_build_object over key/value writers, chunked to stay under Postgres' 100-argument limit.
+func (g *gen) object(keys []string, values []func()) {
+	if len(keys) == 0 {
+		g.w("'{}'::jsonb")
+		return
+	}
+	const chunk = 50
+	for start := 0; start < len(keys); start += chunk {
+		if start > 0 {
+			g.w(" || ")
+		}
+		g.w("jsonb_build_object(")
+		for i := start; i < len(keys) && i < start+chunk; i++ {
+			if i > start {
+				g.w(", ")
+			}
+			g.text(keys[i])
+			g.w(", ")
+			values[i]()
+		}
+		g.w(")")
+	}
+}
+
+func (g *gen) node(n *Node, alias string) {
+	keys := make([]string, len(n.Fields))
+	values := make([]func(), len(n.Fields))
+	for i, f := range n.Fields {
+		keys[i] = f.Key
+		values[i] = func() {
+			switch {
+			case f.Column != nil:
+				g.column(f.Column, alias)
+			case f.NodeID != nil:
+				g.nodeID(f.NodeID, alias)
+			case f.Record != nil:
+				g.w("(")
+				g.record(f.Record, alias)
+				g.w(")")
+			case f.Connection != nil:
+				g.w("(")
+				g.connection(f.Connection, alias)
+				g.w(")")
+			case f.Scalar != nil:
+				g.call(f.Scalar, alias, true)
+			default:
+				g.text(f.Typename)
+			}
+		}
+	}
+	g.object(keys, values)
+}
+
+func (g *gen) column(c *Column, alias string) {
+	ref := col(alias, c.Name)
+	g.output(ref, c.Output, c.EnumLabels)
+}
+
+func (g *gen) output(expr string, out Output, labels map[string]string) {
+	switch out {
+	case OutText:
+		g.w("(", expr, ")::text")
+	case OutJSONText:
+		g.w("((", expr, ") #>> '{}')")
+	case OutTextArray:
+		g.w("(", expr, ")::text[]")
+	case OutEnum:
+		if len(labels) == 0 {
+			g.w(expr)
+			return
+		}
+		sqlLabels := make([]string, 0, len(labels))
+		for l := range labels {
+			sqlLabels = append(sqlLabels, l)
+		}
+		sort.Strings(sqlLabels)
+		g.w("case (", expr, ")::text")
+		for _, l := range sqlLabels {
+			g.w(" when ")
+			g.text(l)
+			g.w(" then ")
+			g.text(labels[l])
+		}
+		g.w(" else (", expr, ")::text end")
+	default:
+		g.w(expr)
+	}
+}
+
+// base64 of the jsonb text of an array, as pg_graphql encodes cursors and node ids.
+func (g *gen) encoded(array func()) {
+	g.w("translate(encode(convert_to(jsonb_build_array(")
+	array()
+	g.w(")::text, 'utf-8'), 'base64'), E'\\n', '')")
+}
+
+func (g *gen) nodeID(n *NodeID, alias string) {
+	g.encoded(func() {
+		g.text(n.Relation.Schema)
+		g.w(", ")
+		g.text(n.Relation.Name)
+		for _, c := range n.PK {
+			g.w(", ", col(alias, c))
+		}
+	})
+}
+
+// call writes a function call; as an output value when render is set.
+func (g *gen) call(c *Call, parent string, render bool) {
+	expr := g.capture(func() {
+		g.w(c.Function.sql(), "(")
+		n := 0
+		if c.RowArg {
+			if cast, ok := g.rowCast[parent]; ok {
+				g.w(cast)
+			} else {
+				g.w(parent)
+			}
+			n++
+		}
+		for _, a := range c.Args {
+			if n > 0 {
+				g.w(", ")
+			}
+			n++
+			g.w(Ident(a.Name), " => ")
+			if a.Array {
+				g.array(a.Values, a.Cast)
+			} else {
+				g.value(a.Value, a.Cast)
+			}
+		}
+		g.w(")")
+	})
+	if render {
+		g.output(expr, c.Output, nil)
+	} else {
+		g.w(expr)
+	}
+}
+
+func (g *gen) from(s Source, alias, parent string) {
+	if s.Call != nil {
+		g.call(s.Call, parent, false)
+	} else {
+		g.w(s.Relation.sql())
+	}
+	g.w(" ", alias)
+}
+
+// where writes the join with the parent, the filter and any extra conditions.
+func (g *gen) where(alias, parent string, join []Join, filter Expr, extra ...func()) {
+	g.w(" where true")
+	for _, j := range join {
+		g.w(" and ", col(alias, j.Child), " = ", col(parent, j.Parent))
+	}
+	if filter != nil {
+		g.w(" and ")
+		filter.write(g, alias)
+	}
+	for _, e := range extra {
+		g.w(" and ")
+		e()
+	}
+}
+
+func (g *gen) record(r *Record, parent string) {
+	a := g.alias()
+	g.w("select ")
+	g.node(r.Node, a)
+	g.w(" from ")
+	g.from(r.Source, a, parent)
+	var extra []func()
+	if r.SkipNullRow {
+		extra = append(extra, func() { g.w("not (", a, " is null)") })
+	}
+	g.where(a, parent, r.Join, r.Filter, extra...)
+}

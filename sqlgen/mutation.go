@@ -1,0 +1,156 @@
+package sqlgen
+
+import (
+	"strconv"
+	"strings"
+)
+
+// RaiseFunction raises an exception with the given message; the setup step installs it. SQL has no other way
+// to fail a statement with a chosen message, and the atMost check must fail inside the statement so that the
+// whole request stays one round trip and nothing is changed.
+const RaiseFunction = `"pgreflect"."raise_error"`
+
+// Value is a value written by a mutation.
+type Value struct {
+	Value *string // nil writes NULL
+	Cast  string
+	// Array marks a list value held in Values.
+	Array  bool
+	Values []*string
+	// Default writes DEFAULT (insert rows that omit a column).
+	Default bool
+}
+
+// Assignment sets one column in an update.
+type Assignment struct {
+	Column string
+	Value  Value
+}
+
+// MutationField is one selected field of a mutation response.
+type MutationField struct {
+	Key           string
+	Typename      string
+	AffectedCount bool
+	Records       *Node
+}
+
+// Mutation is one insert, update or delete; exactly one of Rows (insert), Set (update) or Delete is used.
+type Mutation struct {
+	Relation Relation
+	// Insert: the columns and, per row, one value per column.
+	Columns []string
+	Rows    [][]Value
+	// Update.
+	Set []Assignment
+	// Delete marks a delete.
+	Delete bool
+	Filter Expr
+	// AtMost limits the rows an update or delete may touch; TooMany is the error raised beyond it.
+	AtMost  int
+	TooMany string
+	// Returning lists the columns the role may read; nil returns every column (needed by computed fields,
+	// which take the whole row).
+	Returning []string
+	Fields    []MutationField
+}
+
+// MutationStatement renders a mutation as one statement returning its response object as jsonb text.
+func MutationStatement(m *Mutation) Statement {
+	g := &gen{sb: &strings.Builder{}, rowCast: map[string]string{}}
+	a := g.alias()
+	g.w("with ", a, "_affected as (")
+	switch {
+	case m.Rows != nil:
+		g.w("insert into ", m.Relation.sql(), " as ", a, " (")
+		for i, c := range m.Columns {
+			if i > 0 {
+				g.w(", ")
+			}
+			g.w(Ident(c))
+		}
+		g.w(") values ")
+		for i, row := range m.Rows {
+			if i > 0 {
+				g.w(", ")
+			}
+			g.w("(")
+			for j, v := range row {
+				if j > 0 {
+					g.w(", ")
+				}
+				g.mutationValue(v)
+			}
+			g.w(")")
+		}
+	case m.Delete:
+		g.w("delete from ", m.Relation.sql(), " ", a)
+		g.where(a, "", nil, m.Filter)
+	default:
+		g.w("update ", m.Relation.sql(), " ", a, " set ")
+		for i, s := range m.Set {
+			if i > 0 {
+				g.w(", ")
+			}
+			g.w(Ident(s.Column), " = ")
+			g.mutationValue(s.Value)
+		}
+		g.where(a, "", nil, m.Filter)
+	}
+	g.w(" returning ")
+	if m.Returning == nil {
+		g.w(a, ".*")
+	} else {
+		for i, c := range m.Returning {
+			if i > 0 {
+				g.w(", ")
+			}
+			g.w(col(a, c))
+		}
+	}
+	g.w(") select ")
+	if m.Rows == nil {
+		g.w("case when (select count(*) from ", a, "_affected) > ", strconv.Itoa(m.AtMost), " then ", RaiseFunction, "(")
+		g.text(m.TooMany)
+		g.w(") else ")
+	}
+	rec := g.alias()
+	if m.Returning == nil {
+		// Computed fields take the table's row type; the CTE's rows are anonymous records of the same shape.
+		g.rowCast[rec] = "row(" + rec + ".*)::" + m.Relation.sql()
+	}
+	keys := make([]string, len(m.Fields))
+	values := make([]func(), len(m.Fields))
+	for i, f := range m.Fields {
+		keys[i] = f.Key
+		values[i] = func() {
+			switch {
+			case f.AffectedCount:
+				g.w("(select count(*) from ", a, "_affected)")
+			case f.Records != nil:
+				g.w("coalesce((select jsonb_agg(")
+				g.node(f.Records, rec)
+				g.w(") from ", a, "_affected ", rec, "), '[]'::jsonb)")
+			default:
+				g.text(f.Typename)
+			}
+		}
+	}
+	g.object(keys, values)
+	if m.Rows == nil {
+		g.w(" end")
+	}
+	g.w("::text")
+	return Statement{SQL: g.sb.String(), Args: g.args}
+}
+
+func (g *gen) mutationValue(v Value) {
+	switch {
+	case v.Default:
+		g.w("default")
+	case v.Array && v.Values != nil:
+		g.array(v.Values, v.Cast)
+	default:
+		g.value(v.Value, v.Cast)
+	}
+}

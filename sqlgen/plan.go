@@ -1,0 +1,175 @@
+// Package sqlgen turns a request plan into SQL text and bound parameters. It is pure and deterministic: the same
+// plan always yields the same text (aliases are numbered, not random), which the golden tests rely on.
+// Identifiers are always quoted and values are always parameters, passed as text and cast in SQL to the column's
+// type, so Postgres does all parsing of dates, numbers, uuids and the like.
+package sqlgen
+
+// Relation names a table, view, materialized view or foreign table.
+type Relation struct {
+	Schema, Name string
+}
+
+// Output says how a value is rendered into JSON.
+type Output int
+
+// The output conversions (they mirror gqlschema.Output).
+const (
+	OutPlain Output = iota
+	OutText
+	OutJSONText
+	OutTextArray
+	OutEnum
+)
+
+// Column is a column read into the response.
+type Column struct {
+	Name   string
+	Output Output
+	// EnumLabels maps SQL labels to GraphQL names for OutEnum.
+	EnumLabels map[string]string
+}
+
+// Node is the selection of one record's fields.
+type Node struct {
+	Fields []NodeField
+}
+
+// NodeField is one selected field of a record; exactly one of the pointers (or Typename) is set.
+type NodeField struct {
+	Key        string
+	Typename   string
+	Column     *Column
+	NodeID     *NodeID
+	Record     *Record     // to-one relationship or computed field returning a row
+	Connection *Connection // to-many relationship or computed field returning a set
+	Scalar     *Call       // computed field returning a scalar
+}
+
+// NodeID renders the globally unique id of a record.
+type NodeID struct {
+	Relation Relation
+	PK       []string
+}
+
+// Join correlates a child relation with its parent: child.Child = parent.Parent.
+type Join struct {
+	Child, Parent string
+}
+
+// Source is where rows come from: a relation or a set-returning function.
+type Source struct {
+	Relation *Relation
+	Call     *Call
+}
+
+// Call is a function call.
+type Call struct {
+	Function Relation // schema and function name
+	Args     []Arg
+	// RowArg passes the parent record (computed fields).
+	RowArg bool
+	Output Output
+}
+
+// Arg is a named function argument bound as text and cast.
+type Arg struct {
+	Name  string
+	Value *string // nil passes SQL NULL
+	Cast  string
+	// Array marks a list value; Values holds its elements.
+	Array  bool
+	Values []*string
+}
+
+// Record selects a single record: a to-one relationship, a by-primary-key lookup, a node lookup, or a function
+// returning one row.
+type Record struct {
+	Source Source
+	Join   []Join
+	Filter Expr
+	Node   *Node
+	// SkipNullRow drops a row whose every column is NULL (functions returning a composite).
+	SkipNullRow bool
+}
+
+// Connection selects a page of records and facts about the whole filtered set.
+type Connection struct {
+	Source Source
+	Join   []Join
+	Filter Expr
+	// Order is the full order, primary key included.
+	Order []Order
+	// Cursor holds the cursor's values (nil for JSON null) when after/before is given.
+	Cursor   []*string
+	Backward bool // last/before
+	Limit    int
+	Offset   int
+	Fields   []ConnectionField
+}
+
+// Order is one element of an ordering.
+type Order struct {
+	Column     string
+	Cast       string // type of the column, for cursor values
+	Desc       bool
+	NullsFirst bool
+}
+
+// ConnectionField is one selected field of a connection.
+type ConnectionField struct {
+	Key        string
+	Typename   string
+	Edges      *Edges
+	PageInfo   []PageInfoField
+	TotalCount bool
+	Aggregate  []AggregateField
+}
+
+// Edges selects the page's edges.
+type Edges struct {
+	Fields []EdgeField
+}
+
+// EdgeField is one selected field of an edge.
+type EdgeField struct {
+	Key      string
+	Typename string
+	Cursor   bool
+	Node     *Node
+}
+
+// PageInfoKind names a pageInfo field.
+type PageInfoKind int
+
+// The pageInfo fields.
+const (
+	PageTypename PageInfoKind = iota
+	PageStartCursor
+	PageEndCursor
+	PageHasNext
+	PageHasPrevious
+)
+
+// PageInfoField is one selected field of pageInfo.
+type PageInfoField struct {
+	Key      string
+	Kind     PageInfoKind
+	Typename string
+}
+
+// AggregateField is one selected field of an aggregate.
+type AggregateField struct {
+	Key      string
+	Typename string
+	Count    bool
+	// Group is sum, avg, min or max, with its selected columns.
+	Group   string
+	Columns []AggregateColumn
+}
+
+// AggregateColumn is a column within an aggregate group.
+type AggregateColumn struct {
+	Key      string
+	Typename string
+	Column   string
+}

@@ -1,0 +1,255 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+const secret = "test-secret-with-at-least-32-characters!!"
+
+type fixture struct {
+	t       *testing.T
+	admin   *pgx.Conn
+	srv     *httptest.Server
+	keys    *auth.Keys
+	anon    string
+	service string
+}
+
+func newFixture(t *testing.T, schema string) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	dbURL := pgtest.NewDB(t)
+	admin, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(context.Background()) })
+	if err := dbsetup.Apply(ctx, admin); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, schema); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(dbURL)
+	u.User = url.User("authenticator")
+	pool, err := pgxpool.New(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	keys, _ := auth.NewKeys(secret)
+	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
+	service, _ := keys.SignAPIKey("service_role", "abcdefghijklmnopqrst")
+	s, err := New(ctx, Options{Pool: pool, Keys: keys, AnonKey: anon, ServiceRoleKey: service, MaxBodyBytes: 4096,
+		Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return &fixture{t: t, admin: admin, srv: srv, keys: keys, anon: anon, service: service}
+}
+
+func (f *fixture) userToken(claims jwt.MapClaims) string {
+	f.t.Helper()
+	tok, err := f.keys.Sign(claims)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return tok
+}
+
+// post sends a request and returns status and body.
+func (f *fixture) post(path string, headers map[string]string, body string) (int, string) {
+	f.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func (f *fixture) graphql(headers map[string]string, query string) (int, string) {
+	f.t.Helper()
+	var body bytes.Buffer
+	body.WriteString(`{"query": `)
+	q, _ := jsonQuote(query)
+	body.WriteString(q)
+	body.WriteString(`}`)
+	return f.post("/graphql/v1", headers, body.String())
+}
+
+func jsonQuote(s string) (string, error) {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String(), nil
+}
+
+const todoSchema = `
+comment on schema public is '@graphql({"inflect_names": true})';
+create table todo(id serial primary key, user_id uuid not null, task text not null);
+alter table todo enable row level security;
+create policy own on todo for all to authenticated using (auth.uid() = user_id) with check (auth.uid() = user_id);
+insert into todo(user_id, task) values
+  ('11111111-1111-1111-1111-111111111111', 'alice'), ('22222222-2222-2222-2222-222222222222', 'bob');
+`
+
+func TestRequestErrors(t *testing.T) {
+	f := newFixture(t, todoSchema)
+	expired := f.userToken(jwt.MapClaims{"role": "authenticated", "exp": time.Now().Add(-time.Minute).Unix()})
+	other, _ := auth.NewKeys(strings.Repeat("z", 40))
+	forged, _ := other.Sign(jwt.MapClaims{"role": "service_role", "exp": time.Now().Add(time.Hour).Unix()})
+	superuser := f.userToken(jwt.MapClaims{"role": "postgres", "exp": time.Now().Add(time.Hour).Unix()})
+	unknownRole := f.userToken(jwt.MapClaims{"role": "nobody_here", "exp": time.Now().Add(time.Hour).Unix()})
+	q := `{"query": "{ __typename }"}`
+	cases := []struct {
+		name    string
+		path    string
+		headers map[string]string
+		body    string
+		status  int
+		want    string
+	}{
+		{"no key", "/graphql/v1", nil, q, 401, `{"message":"No API key found in request"}`},
+		{"wrong key", "/graphql/v1", map[string]string{"apikey": "nope"}, q, 401, `{"message":"Invalid API key"}`},
+		{"expired jwt", "/graphql/v1", map[string]string{"apikey": f.anon, "Authorization": "Bearer " + expired}, q, 401, "token is expired"},
+		{"forged jwt", "/graphql/v1", map[string]string{"apikey": f.anon, "Authorization": "Bearer " + forged}, q, 401, "signature is invalid"},
+		{"not bearer", "/graphql/v1", map[string]string{"apikey": f.anon, "Authorization": "Basic abc"}, q, 401, "Bearer"},
+		{"superuser role", "/graphql/v1", map[string]string{"apikey": f.anon, "Authorization": "Bearer " + superuser}, q, 401, `JWT role \"postgres\" may not be assumed`},
+		{"unknown role", "/graphql/v1", map[string]string{"apikey": f.anon, "Authorization": "Bearer " + unknownRole}, q, 401, "may not be assumed"},
+		{"trailing slash", "/graphql/v1/", map[string]string{"apikey": f.anon}, q, 404, ""},
+		{"not json", "/graphql/v1", map[string]string{"apikey": f.anon}, "query {", 400, `{"errors":[{"message":"request body must be a JSON object with a query"}]}`},
+		{"no query", "/graphql/v1", map[string]string{"apikey": f.anon}, `{"variables": {}}`, 400, `{"errors":[{"message":"query is required"}]}`},
+		{"too large", "/graphql/v1", map[string]string{"apikey": f.anon}, `{"query": "` + strings.Repeat(" ", 5000) + `{ __typename }"}`, 413, "request body exceeds 4096 bytes"},
+		{"key header any case", "/graphql/v1", map[string]string{"APIKEY": f.anon}, q, 200, `{"data": {"__typename": "Query"}}`},
+		{"malformed graphql", "/graphql/v1", map[string]string{"apikey": f.anon}, `{"query": "{ todoCollection { "}`, 200, `{"errors": [{"message": "query parse error: Parse error at 1:`},
+		{"unknown field", "/graphql/v1", map[string]string{"apikey": f.anon}, `{"query": "{ nope }"}`, 200, `{"data": null, "errors": [{"message": "Unknown field \"nope\" on type Query"}]}`},
+		{"variables not object", "/graphql/v1", map[string]string{"apikey": f.anon}, `{"query": "{ __typename }", "variables": [1]}`, 200, `{"errors": [{"message": "variables must be an object"}]}`},
+	}
+	for _, c := range cases {
+		status, body := f.post(c.path, c.headers, c.body)
+		if status != c.status || !strings.Contains(body, c.want) {
+			t.Errorf("%s: %d %s (want %d containing %s)", c.name, status, body, c.status, c.want)
+		}
+	}
+	// The bare Supabase combination: apikey plus Authorization with the same anon key.
+	status, body := f.graphql(map[string]string{"apikey": f.anon, "Authorization": "Bearer " + f.anon}, `{ __typename }`)
+	if status != 200 || body != `{"data": {"__typename": "Query"}}` {
+		t.Errorf("anon key as bearer: %d %s", status, body)
+	}
+}
+
+func TestCORSPreflight(t *testing.T) {
+	f := newFixture(t, "")
+	req, _ := http.NewRequest(http.MethodOptions, f.srv.URL+"/graphql/v1", nil)
+	req.Header.Set("Origin", "http://localhost:3000")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "apikey, authorization, content-type, x-client-info")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	allowed := resp.Header.Get("Access-Control-Allow-Headers")
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	for _, h := range []string{"apikey", "authorization", "content-type", "x-client-info"} {
+		if !strings.Contains(allowed, h) {
+			t.Errorf("preflight does not allow %s: %s", h, allowed)
+		}
+	}
+}
+
+func TestRowLevelSecurityThroughHTTP(t *testing.T) {
+	f := newFixture(t, todoSchema)
+	alice := f.userToken(jwt.MapClaims{"role": "authenticated", "sub": "11111111-1111-1111-1111-111111111111",
+		"exp": time.Now().Add(time.Hour).Unix()})
+	q := `{ todoCollection { edges { node { task } } } }`
+	if _, body := f.graphql(map[string]string{"apikey": f.anon, "Authorization": "Bearer " + alice}, q); body != `{"data": {"todoCollection": {"edges": [{"node": {"task": "alice"}}]}}}` {
+		t.Errorf("alice: %s", body)
+	}
+	if _, body := f.graphql(map[string]string{"apikey": f.anon}, q); body != `{"data": {"todoCollection": {"edges": []}}}` {
+		t.Errorf("anon: %s", body)
+	}
+	if _, body := f.graphql(map[string]string{"apikey": f.service}, q); body != `{"data": {"todoCollection": {"edges": [{"node": {"task": "alice"}}, {"node": {"task": "bob"}}]}}}` {
+		t.Errorf("service_role: %s", body)
+	}
+}
+
+// eventually polls until the response matches, for changes that arrive through LISTEN/NOTIFY.
+func (f *fixture) eventually(query, want string) {
+	f.t.Helper()
+	deadline := time.Now().Add(time.Second)
+	var body string
+	for time.Now().Before(deadline) {
+		_, body = f.graphql(map[string]string{"apikey": f.anon}, query)
+		if body == want {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	f.t.Errorf("within a second %s\n got: %s\nwant: %s", query, body, want)
+}
+
+func TestSchemaChangesShowWithoutRestart(t *testing.T) {
+	f := newFixture(t, `create table item(id int primary key, name text, secret text); insert into item values (1, 'one', 's');`)
+	f.eventually(`{ itemCollection { edges { node { name secret } } } }`,
+		`{"data": {"itemCollection": {"edges": [{"node": {"name": "one", "secret": "s"}}]}}}`)
+	exec := func(sql string) {
+		if _, err := f.admin.Exec(context.Background(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`revoke select on item from anon; grant select (id, name) on item to anon`)
+	f.eventually(`{ itemCollection { edges { node { secret } } } }`,
+		`{"data": null, "errors": [{"message": "Unknown field 'secret' on type 'item'"}]}`)
+	exec(`grant select on item to anon`)
+	f.eventually(`{ itemCollection { edges { node { secret } } } }`,
+		`{"data": {"itemCollection": {"edges": [{"node": {"secret": "s"}}]}}}`)
+	exec(`create table gadget(id int primary key); insert into gadget values (7)`)
+	f.eventually(`{ gadgetCollection { edges { node { id } } } }`,
+		`{"data": {"gadgetCollection": {"edges": [{"node": {"id": 7}}]}}}`)
+	exec(`comment on table gadget is '@graphql({"name": "Widget"})'`)
+	f.eventually(`{ widgetCollection { edges { node { __typename } } } }`,
+		`{"data": {"widgetCollection": {"edges": [{"node": {"__typename": "Widget"}}]}}}`)
+}

@@ -1,0 +1,84 @@
+package resolve
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// countingConn counts round trips: each switch from writing to reading is one.
+type countingConn struct {
+	net.Conn
+	mu      sync.Mutex
+	writing bool
+	trips   int
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	c.writing = true
+	c.mu.Unlock()
+	return c.Conn.Write(b)
+}
+
+func (c *countingConn) Read(b []byte) (int, error) {
+	c.mu.Lock()
+	if c.writing {
+		c.trips++
+		c.writing = false
+	}
+	c.mu.Unlock()
+	return c.Conn.Read(b)
+}
+
+func (c *countingConn) roundTrips() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.trips
+}
+
+func TestOneRoundTripPerRequest(t *testing.T) {
+	d := newTestDB(t, blogFixture)
+	ctx := context.Background()
+	// The fixture's database, through a counting connection.
+	cfg := d.conn.Config().Copy()
+	var counter *countingConn
+	dialer := &net.Dialer{}
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		counter = &countingConn{Conn: c}
+		return counter, nil
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	engine := NewEngine(Options{})
+	session := Session{Role: "service_role", Claims: map[string]any{"role": "service_role"}, SearchPath: []string{"public"}}
+	deep := `{ accountCollection { totalCount: __typename edges { node { blogCollection { pageInfo { hasNextPage hasPreviousPage }
+		edges { node { owner { blogCollection { edges { node { blogPostCollection { edges { node { title blog { owner { email } } } } } } } } } } } } } } }
+		b: blogCollection(last: 1) { edges { cursor } } c: accountByPk(id: 1) { email } }`
+	mutation := `mutation { a: insertIntoAccountCollection(objects: [{email: "x@x.com"}]) { affectedCount }
+		b: updateAccountCollection(set: {email: "y@x.com"}, filter: {email: {eq: "x@x.com"}}) { affectedCount records { blogCollection { edges { cursor } } } }
+		c: deleteFromAccountCollection(filter: {email: {eq: "y@x.com"}}) { affectedCount } }`
+	for _, q := range []string{deep, mutation} {
+		// The first request of a role loads the catalog; later ones must not.
+		engine.ExecuteAs(ctx, conn, session, Request{Query: `{ __typename }`})
+		before := counter.roundTrips()
+		body := string(engine.ExecuteAs(ctx, conn, session, Request{Query: q}))
+		if got := counter.roundTrips() - before; got != 1 {
+			t.Errorf("%d round trips for %s\n(response %s)", got, q, body)
+		}
+		if !strings.HasPrefix(body, `{"data": {`) || strings.Contains(body, `"errors"`) {
+			t.Errorf("unexpected response %s", body)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -247,31 +248,121 @@ type statement struct {
 // runBatch sends the statements in one pipeline (one round trip, one implicit transaction unless the
 // statements manage their own) and returns the first column of each statement's first row; a row statement
 // contributes every column. The first error is returned with the database's message.
+//
+// Statements are prepared on the connection within the same pipeline the first time it sees them, so
+// Postgres can reuse their plans; a connection whose prepared statements were discarded behind our back is
+// retried once with a fresh cache (the failure happens before anything runs).
 func runBatch(ctx context.Context, conn *pgx.Conn, stmts []statement) ([][]byte, error) {
-	b := &pgconn.Batch{}
-	for _, s := range stmts {
-		values, oids := encodeParams(s.args)
-		b.ExecParams(s.sql, values, oids, nil, nil)
+	out, err := runPipeline(ctx, conn, stmts)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "26000" { // invalid_sql_statement_name
+		delete(conn.PgConn().CustomData(), statementCacheKey)
+		out, err = runPipeline(ctx, conn, stmts)
 	}
-	results, err := conn.PgConn().ExecBatch(ctx, b).ReadAll()
 	if err != nil {
 		return nil, sqlError(err)
 	}
-	var out [][]byte
-	for i, res := range results {
-		if res.Err != nil {
-			return nil, sqlError(res.Err)
+	return out, nil
+}
+
+const statementCacheKey = "pgreflect.statements"
+
+// maxPreparedPerConn bounds the statements kept prepared on one connection.
+const maxPreparedPerConn = 256
+
+// statementCache maps SQL text to the name it is prepared under on one connection. Names are never reused,
+// so a deallocation lost to an aborted pipeline leaves only an unused statement behind.
+type statementCache struct {
+	names map[string]string
+	order []string // SQL texts, least recently prepared first
+	next  int
+}
+
+func statementsOf(pc *pgconn.PgConn) *statementCache {
+	data := pc.CustomData()
+	c, ok := data[statementCacheKey].(*statementCache)
+	if !ok {
+		c = &statementCache{names: map[string]string{}}
+		data[statementCacheKey] = c
+	}
+	return c
+}
+
+func runPipeline(ctx context.Context, conn *pgx.Conn, stmts []statement) ([][]byte, error) {
+	cache := statementsOf(conn.PgConn())
+	p := conn.PgConn().StartPipeline(ctx)
+	fresh := map[string]string{} // SQL → name prepared in this pipeline
+	for _, s := range stmts {
+		values, oids := encodeParams(s.args)
+		name, ok := cache.names[s.sql]
+		if !ok {
+			if name, ok = fresh[s.sql]; !ok {
+				cache.next++
+				name = "pgreflect_" + strconv.Itoa(cache.next)
+				fresh[s.sql] = name
+				p.SendPrepare(name, s.sql, oids)
+			}
 		}
-		switch {
-		case i < len(stmts) && stmts[i].row && len(res.Rows) > 0:
-			out = append(out, res.Rows[0]...)
-		case len(res.Rows) > 0 && len(res.Rows[0]) > 0:
-			out = append(out, res.Rows[0][0])
-		default:
-			out = append(out, nil)
+		p.SendQueryPrepared(name, values, nil, nil)
+	}
+	var evicted []string
+	for len(cache.order)+len(fresh) > maxPreparedPerConn && len(cache.order) > 0 {
+		old := cache.order[0]
+		cache.order = cache.order[1:]
+		evicted = append(evicted, cache.names[old])
+		delete(cache.names, old)
+	}
+	for _, name := range evicted {
+		p.SendDeallocate(name)
+	}
+	if err := p.Sync(); err != nil {
+		p.Close()
+		return nil, err
+	}
+	preparedNames := map[string]string{}
+	for sql, name := range fresh {
+		preparedNames[name] = sql
+	}
+	var out [][]byte
+	var firstErr error
+	query := 0
+	for firstErr == nil {
+		res, err := p.GetResults()
+		if err != nil {
+			firstErr = err
+			break
+		}
+		switch r := res.(type) {
+		case *pgconn.StatementDescription:
+			if sql, ok := preparedNames[r.Name]; ok {
+				cache.names[sql] = r.Name
+				cache.order = append(cache.order, sql)
+			}
+		case *pgconn.ResultReader:
+			result := r.Read()
+			if result.Err != nil {
+				firstErr = result.Err
+				break
+			}
+			switch {
+			case query < len(stmts) && stmts[query].row && len(result.Rows) > 0:
+				out = append(out, result.Rows[0]...)
+			case len(result.Rows) > 0 && len(result.Rows[0]) > 0:
+				out = append(out, result.Rows[0][0])
+			default:
+				out = append(out, nil)
+			}
+			query++
+		case *pgconn.PipelineSync:
+			return out, p.Close()
+		case nil:
+			return out, p.Close()
 		}
 	}
-	return out, nil
+	if err := p.Close(); err != nil && firstErr == nil {
+		firstErr = err
+	}
+	return nil, firstErr
 }
 
 // sqlError passes the database's message through verbatim, as pg_graphql does.

@@ -191,30 +191,30 @@ func TestPaginationAndCursors(t *testing.T) {
 func TestArgumentAndFieldErrors(t *testing.T) {
 	d := newTestDB(t, blogFixture)
 	for query, want := range map[string]string{
-		`{ accountCollection(first: -1) { edges { cursor } } }`:                   "`first` must be an unsigned integer",
-		`{ accountCollection(first: 1, last: 1) { edges { cursor } } }`:           `only one of "first" and "last" may be provided`,
-		`{ accountCollection(first: 1, before: "WzFd") { edges { cursor } } }`:    `"first" may only be used with "after"`,
-		`{ accountCollection(last: 1, offset: 1) { edges { cursor } } }`:          `"offset" may only be used with "first" and "after"`,
-		`{ accountCollection(after: "!!") { edges { cursor } } }`:                 "Failed to decode cursor, error 1",
-		`{ accountCollection(after: "e30=") { edges { cursor } } }`:               "Failed to decode cursor, error 4",
-		`{ accountCollection(after: "WzEsMiwzXQ==") { edges { cursor } } }`:       "orderBy clause incompatible with pagination cursor",
-		`{ accountCollection { edges { node { dneField } } } }`:                   "Unknown field 'dneField' on type 'Account'",
-		`{ accountByPk(id: 1) { nonExistentField } }`:                             `Unknown field "nonExistentField" on type Account`,
-		`{ accountCollection { totalCount } }`:                                    "unknown field in connection",
-		`{ accountCollection { aggregate { count } } }`:                           "enable the aggregate directive to use aggregates",
-		`{ accountCollection { edges { x } } }`:                                   "unknown field in edge",
-		`{ accountCollection { pageInfo { x } } }`:                                "unknown field in pageInfo",
-		`{ accountCollection(unknown: 1) { edges { cursor } } }`:                  `Input contains extra keys ["unknown"]`,
-		`{ accountCollection(filter: {id: {is: null}}) { edges { cursor } } }`:    "Error transpiling Is filter value type",
-		`{ accountCollection(filter: {email: {eq: 1}}) { edges { cursor } } }`:    "Invalid input for String(None) type",
-		`{ accountCollection(filter: {id: {eq: "x"}}) { edges { cursor } } }`:     "Invalid input for Int type",
-		`{ accountCollection(filter: {dne: {eq: 1}}) { edges { cursor } } }`:      `Input for type AccountFilter contains extra keys ["dne"]`,
-		`{ accountCollection(orderBy: [{id: Sideways}]) { edges { cursor } } }`:   "Invalid input for OrderByDirection type",
-		`{ blogCollection { edges { node { owner(first: 1) { id } } } } }`:        `Input contains extra keys ["first"]`,
-		`{ node(nodeId: "WyJwdWJsaWMiLCAibm9wZSIsIDFd") { nodeId } }`:             "Collection referenced by nodeId did not match any known collection",
-		`{ node(nodeId: "") { nodeId } }`:                                         "Invalid value passed to nodeId argument. Error 4",
-		`{ node(nodeId: "WyJwdWJsaWMiLCAiYWNjb3VudCIsIDEsIDJd") { nodeId } }`:     "Primary key column count mismatch. Expected 1, provided 2",
-		`{ blogCollection(filter: {nodeId: {eq: "WyJwdWJsaWMiLCAiYWNjb3VudCIsIDJd"}}) { edges { cursor } } }`: "nodeId belongs to a different collection",
+		`{ accountCollection(first: -1) { edges { cursor } } }`:                                                 "`first` must be an unsigned integer",
+		`{ accountCollection(first: 1, last: 1) { edges { cursor } } }`:                                         `only one of "first" and "last" may be provided`,
+		`{ accountCollection(first: 1, before: "WzFd") { edges { cursor } } }`:                                  `"first" may only be used with "after"`,
+		`{ accountCollection(last: 1, offset: 1) { edges { cursor } } }`:                                        `"offset" may only be used with "first" and "after"`,
+		`{ accountCollection(after: "!!") { edges { cursor } } }`:                                               "Failed to decode cursor, error 1",
+		`{ accountCollection(after: "e30=") { edges { cursor } } }`:                                             "Failed to decode cursor, error 4",
+		`{ accountCollection(after: "WzEsMiwzXQ==") { edges { cursor } } }`:                                     "orderBy clause incompatible with pagination cursor",
+		`{ accountCollection { edges { node { dneField } } } }`:                                                 "Unknown field 'dneField' on type 'Account'",
+		`{ accountByPk(id: 1) { nonExistentField } }`:                                                           `Unknown field "nonExistentField" on type Account`,
+		`{ accountCollection { totalCount } }`:                                                                  "unknown field in connection",
+		`{ accountCollection { aggregate { count } } }`:                                                         "enable the aggregate directive to use aggregates",
+		`{ accountCollection { edges { x } } }`:                                                                 "unknown field in edge",
+		`{ accountCollection { pageInfo { x } } }`:                                                              "unknown field in pageInfo",
+		`{ accountCollection(unknown: 1) { edges { cursor } } }`:                                                `Input contains extra keys ["unknown"]`,
+		`{ accountCollection(filter: {id: {is: null}}) { edges { cursor } } }`:                                  "Error transpiling Is filter value type",
+		`{ accountCollection(filter: {email: {eq: 1}}) { edges { cursor } } }`:                                  "Invalid input for String(None) type",
+		`{ accountCollection(filter: {id: {eq: "x"}}) { edges { cursor } } }`:                                   "Invalid input for Int type",
+		`{ accountCollection(filter: {dne: {eq: 1}}) { edges { cursor } } }`:                                    `Input for type AccountFilter contains extra keys ["dne"]`,
+		`{ accountCollection(orderBy: [{id: Sideways}]) { edges { cursor } } }`:                                 "Invalid input for OrderByDirection type",
+		`{ blogCollection { edges { node { owner(first: 1) { id } } } } }`:                                      `Input contains extra keys ["first"]`,
+		`{ node(nodeId: "WyJwdWJsaWMiLCAibm9wZSIsIDFd") { nodeId } }`:                                           "Collection referenced by nodeId did not match any known collection",
+		`{ node(nodeId: "") { nodeId } }`:                                                                       "Invalid value passed to nodeId argument. Error 4",
+		`{ node(nodeId: "WyJwdWJsaWMiLCAiYWNjb3VudCIsIDEsIDJd") { nodeId } }`:                                   "Primary key column count mismatch. Expected 1, provided 2",
+		`{ blogCollection(filter: {nodeId: {eq: "WyJwdWJsaWMiLCAiYWNjb3VudCIsIDJd"}}) { edges { cursor } } }`:   "nodeId belongs to a different collection",
 		`{ accountCollection(filter: {email: {eq: "` + strings.Repeat("x", 256) + `"}}) { edges { cursor } } }`: "Invalid input for String type. Maximum character length 255",
 	} {
 		got := d.query(query)
@@ -229,13 +229,13 @@ func TestArgumentAndFieldErrors(t *testing.T) {
 	d.expect(`{ __schema { types { name } } accountByPk(id: 1) { id } }`,
 		`{"data": {"accountByPk": {"id": 1}}, "errors": [{"message": "Unknown field \"__schema\" on type Query"}]}`)
 	for query, want := range map[string]string{
-		`{ accountCollection { `:                                  "",
-		`query A { __typename } query A { __typename }`:           "Operation names must be unique",
-		`{ __typename } query B { __typename }`:                   "Anonymous operations must be the only defined operation",
-		`subscription { __typename }`:                             "Subscriptions are not supported",
+		`{ accountCollection { `:                                             "",
+		`query A { __typename } query A { __typename }`:                      "Operation names must be unique",
+		`{ __typename } query B { __typename }`:                              "Anonymous operations must be the only defined operation",
+		`subscription { __typename }`:                                        "Subscriptions are not supported",
 		`{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }`: "Found a cycle between fragments",
-		`{ __typename @skip(if: true) }`:                          "Selection set must not be empty",
-		`{ __typename @foo }`:                                     "Unknown directive foo",
+		`{ __typename @skip(if: true) }`:                                     "Selection set must not be empty",
+		`{ __typename @foo }`:                                                "Unknown directive foo",
 	} {
 		got := d.query(query)
 		if want == "" {
@@ -265,7 +265,9 @@ func TestFiltersAndVariables(t *testing.T) {
 		body := d.as("service_role", nil, `query Q($v: String, $n: Int, $l: [Int!]) { accountCollection(filter: `+filter+`) { edges { node { id } } } }`, vars)
 		var resp struct {
 			Data struct {
-				AccountCollection struct{ Edges []struct{ Node struct{ ID int } } }
+				AccountCollection struct {
+					Edges []struct{ Node struct{ ID int } }
+				}
 			}
 			Errors []struct{ Message string }
 		}
@@ -331,12 +333,12 @@ func TestMutations(t *testing.T) {
 		t.Errorf("sequential: %s", got)
 	}
 	for query, want := range map[string]string{
-		`mutation { insertIntoAccountCollection(objects: []) { affectedCount } }`:                   "At least one record must be provided to objects",
-		`mutation { updateAccountCollection(set: {}) { affectedCount } }`:                          "At least one mapping must be provided to set argument",
+		`mutation { insertIntoAccountCollection(objects: []) { affectedCount } }`:                                   "At least one record must be provided to objects",
+		`mutation { updateAccountCollection(set: {}) { affectedCount } }`:                                           "At least one mapping must be provided to set argument",
 		`mutation { deleteFromAccountCollection(filter: {email: {eq: "bat@x.com"}}, atMost: 0) { affectedCount } }`: "delete impacts too many records",
-		`mutation { insertIntoAccountCollection(objects: [{invalidKey: 1}]) { affectedCount } }`:   `Input for type AccountInsertInput contains extra keys ["invalidKey"]`,
-		`mutation { insertIntoAccountCollection(objects: [{email: "a@b"}]) { x } }`:                "unknown field in insert",
-		`mutation { nope { x } }`:                                                                  `Unknown field "nope" on type Mutation`,
+		`mutation { insertIntoAccountCollection(objects: [{invalidKey: 1}]) { affectedCount } }`:                    `Input for type AccountInsertInput contains extra keys ["invalidKey"]`,
+		`mutation { insertIntoAccountCollection(objects: [{email: "a@b"}]) { x } }`:                                 "unknown field in insert",
+		`mutation { nope { x } }`: `Unknown field "nope" on type Mutation`,
 	} {
 		if got, exp := d.query(query), `{"data": null, "errors": [{"message": `+jsonString(want)+`}]}`; got != exp {
 			t.Errorf("%s\n got: %s\nwant: %s", query, got, exp)

@@ -388,8 +388,8 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 	}
 	b.add(conn)
 
-	filter := &Type{Kind: InputObject, Name: name + "Filter", Role: RoleFilter, Table: t, Hidden: hidden,
-		Description: str(fmt.Sprintf("Boolean expression comparing fields on type %q", name))}
+	// Unlike the scalar filters, pg_graphql gives a table's filter no description.
+	filter := &Type{Kind: InputObject, Name: name + "Filter", Role: RoleFilter, Table: t, Hidden: hidden}
 	used := map[string]bool{}
 	for _, c := range t.Columns {
 		if f := c.Type.Filter(); f != "" {
@@ -465,12 +465,15 @@ func (b *builder) addAggregateTypes(t *Table, hidden bool) {
 		Description: str(fmt.Sprintf("Aggregate results for `%s`", name)),
 		Fields: []*Field{{Name: "count", Description: str("The number of records matching the query"),
 			Type: NonNullOf(Named("Int")), Kind: FieldAggregateCount}}}
-	groups := []struct{ group, suffix, word string }{
-		{"sum", "SumAggregateResult", "Sum"}, {"avg", "AvgAggregateResult", "Average"},
-		{"min", "MinAggregateResult", "Minimum"}, {"max", "MaxAggregateResult", "Maximum"},
+	groups := []struct{ group, suffix, word, term, description string }{
+		{"sum", "SumAggregateResult", "Sum", "summation", "Summation aggregates for numeric fields"},
+		{"avg", "AvgAggregateResult", "Average", "average", "Average aggregates for numeric fields"},
+		{"min", "MinAggregateResult", "Minimum", "minimum", "Minimum aggregates for comparable fields"},
+		{"max", "MaxAggregateResult", "Maximum", "maximum", "Maximum aggregates for comparable fields"},
 	}
 	for _, g := range groups {
-		result := &Type{Kind: Object, Name: name + g.suffix, Role: RoleAggregateResult, Table: t, Aggregate: g.group, Hidden: hidden}
+		result := &Type{Kind: Object, Name: name + g.suffix, Role: RoleAggregateResult, Table: t, Aggregate: g.group, Hidden: hidden,
+			Description: str(fmt.Sprintf("Result of %s aggregation for `%s`", g.term, name))}
 		// Aggregate results list every matching column, as pg_graphql does (it does not filter by privilege).
 		for _, c := range t.AllColumns {
 			sumAvg, minMax := aggregatable(c)
@@ -486,7 +489,7 @@ func (b *builder) addAggregateTypes(t *Table, hidden bool) {
 		}
 		b.add(result)
 		agg.Fields = append(agg.Fields, &Field{Name: g.group, Type: Named(name + g.suffix), Kind: FieldAggregateGroup,
-			Description: str(fmt.Sprintf("Summation aggregates for `%s`", name))})
+			Description: str(g.description)})
 	}
 	b.add(agg)
 }

@@ -10,16 +10,19 @@ import (
 // does, quirks included, so that tools built against pg_graphql (GraphiQL, graphql-codegen, Apollo) see the
 // same schema:
 //   - types are sorted by name and include the introspection meta types;
-//   - types of schemas without introspection are hidden, and so is every field, argument and input field
-//     whose type is hidden (the data fields keep working);
+//   - types of schemas without introspection are hidden, and so is every field whose type is hidden and every
+//     function field of such a schema (the data fields keep working);
 //   - Query.fields never lists __type or __schema;
 //   - enumValues is [] for every non-enum type, interfaces is [] when there are none, isDeprecated is false;
 //   - __typename inside a meta object answers what pg_graphql answers: the described type's, field's, input
 //     value's or enum value's own name, "__schema" on __Schema and "__Directive" on __Directive;
 //   - unknown fields get pg_graphql's messages, which differ per meta type.
 //
-// One deliberate difference: __Type.specifiedByURL answers null where pg_graphql fails the whole field
-// (it declares the field but has no resolver for it); graphql-js asks for it with specifiedByUrl: true.
+// Deliberate differences, both so that graphql-js builds a valid client schema from every answer:
+//   - arguments and input fields whose type is hidden are hidden too (pg_graphql still lists them, and the
+//     filter of a hidden enum, pointing at types it does not list);
+//   - __Type.specifiedByURL answers null where pg_graphql fails the whole field (it declares the field but has
+//     no resolver for it); graphql-js asks for it with specifiedByUrl: true.
 
 // introSchemaDescription is __Schema.description.
 const introSchemaDescription = "Represents the GraphQL schema of the database"
@@ -54,50 +57,84 @@ func (r *request) resolveSchema(sel *selection) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]any, len(subs))
-	for _, s := range subs {
-		var v any
+	return introObject(subs, "unknown field in __Schema: %s", func(s *selection) (any, bool, error) {
 		switch s.Name {
 		case "description":
-			v = introSchemaDescription
+			return introSchemaDescription, true, nil
 		case "types":
-			v, err = in.typeList(s, in.typeNames())
+			v, err := in.typeList(s, in.typeNames())
+			return v, true, err
 		case "queryType":
-			v, err = in.typeValue(s, gqlschema.Named(r.schema.Query.Name))
+			v, err := in.typeValue(s, gqlschema.Named(r.schema.Query.Name))
+			return v, true, err
 		case "mutationType":
-			if in.mutation != nil {
-				v, err = in.typeValue(s, gqlschema.Named(in.mutation.Name))
+			if in.mutation == nil {
+				return nil, true, nil
 			}
+			v, err := in.typeValue(s, gqlschema.Named(in.mutation.Name))
+			return v, true, err
 		case "subscriptionType":
-			v = nil
+			return nil, true, nil
 		case "directives":
-			v, err = in.directiveList(s)
+			v, err := introList(in, s, "__Directive", "unknown field %s in __Directive", metaDirectives, in.directiveField)
+			return v, true, err
 		case "__typename":
-			v = "__schema" // pg_graphql answers the root field's name here
-		default:
-			return nil, gqlError("unknown field in __Schema: %s", s.Name)
+			return "__schema", true, nil // pg_graphql answers the root field's name here
 		}
+		return nil, false, nil
+	})
+}
+
+// resolveType resolves the __type(name: String) root field: null for unknown and hidden types (the caller has
+// checked that introspection is on).
+func (r *request) resolveType(sel *selection) (any, error) {
+	// pg_graphql's messages: a name that does not coerce to String is "not found", a missing or null one
+	// fails its internal check.
+	arg := sel.Args["name"]
+	if arg == nil {
+		return nil, gqlError("Internal Error: failed to parse validated name")
+	}
+	name, ok := arg.(string)
+	if !ok {
+		return nil, gqlError("no name found for __type")
+	}
+	return newIntrospector(r).typeValue(sel, gqlschema.Named(name))
+}
+
+// introObject builds one meta object from its selected fields. field answers one of them and reports false
+// for a field the meta type does not have, which fails the whole root field with pg_graphql's message for
+// that meta type (unknown, a format with the field's name).
+func introObject(subs []*selection, unknown string, field func(s *selection) (any, bool, error)) (map[string]any, error) {
+	out := make(map[string]any, len(subs))
+	for _, s := range subs {
+		v, ok, err := field(s)
 		if err != nil {
 			return nil, err
+		}
+		if !ok {
+			return nil, gqlError(unknown, s.Name)
 		}
 		out[s.Key] = v
 	}
 	return out, nil
 }
 
-// resolveType resolves the __type(name: String) root field: null for unknown and hidden types (the caller has
-// checked that introspection is on).
-func (r *request) resolveType(sel *selection) (any, error) {
-	arg, ok := sel.Args["name"]
-	if !ok || arg == nil {
-		return nil, gqlError("no name found for __type")
+// introList resolves sel as a list of meta objects of the named meta type, one per item.
+func introList[T any](in *introspector, sel *selection, typeName, unknown string, items []T,
+	field func(s *selection, item T) (any, bool, error)) (any, error) {
+	subs, err := in.collect(sel, typeName)
+	if err != nil {
+		return nil, err
 	}
-	name, ok := arg.(string)
-	if !ok {
-		return nil, gqlError("Invalid input for String(None) type")
+	list := make([]any, 0, len(items))
+	for _, item := range items {
+		obj, err := introObject(subs, unknown, func(s *selection) (any, bool, error) { return field(s, item) })
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, obj)
 	}
-	in := newIntrospector(r)
-	return in.typeValue(sel, gqlschema.Named(name))
+	return list, nil
 }
 
 // collect returns the sub-selections of sel for an object of the named meta type.
@@ -150,7 +187,7 @@ func (in *introspector) typeNames() []string {
 func (in *introspector) fields(t *gqlschema.Type) []*gqlschema.Field {
 	var out []*gqlschema.Field
 	for _, f := range t.Fields {
-		if f.Hidden || f.Name == "__type" || f.Name == "__schema" || !in.shows(f.Type) {
+		if f.Hidden || f.Name == "__type" || f.Name == "__schema" || !in.shows(f.Type) || introHiddenFunction(f) {
 			continue
 		}
 		out = append(out, f)
@@ -158,255 +195,196 @@ func (in *introspector) fields(t *gqlschema.Type) []*gqlschema.Field {
 	return out
 }
 
-// inputValues drops the arguments and input fields whose type is hidden.
-func (in *introspector) inputValues(ivs []*gqlschema.InputValue) []*gqlschema.InputValue {
-	var out []*gqlschema.InputValue
-	for _, iv := range ivs {
-		if in.shows(iv.Type) {
-			out = append(out, iv)
-		}
+// introHiddenFunction reports whether f is a function field of a schema without introspection.
+func introHiddenFunction(f *gqlschema.Field) bool {
+	if f.Function == nil || f.Function.SQL.Schema == nil {
+		return false
 	}
-	return out
+	return !f.Function.SQL.Schema.Directives.Introspection
 }
 
+// typeList resolves sel as the list of the named types introspection shows.
 func (in *introspector) typeList(sel *selection, names []string) (any, error) {
-	out := make([]any, 0, len(names))
+	refs := make([]*gqlschema.TypeRef, 0, len(names))
 	for _, name := range names {
-		if in.named(name) == nil {
-			continue
+		if in.named(name) != nil {
+			refs = append(refs, gqlschema.Named(name))
 		}
-		v, err := in.typeValue(sel, gqlschema.Named(name))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
 	}
-	return out, nil
+	return introList(in, sel, "__Type", introUnknownType, refs, in.typeField)
 }
+
+const introUnknownType = "unknown field on __Type: %s"
 
 // typeValue resolves a __Type selection for ref, a named type or a LIST / NON_NULL wrapper; null for a
 // named type introspection does not show.
 func (in *introspector) typeValue(sel *selection, ref *gqlschema.TypeRef) (any, error) {
-	var t *gqlschema.Type
-	if ref.Kind == "" {
-		if t = in.named(ref.Name); t == nil {
-			return nil, nil
-		}
+	if ref.Kind == "" && in.named(ref.Name) == nil {
+		return nil, nil
 	}
 	subs, err := in.collect(sel, "__Type")
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]any, len(subs))
-	for _, s := range subs {
-		var v any
-		switch s.Name {
-		case "kind":
-			if t != nil {
-				v = string(t.Kind)
-			} else {
-				v = string(ref.Kind)
-			}
-		case "name":
-			if t != nil {
-				v = t.Name
-			}
-		case "description":
-			if t != nil {
-				v = introText(t.Description)
-			}
-		case "fields":
-			if t != nil && (t.Kind == gqlschema.Object || t.Kind == gqlschema.Interface) {
-				v, err = in.fieldList(s, in.fields(t))
-			}
-		case "interfaces":
-			// pg_graphql answers [] rather than null, for every kind (GraphiQL breaks on null)
-			var names []string
-			if t != nil {
-				names = t.Interfaces
-			}
-			v, err = in.typeList(s, names)
-		case "possibleTypes":
-			if t != nil && t.Kind == gqlschema.Interface {
-				v, err = in.typeList(s, t.PossibleTypes)
-			}
-		case "enumValues":
-			// [] rather than null for every kind but ENUM, as pg_graphql answers
-			var values []*gqlschema.EnumValue
-			if t != nil && t.Kind == gqlschema.Enum {
-				values = t.EnumValues
-			}
-			v, err = in.enumValueList(s, values)
-		case "inputFields":
-			if t != nil && t.Kind == gqlschema.InputObject {
-				v, err = in.inputValueList(s, in.inputValues(t.InputFields))
-			}
-		case "ofType":
-			if ref.Kind != "" {
-				v, err = in.typeValue(s, ref.OfType)
-			}
-		case "specifiedByURL":
-			v = nil
-		case "__typename":
-			if t != nil {
-				v = t.Name // pg_graphql answers the described type's name
-			}
-		default:
-			return nil, gqlError("unknown field on __Type: %s", s.Name)
-		}
-		if err != nil {
-			return nil, err
-		}
-		out[s.Key] = v
-	}
-	return out, nil
+	return introObject(subs, introUnknownType, func(s *selection) (any, bool, error) { return in.typeField(s, ref) })
 }
 
-func (in *introspector) fieldList(sel *selection, fields []*gqlschema.Field) (any, error) {
-	subs, err := in.collect(sel, "__Field")
-	if err != nil {
-		return nil, err
+// typeField answers one field of __Type for ref, which typeList and typeValue have checked is shown.
+func (in *introspector) typeField(s *selection, ref *gqlschema.TypeRef) (any, bool, error) {
+	var t *gqlschema.Type // nil for a wrapper
+	if ref.Kind == "" {
+		t = in.named(ref.Name)
 	}
-	list := make([]any, 0, len(fields))
-	for _, f := range fields {
-		out := make(map[string]any, len(subs))
-		for _, s := range subs {
-			var v any
-			switch s.Name {
-			case "name":
-				v = f.Name
-			case "description":
-				v = introText(f.Description)
-			case "args":
-				v, err = in.inputValueList(s, in.inputValues(f.Args))
-			case "type":
-				v, err = in.typeValue(s, f.Type)
-			case "isDeprecated":
-				v = false
-			case "deprecationReason":
-				v = nil
-			case "__typename":
-				v = f.Name // pg_graphql answers the field's own name
-			default:
-				return nil, gqlError("unknown field in __Field %s", s.Name)
-			}
-			if err != nil {
-				return nil, err
-			}
-			out[s.Key] = v
+	var v any
+	var err error
+	switch s.Name {
+	case "kind":
+		if t != nil {
+			v = string(t.Kind)
+		} else {
+			v = string(ref.Kind)
 		}
-		list = append(list, out)
+	case "name":
+		if t != nil {
+			v = t.Name
+		}
+	case "description":
+		if t != nil {
+			v = introText(t.Description)
+		}
+	case "fields":
+		if t != nil && (t.Kind == gqlschema.Object || t.Kind == gqlschema.Interface) {
+			v, err = introList(in, s, "__Field", "unknown field in __Field %s", in.fields(t), in.fieldField)
+		}
+	case "interfaces":
+		// pg_graphql answers [] rather than null, for every kind (GraphiQL breaks on null)
+		var names []string
+		if t != nil {
+			names = t.Interfaces
+		}
+		v, err = in.typeList(s, names)
+	case "possibleTypes":
+		if t != nil && t.Kind == gqlschema.Interface {
+			v, err = in.typeList(s, t.PossibleTypes)
+		}
+	case "enumValues":
+		// [] rather than null for every kind but ENUM, as pg_graphql answers
+		var values []*gqlschema.EnumValue
+		if t != nil && t.Kind == gqlschema.Enum {
+			values = t.EnumValues
+		}
+		v, err = introList(in, s, "__EnumValue", "unknown field in __EnumValue: %s", values, introEnumValueField)
+	case "inputFields":
+		if t != nil && t.Kind == gqlschema.InputObject {
+			v, err = in.inputValueList(s, t.InputFields)
+		}
+	case "ofType":
+		if t == nil {
+			v, err = in.typeValue(s, ref.OfType)
+		}
+	case "specifiedByURL":
+		v = nil
+	case "__typename":
+		if t != nil {
+			v = t.Name // pg_graphql answers the described type's name
+		}
+	default:
+		return nil, false, nil
 	}
-	return list, nil
+	return v, true, err
 }
 
+func (in *introspector) fieldField(s *selection, f *gqlschema.Field) (any, bool, error) {
+	switch s.Name {
+	case "name":
+		return f.Name, true, nil
+	case "description":
+		return introText(f.Description), true, nil
+	case "args":
+		v, err := in.inputValueList(s, f.Args)
+		return v, true, err
+	case "type":
+		v, err := in.typeValue(s, f.Type)
+		return v, true, err
+	case "isDeprecated":
+		return false, true, nil
+	case "deprecationReason":
+		return nil, true, nil
+	case "__typename":
+		return f.Name, true, nil // pg_graphql answers the field's own name
+	}
+	return nil, false, nil
+}
+
+// inputValueList resolves arguments or input fields, leaving out those whose type is hidden.
 func (in *introspector) inputValueList(sel *selection, ivs []*gqlschema.InputValue) (any, error) {
-	subs, err := in.collect(sel, "__InputValue")
-	if err != nil {
-		return nil, err
-	}
-	list := make([]any, 0, len(ivs))
+	var shown []*gqlschema.InputValue
 	for _, iv := range ivs {
-		out := make(map[string]any, len(subs))
-		for _, s := range subs {
-			var v any
-			switch s.Name {
-			case "name":
-				v = iv.Name
-			case "description":
-				v = introText(iv.Description)
-			case "type":
-				v, err = in.typeValue(s, iv.Type)
-			case "defaultValue":
-				v = introText(iv.DefaultValue)
-			case "isDeprecated":
-				v = false
-			case "deprecationReason":
-				v = nil
-			case "__typename":
-				v = iv.Name // pg_graphql answers the input value's own name
-			default:
-				return nil, gqlError("unknown field in __InputValue: %s", s.Name)
-			}
-			if err != nil {
-				return nil, err
-			}
-			out[s.Key] = v
+		if in.shows(iv.Type) {
+			shown = append(shown, iv)
 		}
-		list = append(list, out)
 	}
-	return list, nil
+	return introList(in, sel, "__InputValue", "unknown field in __InputValue: %s", shown, in.inputValueField)
 }
 
-func (in *introspector) enumValueList(sel *selection, values []*gqlschema.EnumValue) (any, error) {
-	subs, err := in.collect(sel, "__EnumValue")
-	if err != nil {
-		return nil, err
+func (in *introspector) inputValueField(s *selection, iv *gqlschema.InputValue) (any, bool, error) {
+	switch s.Name {
+	case "name":
+		return iv.Name, true, nil
+	case "description":
+		return introText(iv.Description), true, nil
+	case "type":
+		v, err := in.typeValue(s, iv.Type)
+		return v, true, err
+	case "defaultValue":
+		return introText(iv.DefaultValue), true, nil
+	case "isDeprecated":
+		return false, true, nil
+	case "deprecationReason":
+		return nil, true, nil
+	case "__typename":
+		return iv.Name, true, nil // pg_graphql answers the input value's own name
 	}
-	list := make([]any, 0, len(values))
-	for _, ev := range values {
-		out := make(map[string]any, len(subs))
-		for _, s := range subs {
-			var v any
-			switch s.Name {
-			case "name":
-				v = ev.Name
-			case "description":
-				v = introText(ev.Description)
-			case "isDeprecated":
-				v = false
-			case "deprecationReason":
-				v = nil
-			case "__typename":
-				v = ev.Name // pg_graphql answers the value's own name
-			default:
-				return nil, gqlError("unknown field in __EnumValue: %s", s.Name)
-			}
-			out[s.Key] = v
-		}
-		list = append(list, out)
-	}
-	return list, nil
+	return nil, false, nil
 }
 
-func (in *introspector) directiveList(sel *selection) (any, error) {
-	subs, err := in.collect(sel, "__Directive")
-	if err != nil {
-		return nil, err
+func introEnumValueField(s *selection, ev *gqlschema.EnumValue) (any, bool, error) {
+	switch s.Name {
+	case "name":
+		return ev.Name, true, nil
+	case "description":
+		return introText(ev.Description), true, nil
+	case "isDeprecated":
+		return false, true, nil
+	case "deprecationReason":
+		return nil, true, nil
+	case "__typename":
+		return ev.Name, true, nil // pg_graphql answers the value's own name
 	}
-	list := make([]any, 0, len(metaDirectives))
-	for _, d := range metaDirectives {
-		out := make(map[string]any, len(subs))
-		for _, s := range subs {
-			var v any
-			switch s.Name {
-			case "name":
-				v = d.name
-			case "description":
-				v = d.description
-			case "locations":
-				locations := make([]any, len(d.locations))
-				for i, l := range d.locations {
-					locations[i] = l
-				}
-				v = locations
-			case "args":
-				v, err = in.inputValueList(s, d.args)
-			case "isRepeatable":
-				v = false
-			case "__typename":
-				v = "__Directive"
-			default:
-				return nil, gqlError("unknown field %s in __Directive", s.Name)
-			}
-			if err != nil {
-				return nil, err
-			}
-			out[s.Key] = v
+	return nil, false, nil
+}
+
+func (in *introspector) directiveField(s *selection, d metaDirective) (any, bool, error) {
+	switch s.Name {
+	case "name":
+		return d.name, true, nil
+	case "description":
+		return d.description, true, nil
+	case "locations":
+		locations := make([]any, len(d.locations))
+		for i, l := range d.locations {
+			locations[i] = l
 		}
-		list = append(list, out)
+		return locations, true, nil
+	case "args":
+		v, err := in.inputValueList(s, d.args)
+		return v, true, err
+	case "isRepeatable":
+		return false, true, nil
+	case "__typename":
+		return "__Directive", true, nil
 	}
-	return list, nil
+	return nil, false, nil
 }
 
 // introText turns an optional text into a JSON-like value (a nil *string must become a nil interface).
@@ -554,9 +532,9 @@ var metaDirectives = func() []metaDirective {
 	}
 	locations := []string{"FIELD", "FRAGMENT_SPREAD", "INLINE_FRAGMENT"}
 	return []metaDirective{
-		{name: "include", description: "Directs the executor to include this field or fragment only when the `if` argument is true.",
+		{name: "include", description: "This field or fragment will be included only when the `if` argument is true.",
 			locations: locations, args: ifArg("Included when true")},
-		{name: "skip", description: "Directs the executor to skip this field or fragment when the `if` argument is true.",
+		{name: "skip", description: "This field or fragment will be skipped when the `if` argument is true.",
 			locations: locations, args: ifArg("Skipped when true")},
 	}
 }()

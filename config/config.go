@@ -31,7 +31,6 @@ type API struct {
 	// exactly the schemas on it (where the role has USAGE).
 	Schemas         []string `toml:"schemas"`
 	ExtraSearchPath []string `toml:"extra_search_path"`
-	MaxRows         int      `toml:"max_rows"`
 }
 
 // Auth configures sign-in.
@@ -79,7 +78,6 @@ func Default() Config {
 			Port:            54321,
 			Schemas:         []string{"public"},
 			ExtraSearchPath: []string{"public", "extensions"},
-			MaxRows:         1000,
 		},
 		Auth: Auth{
 			SiteURL:                    "http://127.0.0.1:3000",

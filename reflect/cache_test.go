@@ -1,0 +1,133 @@
+package reflect
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/pgtest"
+)
+
+func TestCacheLoadsOncePerKeyAndIsBounded(t *testing.T) {
+	c := NewCache[int](2)
+	var loads atomic.Int32
+	load := func(v int) func(context.Context) (int, error) {
+		return func(context.Context) (int, error) {
+			loads.Add(1)
+			time.Sleep(10 * time.Millisecond)
+			return v, nil
+		}
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v, err := c.Get(context.Background(), "anon", []string{"public"}, load(1)); v != 1 || err != nil {
+				t.Errorf("got %v %v", v, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if loads.Load() != 1 {
+		t.Fatalf("%d loads for one key", loads.Load())
+	}
+	c.Get(context.Background(), "authenticated", []string{"public"}, load(2))
+	c.Get(context.Background(), "service_role", []string{"public"}, load(3))
+	c.mu.Lock()
+	n := len(c.entries)
+	c.mu.Unlock()
+	if n > 2 {
+		t.Fatalf("cache holds %d entries, bound is 2", n)
+	}
+	// A different search path is a different key.
+	before := loads.Load()
+	c.Get(context.Background(), "service_role", []string{"public", "api"}, load(4))
+	if loads.Load() != before+1 {
+		t.Fatal("search path is not part of the key")
+	}
+}
+
+func TestCacheInvalidateAndErrors(t *testing.T) {
+	c := NewCache[int](4)
+	calls := 0
+	load := func(context.Context) (int, error) { calls++; return calls, nil }
+	c.Get(context.Background(), "r", nil, load)
+	c.Invalidate()
+	if v, _ := c.Get(context.Background(), "r", nil, load); v != 2 {
+		t.Fatalf("after Invalidate got %d, want a fresh load", v)
+	}
+	boom := errors.New("boom")
+	if _, err := c.Get(context.Background(), "e", nil, func(context.Context) (int, error) { return 0, boom }); err != boom {
+		t.Fatal(err)
+	}
+	if v, err := c.Get(context.Background(), "e", nil, load); err != nil || v != 3 {
+		t.Fatalf("a failed load was cached: %v %v", v, err)
+	}
+}
+
+type countingInvalidator struct{ n atomic.Int32 }
+
+func (c *countingInvalidator) Invalidate() { c.n.Add(1) }
+
+func TestWatchInvalidatesOnNotifyAndReconnects(t *testing.T) {
+	url := pgtest.NewDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inv := &countingInvalidator{}
+	ready := make(chan struct{})
+	var conns []*pgx.Conn
+	var mu sync.Mutex
+	connect := func(ctx context.Context) (*pgx.Conn, error) {
+		c, err := pgx.Connect(ctx, url)
+		mu.Lock()
+		conns = append(conns, c)
+		mu.Unlock()
+		return c, err
+	}
+	done := make(chan struct{})
+	go func() { Watch(ctx, connect, "test_channel", inv, ready, t.Logf); close(done) }()
+	<-ready
+	base := inv.n.Load()
+	notifier, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notifier.Close(ctx)
+	if _, err := notifier.Exec(ctx, "notify test_channel, '1'"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return inv.n.Load() > base })
+	// Kill the listening backend: the watcher reconnects and invalidates, since it may have missed news.
+	base = inv.n.Load()
+	mu.Lock()
+	pid := conns[0].PgConn().PID()
+	mu.Unlock()
+	if _, err := notifier.Exec(ctx, "select pg_terminate_backend($1)", pid); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(conns) >= 2 && inv.n.Load() > base })
+	base = inv.n.Load()
+	if _, err := notifier.Exec(ctx, "notify test_channel, '2'"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return inv.n.Load() > base })
+	cancel()
+	<-done
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -6,9 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/gqlschema"
-	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/reflect"
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
@@ -23,22 +21,7 @@ const benchSQL = `select jsonb_build_object('accountCollection', jsonb_build_obj
       jsonb_build_object('name', b.name)) order by b.id) from blog b where b.owner_id = a.id), '[]'::jsonb)))) order by a.id)
   from (select * from account order by id limit 10) a), '[]'::jsonb)))::text`
 
-func benchConn(b *testing.B) *pgx.Conn {
-	b.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.NewDB(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close(context.Background()) })
-	if err := dbsetup.Apply(ctx, conn); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, blogFixture); err != nil {
-		b.Fatal(err)
-	}
-	return conn
-}
+func benchConn(b *testing.B) *pgx.Conn { return newTestDB(b, blogFixture).conn }
 
 // BenchmarkRequest and BenchmarkHandWrittenSQL run on the same data: their ratio is the engine's overhead
 // over the cheapest equivalent statement (parse, plan, generate, set role and claims, jsonb assembly).

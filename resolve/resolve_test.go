@@ -17,12 +17,12 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // testDB is a database with pgreflect's setup applied and fixture SQL loaded, plus an engine.
 type testDB struct {
-	t      *testing.T
+	t      testing.TB
 	conn   *pgx.Conn
 	engine *Engine
 }
 
-func newTestDB(t *testing.T, fixture string) *testDB {
+func newTestDB(t testing.TB, fixture string) *testDB {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, pgtest.NewDB(t))
@@ -206,7 +206,7 @@ func TestArgumentAndFieldErrors(t *testing.T) {
 		`{ accountCollection { pageInfo { x } } }`:                                                              "unknown field in pageInfo",
 		`{ accountCollection(unknown: 1) { edges { cursor } } }`:                                                `Input contains extra keys ["unknown"]`,
 		`{ accountCollection(filter: {id: {is: null}}) { edges { cursor } } }`:                                  "Error transpiling Is filter value type",
-		`{ accountCollection(filter: {email: {eq: 1}}) { edges { cursor } } }`:                                  "Invalid input for String(None) type",
+		`{ accountCollection(filter: {email: {eq: 1}}) { edges { cursor } } }`:                                  "Invalid input for String(Some(255)) type",
 		`{ accountCollection(filter: {id: {eq: "x"}}) { edges { cursor } } }`:                                   "Invalid input for Int type",
 		`{ accountCollection(filter: {dne: {eq: 1}}) { edges { cursor } } }`:                                    `Input for type AccountFilter contains extra keys ["dne"]`,
 		`{ accountCollection(orderBy: [{id: Sideways}]) { edges { cursor } } }`:                                 "Invalid input for OrderByDirection type",

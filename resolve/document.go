@@ -47,6 +47,9 @@ type selection struct {
 	Field *ast.Field
 	// sets are the selection sets of every merged occurrence of the field.
 	sets []ast.SelectionSet
+	// argErr is a failure to read an argument literal (e.g. "Invalid Int input"); like pg_graphql it fails the
+	// field, not the request.
+	argErr error
 }
 
 // absent marks a value whose variable was not provided and has no default.
@@ -59,6 +62,9 @@ func parse(query string, operationName string, rawVariables json.RawMessage) (*a
 	doc, err := parser.ParseQuery(&ast.Source{Input: query})
 	if err != nil {
 		return nil, nil, nil, parseError(err)
+	}
+	if len(doc.Operations) == 0 && len(doc.Fragments) == 0 {
+		return nil, nil, nil, emptyDocumentError(query)
 	}
 	variables := map[string]any{}
 	if len(rawVariables) > 0 && string(rawVariables) != "null" {
@@ -91,9 +97,53 @@ func parseError(err error) error {
 		if len(ge.Locations) > 0 {
 			line, col = ge.Locations[0].Line, ge.Locations[0].Column
 		}
-		return gqlError("query parse error: Parse error at %d:%d\n%s\n", line, col, ge.Message)
+		return gqlError("query parse error: Parse error at %d:%d\n%s", line, col, parseErrorDetail(ge.Message))
 	}
 	return gqlError("query parse error: %s", err.Error())
+}
+
+// parseErrorDetail rephrases a gqlparser message ("Expected Name, found <EOF>", "Unexpected )") as the
+// "Unexpected …\nExpected …\n" lines that Rust's graphql-parser prints. The positions and expectation lists of
+// the two parsers still differ in places (docs/compatibility.md).
+func parseErrorDetail(msg string) string {
+	if rest, ok := strings.CutPrefix(msg, "Expected "); ok {
+		if expected, found, ok := strings.Cut(rest, ", found "); ok {
+			return "Unexpected " + parseToken(found) + "\nExpected " + expected + "\n"
+		}
+	}
+	if tok, ok := strings.CutPrefix(msg, "Unexpected "); ok {
+		return "Unexpected " + parseToken(tok) + "\n"
+	}
+	return msg + "\n"
+}
+
+// parseToken renders a gqlparser token description the way graphql-parser shows tokens.
+func parseToken(tok string) string {
+	if tok == "<EOF>" {
+		return "end of input"
+	}
+	for _, kind := range []string{"Name", "Int", "Float", "String", "BlockString"} {
+		if v, ok := strings.CutPrefix(tok, kind+" "); ok {
+			return "`" + strings.Trim(v, `"`) + "[" + kind + "]`"
+		}
+	}
+	if len(tok) <= 3 && strings.Trim(tok, "!$&()...:=@[]{|}") == "" {
+		return "`" + tok + "[Punctuator]`"
+	}
+	return "`" + tok + "`"
+}
+
+// emptyDocumentError is graphql-parser's error for a document without definitions.
+func emptyDocumentError(query string) error {
+	line, col := 1, 1
+	for _, r := range query {
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return gqlError("query parse error: Parse error at %d:%d\nUnexpected end of input\nExpected {, query, mutation, subscription or fragment\n", line, col)
 }
 
 func selectOperation(doc *ast.QueryDocument, name string) (*ast.OperationDefinition, error) {
@@ -126,45 +176,64 @@ func selectOperation(doc *ast.QueryDocument, name string) (*ast.OperationDefinit
 
 const maxFragmentDepth = 50
 
-// checkFragmentCycles rejects documents whose fragments spread each other in a cycle.
+// checkFragmentCycles rejects documents whose fragments spread each other in a cycle. Each fragment is
+// explored once (depth-first with finished marks), so shared fragments cost nothing extra.
 func checkFragmentCycles(doc *ast.QueryDocument) error {
-	var visit func(set ast.SelectionSet, stack []string) error
-	visit = func(set ast.SelectionSet, stack []string) error {
-		if len(stack) > maxFragmentDepth {
+	const (
+		unvisited = iota
+		active
+		finished
+	)
+	state := map[string]int{}
+	var visitSet func(set ast.SelectionSet, depth int) error
+	var visitFragment func(name string, depth int) error
+	visitFragment = func(name string, depth int) error {
+		switch state[name] {
+		case active:
+			return gqlError("Found a cycle between fragments")
+		case finished:
+			return nil
+		}
+		if depth > maxFragmentDepth {
 			return gqlError("Fragment cycle depth is greater than %d", maxFragmentDepth)
 		}
+		f := doc.Fragments.ForName(name)
+		if f == nil {
+			return nil
+		}
+		state[name] = active
+		if err := visitSet(f.SelectionSet, depth+1); err != nil {
+			return err
+		}
+		state[name] = finished
+		return nil
+	}
+	visitSet = func(set ast.SelectionSet, depth int) error {
 		for _, s := range set {
 			switch s := s.(type) {
 			case *ast.Field:
-				if err := visit(s.SelectionSet, stack); err != nil {
+				if err := visitSet(s.SelectionSet, depth); err != nil {
 					return err
 				}
 			case *ast.InlineFragment:
-				if err := visit(s.SelectionSet, stack); err != nil {
+				if err := visitSet(s.SelectionSet, depth); err != nil {
 					return err
 				}
 			case *ast.FragmentSpread:
-				for _, name := range stack {
-					if name == s.Name {
-						return gqlError("Found a cycle between fragments")
-					}
-				}
-				if f := doc.Fragments.ForName(s.Name); f != nil {
-					if err := visit(f.SelectionSet, append(stack, s.Name)); err != nil {
-						return err
-					}
+				if err := visitFragment(s.Name, depth); err != nil {
+					return err
 				}
 			}
 		}
 		return nil
 	}
 	for _, op := range doc.Operations {
-		if err := visit(op.SelectionSet, nil); err != nil {
+		if err := visitSet(op.SelectionSet, 0); err != nil {
 			return err
 		}
 	}
 	for _, f := range doc.Fragments {
-		if err := visit(f.SelectionSet, []string{f.Name}); err != nil {
+		if err := visitFragment(f.Name, 0); err != nil {
 			return err
 		}
 	}
@@ -175,14 +244,22 @@ func checkFragmentCycles(doc *ast.QueryDocument) error {
 // inline fragments whose type condition is typeName (or absent), and merges fields with the same key.
 func (r *request) collect(set ast.SelectionSet, typeName string) ([]*selection, error) {
 	var out []*selection
-	byKey := map[string]*selection{}
-	if err := r.collectInto(set, typeName, &out, byKey); err != nil {
+	c := &collection{byKey: map[string]*selection{}, visited: map[string]bool{}}
+	if err := r.collectInto(set, typeName, &out, c); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (r *request) collectInto(set ast.SelectionSet, typeName string, out *[]*selection, byKey map[string]*selection) error {
+// collection is the state of one collect: fields by response key, and the fragments already spread (a
+// fragment spread twice at one level adds nothing, and skipping it keeps nested spreads from multiplying).
+type collection struct {
+	byKey   map[string]*selection
+	visited map[string]bool
+}
+
+func (r *request) collectInto(set ast.SelectionSet, typeName string, out *[]*selection, c *collection) error {
+	byKey := c.byKey
 	for _, s := range set {
 		var directives ast.DirectiveList
 		switch s := s.(type) {
@@ -206,13 +283,11 @@ func (r *request) collectInto(set ast.SelectionSet, typeName string, out *[]*sel
 			if key == "" {
 				key = s.Name
 			}
-			args, err := r.arguments(s.Arguments)
-			if err != nil {
-				return err
-			}
+			args, argErr := r.arguments(s.Arguments)
 			if prev, ok := byKey[key]; ok {
 				if prev.Name != s.Name {
-					return gqlError("Fields `%s` and `%s` are different", prev.Name, s.Name)
+					// pg_graphql names the later field first.
+					return gqlError("Fields `%s` and `%s` are different", s.Name, prev.Name)
 				}
 				if !sameArguments(prev.Field.Arguments, s.Arguments) {
 					return gqlError("Two fields named `%s` have different arguments", key)
@@ -220,14 +295,14 @@ func (r *request) collectInto(set ast.SelectionSet, typeName string, out *[]*sel
 				prev.sets = append(prev.sets, s.SelectionSet)
 				continue
 			}
-			sel := &selection{Key: key, Name: s.Name, Args: args, Field: s, sets: []ast.SelectionSet{s.SelectionSet}}
+			sel := &selection{Key: key, Name: s.Name, Args: args, Field: s, sets: []ast.SelectionSet{s.SelectionSet}, argErr: argErr}
 			byKey[key] = sel
 			*out = append(*out, sel)
 		case *ast.InlineFragment:
 			if s.TypeCondition != "" && s.TypeCondition != typeName {
 				continue
 			}
-			if err := r.collectInto(s.SelectionSet, typeName, out, byKey); err != nil {
+			if err := r.collectInto(s.SelectionSet, typeName, out, c); err != nil {
 				return err
 			}
 		case *ast.FragmentSpread:
@@ -235,7 +310,11 @@ func (r *request) collectInto(set ast.SelectionSet, typeName string, out *[]*sel
 			if f == nil || f.TypeCondition != typeName {
 				return gqlError("no fragment named %s on type %s", s.Name, typeName)
 			}
-			if err := r.collectInto(f.SelectionSet, typeName, out, byKey); err != nil {
+			if c.visited[s.Name] {
+				continue
+			}
+			c.visited[s.Name] = true
+			if err := r.collectInto(f.SelectionSet, typeName, out, c); err != nil {
 				return err
 			}
 		}
@@ -246,10 +325,15 @@ func (r *request) collectInto(set ast.SelectionSet, typeName string, out *[]*sel
 // children collects the merged sub-selections of a field for an object of the named type.
 func (r *request) children(sel *selection, typeName string) ([]*selection, error) {
 	var out []*selection
-	byKey := map[string]*selection{}
+	c := &collection{byKey: map[string]*selection{}, visited: map[string]bool{}}
 	for _, set := range sel.sets {
-		if err := r.collectInto(set, typeName, &out, byKey); err != nil {
+		if err := r.collectInto(set, typeName, &out, c); err != nil {
 			return nil, err
+		}
+	}
+	for _, child := range out {
+		if child.argErr != nil {
+			return nil, child.argErr
 		}
 	}
 	return out, nil
@@ -274,9 +358,6 @@ func (r *request) included(directives ast.DirectiveList) (bool, error) {
 			return false, gqlError("Unknown directive %s", d.Name)
 		}
 		if len(d.Arguments) != 1 {
-			if len(d.Arguments) == 0 {
-				return false, gqlError(`Value for "if" in @%s directive is required`, d.Name)
-			}
 			return false, gqlError("Incorrect arguments to directive @%s", d.Name)
 		}
 		arg := d.Arguments[0]

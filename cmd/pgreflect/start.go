@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/pgcluster"
+)
+
+// localPassword is the superuser password of the local cluster, as in Supabase's local stack. The cluster
+// listens on 127.0.0.1 only.
+const localPassword = "postgres"
+
+// setupTimeout bounds everything `start` does before it serves (initdb, server start, setup).
+const setupTimeout = 3 * time.Minute
+
+type startOptions struct {
+	dir     string
+	port    int
+	dbPort  int
+	dbURL   string
+	workdir string
+	schemas string
+}
+
+func runStart(args []string, stdout, stderr io.Writer) error {
+	var o startOptions
+	flags := newFlagSet("start", stderr)
+	flags.StringVar(&o.dir, "dir", ".pgreflect", "project directory: the database cluster, keys and pid file")
+	flags.IntVar(&o.port, "port", 54321, "HTTP port on 127.0.0.1; when not given, [api] port of supabase/config.toml if set")
+	flags.IntVar(&o.dbPort, "db-port", 54322, "PostgreSQL port on 127.0.0.1 of the local cluster")
+	flags.StringVar(&o.dbURL, "db-url", "", "use this database (a superuser URL) instead of a local cluster")
+	flags.StringVar(&o.workdir, "workdir", ".", "project root holding supabase/config.toml")
+	flags.StringVar(&o.schemas, "schemas", "", "comma-separated API search path (overrides [api] schemas and extra_search_path)")
+	flags.Usage = func() {
+		fmt.Fprintln(flags.Output(), "usage: pgreflect start [flags]")
+		fmt.Fprintln(flags.Output(), "Starts a local project: PostgreSQL under --dir (unless --db-url), setup, demo schema on first run, keys, and the HTTP server until Ctrl-C.")
+		flags.PrintDefaults()
+	}
+	if err := parseFlags(flags, args); err != nil {
+		return err
+	}
+	cfg, searchPath, err := loadConfig(o.workdir, o.schemas, stderr)
+	if err != nil {
+		return err
+	}
+	if !flagSet(flags, "port") && cfg.API.Port != 0 {
+		o.port = cfg.API.Port
+	}
+	dir, err := filepath.Abs(o.dir)
+	if err != nil {
+		return err
+	}
+	o.dir = dir
+
+	ctx, stop := shutdownContext()
+	defer stop()
+
+	if err := prepareDir(o.dir, o.dbURL == ""); err != nil {
+		return err
+	}
+	pidFile, err := lockProject(o.dir)
+	if err != nil {
+		return err
+	}
+	defer unlockProject(pidFile)
+	// Take the HTTP port first: failing on a busy port should not cost a database start.
+	listener, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.port)))
+	if err != nil {
+		return fmt.Errorf("cannot listen on 127.0.0.1:%d (--port): %w; is another pgreflect or Supabase stack running? pick another port with --port", o.port, err)
+	}
+	defer listener.Close()
+
+	env, err := readProjectEnv(o.dir)
+	firstRun := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !firstRun {
+		return err
+	}
+	secrets, err := secretsFrom(env)
+	if err != nil {
+		return err
+	}
+
+	setupCtx, cancelSetup := context.WithTimeout(ctx, setupTimeout)
+	defer cancelSetup()
+	adminURL := o.dbURL
+	// The demo goes into a new project, or a new cluster of an old one (its data directory was deleted).
+	loadDemo := firstRun
+	if o.dbURL == "" {
+		var cluster *pgcluster.Cluster
+		var created bool
+		cluster, created, err = startLocalCluster(setupCtx, o.dir, o.dbPort, stderr)
+		if err != nil {
+			return err
+		}
+		loadDemo = loadDemo || created
+		defer func() {
+			stopCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			// Ctrl-C in a terminal also reaches the postmaster, which then shuts down by itself.
+			if cluster.Running(stopCtx) {
+				if err := cluster.Stop(stopCtx); err != nil {
+					fmt.Fprintln(stderr, "pgreflect start:", err)
+				}
+			}
+		}()
+		adminURL = cluster.URL("postgres")
+	}
+	requestURL, err := prepareDatabase(setupCtx, adminURL, secrets.AuthenticatorPassword, loadDemo)
+	if err != nil {
+		return err
+	}
+
+	apiURL := "http://" + listener.Addr().String()
+	env = map[string]string{
+		"API_URL":                apiURL,
+		"GRAPHQL_URL":            apiURL + "/graphql/v1",
+		"DB_URL":                 adminURL,
+		"PROJECT_REF":            secrets.ProjectRef,
+		"ANON_KEY":               secrets.AnonKey,
+		"SERVICE_ROLE_KEY":       secrets.ServiceRoleKey,
+		"JWT_SECRET":             secrets.JWTSecret,
+		"MANAGEMENT_URL":         apiURL,
+		"MANAGEMENT_TOKEN":       secrets.ManagementToken,
+		authenticatorPasswordKey: secrets.AuthenticatorPassword,
+	}
+	if err := writeProjectEnv(o.dir, env); err != nil {
+		return err
+	}
+	srv, err := newServer(setupCtx, serverOptions{
+		requestURL:      requestURL,
+		adminURL:        adminURL,
+		jwtSecret:       secrets.JWTSecret,
+		anonKey:         secrets.AnonKey,
+		serviceRoleKey:  secrets.ServiceRoleKey,
+		projectRef:      secrets.ProjectRef,
+		managementToken: secrets.ManagementToken,
+		searchPath:      searchPath,
+		config:          cfg,
+		apiURL:          apiURL,
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	cancelSetup()
+
+	printProject(stdout, env)
+	fmt.Fprintf(stdout, "\nServing on %s (search path: %s). Stop with Ctrl-C or: pgreflect stop --dir %s\n", apiURL, joinComma(searchPath), o.dir)
+	return srv.Serve(ctx, listener)
+}
+
+// prepareDir creates the project directory. With a local cluster and pgreflect running as root, PostgreSQL runs
+// as an unprivileged OS user, which must be able to reach the directory.
+func prepareDir(dir string, localCluster bool) error {
+	_, statErr := os.Stat(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create project directory: %w", err)
+	}
+	if !localCluster || os.Geteuid() != 0 {
+		return nil
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		if err := os.Chmod(dir, 0o755); err != nil { // the umask may have removed o+x
+			return err
+		}
+	}
+	for p := dir; ; p = filepath.Dir(p) {
+		info, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if info.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("running as root, PostgreSQL runs as an unprivileged OS user, which cannot reach %s because %s is not searchable by other users: use a --dir it can reach (for example under /var/lib or /tmp) or run: chmod o+x %s", dir, p, p)
+		}
+		if parent := filepath.Dir(p); parent == p {
+			return nil
+		}
+	}
+}
+
+// startLocalCluster initdbs DIR/data on first use (created) and starts it on port.
+func startLocalCluster(ctx context.Context, dir string, port int, stderr io.Writer) (_ *pgcluster.Cluster, created bool, err error) {
+	cluster, err := pgcluster.New(pgcluster.Options{
+		DataDir:  filepath.Join(dir, dataDirName),
+		Port:     port,
+		Password: localPassword,
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if !cluster.Initialized() {
+		fmt.Fprintf(stderr, "Creating a PostgreSQL cluster in %s...\n", cluster.DataDir())
+		if err := cluster.Init(ctx); err != nil {
+			return nil, false, err
+		}
+		created = true
+	}
+	if cluster.Running(ctx) {
+		// Left over from a start that did not shut down (no live pid file was found): restart it on the
+		// requested port.
+		fmt.Fprintln(stderr, "Stopping a PostgreSQL left running on this directory...")
+		if err := cluster.Stop(ctx); err != nil {
+			return nil, false, err
+		}
+	}
+	if err := portFree(port); err != nil {
+		return nil, false, fmt.Errorf("cannot start PostgreSQL on 127.0.0.1:%d (--db-port): %w; pick another port with --db-port", port, err)
+	}
+	fmt.Fprintf(stderr, "Starting PostgreSQL on 127.0.0.1:%d...\n", port)
+	if err := cluster.Start(ctx); err != nil {
+		return nil, false, err
+	}
+	return cluster, created, nil
+}
+
+func portFree(port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return errors.New("the port is already in use")
+	}
+	return l.Close()
+}
+
+// prepareDatabase runs dbsetup as the superuser of adminURL, loads the demo when asked, and
+// gives the authenticator role the project's password. It returns the URL the API's requests connect with:
+// adminURL with authenticator as the user, so that a JWT can only select roles authenticator is granted.
+func prepareDatabase(ctx context.Context, adminURL, authenticatorPassword string, loadDemo bool) (string, error) {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return "", fmt.Errorf("connect to the database: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if err := dbsetup.Apply(ctx, conn); err != nil {
+		return "", fmt.Errorf("set up the database: %w", err)
+	}
+	if loadDemo {
+		if err := dbsetup.LoadDemo(ctx, conn); err != nil {
+			return "", err
+		}
+	}
+	// ALTER ROLE takes no parameters: format() quotes the password as a literal.
+	var stmt string
+	if err := conn.QueryRow(ctx, `select format('alter role authenticator with login password %L', $1::text)`, authenticatorPassword).Scan(&stmt); err != nil {
+		return "", fmt.Errorf("set the authenticator password: %w", err)
+	}
+	if _, err := conn.Exec(ctx, stmt); err != nil {
+		return "", fmt.Errorf("set the authenticator password: %w", err)
+	}
+	return withUser(adminURL, "authenticator", authenticatorPassword), nil
+}
+
+// withUser returns the connection string with another user and password; it accepts URLs and keyword=value
+// strings.
+func withUser(connString, user, password string) string {
+	if u, err := url.Parse(connString); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		u.User = url.UserPassword(user, password)
+		return u.String()
+	}
+	quote := func(v string) string {
+		return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
+	}
+	// Later keywords win.
+	return connString + " user=" + quote(user) + " password=" + quote(password)
+}

@@ -1,0 +1,654 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/pgcluster"
+)
+
+// binDir holds the binary that binary builds; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// binary builds pgreflect once per test binary.
+var binary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "pgreflect-bin-")
+	if err != nil {
+		return "", err
+	}
+	binDir = dir
+	bin := filepath.Join(dir, "pgreflect")
+	out, err := exec.Command("go", "build", "-buildvcs=false", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", &buildError{err, string(out)}
+	}
+	return bin, nil
+})
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + e.out }
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the binary with its own PostgreSQL")
+	}
+	if _, err := pgcluster.BinDir(); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// projectDir is a directory PostgreSQL can reach when the tests run as root (it then runs as another user).
+func projectDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pgreflect-cmd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "project")
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	p, err := pgcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// process is a pgreflect subprocess of a test. It is reaped as soon as it exits, so that `stop` does not
+// wait on a zombie, and killed when the test ends if it still runs.
+type process struct {
+	cmd    *exec.Cmd
+	output *syncBuffer
+	exited chan struct{} // closed once err is set
+	err    error
+}
+
+// launch runs the binary with args (and extra environment) and returns at once.
+func launch(t *testing.T, bin string, env []string, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	p := &process{cmd: cmd, output: &syncBuffer{}, exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.output, p.output
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		if !p.hasExited() {
+			cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	return p
+}
+
+func (p *process) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits up to d for the process to exit and returns its error.
+func (p *process) wait(t *testing.T, d time.Duration) error {
+	t.Helper()
+	select {
+	case <-p.exited:
+		return p.err
+	case <-time.After(d):
+		t.Fatalf("%s still running after %s:\n%s", p.cmd.Args[1], d, p.output)
+		return nil
+	}
+}
+
+// waitFor waits until the output contains marker (and, when port is not 0, the port accepts connections).
+func (p *process) waitFor(t *testing.T, marker string, port int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if p.hasExited() {
+			t.Fatalf("pgreflect %s exited early: %v\n%s", p.cmd.Args[1], p.err, p.output)
+		}
+		if strings.Contains(p.output.String(), marker) {
+			if port == 0 {
+				return
+			}
+			if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+				c.Close()
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pgreflect %s did not come up:\n%s", p.cmd.Args[1], p.output)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startProject runs `pgreflect start` and waits until it serves HTTP.
+func startProject(t *testing.T, bin, dir string, port, dbPort int) *process {
+	t.Helper()
+	p := launch(t, bin, nil, "start", "--dir", dir, "--port", strconv.Itoa(port), "--db-port", strconv.Itoa(dbPort),
+		"--workdir", t.TempDir())
+	// Runs before launch's cleanup: a start killed by the test leaves its PostgreSQL behind.
+	t.Cleanup(func() {
+		if !p.hasExited() {
+			p.cmd.Process.Kill()
+			<-p.exited
+		}
+		exec.Command(bin, "stop", "--dir", dir).Run()
+	})
+	p.waitFor(t, "Serving on", port)
+	return p
+}
+
+func runBinary(t *testing.T, bin string, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	return string(out), err
+}
+
+func parseEnvLines(t *testing.T, s string) map[string]string {
+	t.Helper()
+	env := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), "=")
+		if !ok {
+			t.Fatalf("not a KEY=value line: %q", sc.Text())
+		}
+		env[k] = v
+	}
+	return env
+}
+
+func TestStartStatusStopRestart(t *testing.T) {
+	bin := buildBinary(t)
+	dir := projectDir(t)
+	port, dbPort := freePort(t), freePort(t)
+	ctx := context.Background()
+
+	first := startProject(t, bin, dir, port, dbPort)
+	out, err := runBinary(t, bin, "status", "--dir", dir, "-o", "env")
+	if err != nil {
+		t.Fatalf("status -o env: %v\n%s", err, out)
+	}
+	env := parseEnvLines(t, out)
+	for _, k := range envKeys {
+		if env[k] == "" {
+			t.Errorf("status -o env: %s missing or empty", k)
+		}
+	}
+	apiURL := "http://127.0.0.1:" + strconv.Itoa(port)
+	if env["API_URL"] != apiURL || env["GRAPHQL_URL"] != apiURL+"/graphql/v1" || env["MANAGEMENT_URL"] != apiURL {
+		t.Errorf("URLs: %v", env)
+	}
+	if len(env["PROJECT_REF"]) != 20 || strings.ToLower(env["PROJECT_REF"]) != env["PROJECT_REF"] {
+		t.Errorf("PROJECT_REF %q: want 20 lower-case characters", env["PROJECT_REF"])
+	}
+	if len(env["JWT_SECRET"]) < 40 {
+		t.Errorf("JWT_SECRET has %d characters, want at least 40", len(env["JWT_SECRET"]))
+	}
+	if _, ok := env[authenticatorPasswordKey]; ok {
+		t.Error("status -o env prints the authenticator password")
+	}
+	// The printed keys and secret are also in the start output.
+	for _, k := range []string{"ANON_KEY", "SERVICE_ROLE_KEY", "PROJECT_REF", "DB_URL"} {
+		if !strings.Contains(first.output.String(), env[k]) {
+			t.Errorf("start did not print %s", k)
+		}
+	}
+	info, err := os.Stat(filepath.Join(dir, envFileName))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("project.env mode: %v, %v; want 0600", info, err)
+	}
+	if out, err := runBinary(t, bin, "status", "--dir", dir); err != nil || !strings.Contains(out, "is running") {
+		t.Errorf("status: %v\n%s", err, out)
+	}
+
+	checkGraphQL(t, apiURL, env["ANON_KEY"])
+	checkAuthRoutes(t, env)
+	checkRoles(t, env)
+
+	// The API's login role is authenticator, which may become the API roles but not the superuser.
+	kept, err := readProjectEnv(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	authURL := withUser(env["DB_URL"], "authenticator", kept[authenticatorPasswordKey])
+	authConn, err := pgx.Connect(ctx, authURL)
+	if err != nil {
+		t.Fatalf("connect as authenticator: %v", err)
+	}
+	if _, err := authConn.Exec(ctx, "set role anon"); err != nil {
+		t.Errorf("authenticator cannot become anon: %v", err)
+	}
+	if _, err := authConn.Exec(ctx, "reset role; set role postgres"); err == nil {
+		t.Error("authenticator could become postgres")
+	}
+	authConn.Close(ctx)
+
+	// The demo is there; remove a row to see that the second start does not load it again.
+	if n := countAccounts(t, env["DB_URL"]); n != 2 {
+		t.Fatalf("demo accounts: %d, want 2", n)
+	}
+	admin, err := pgx.Connect(ctx, env["DB_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, "delete from public.blog_post; delete from public.blog; delete from public.account where email = 'bob@example.com'"); err != nil {
+		t.Fatal(err)
+	}
+	admin.Close(ctx)
+
+	// A second start on the same directory is refused while the first runs.
+	if out, err := runBinary(t, bin, "start", "--dir", dir, "--port", strconv.Itoa(freePort(t)), "--db-port", strconv.Itoa(freePort(t))); err == nil || !strings.Contains(out, "already running") {
+		t.Errorf("second concurrent start: %v\n%s", err, out)
+	}
+
+	if out, err := runBinary(t, bin, "stop", "--dir", dir); err != nil || !strings.Contains(out, "Stopped pgreflect") {
+		t.Fatalf("stop: %v\n%s", err, out)
+	}
+	if err := first.wait(t, time.Minute); err != nil {
+		t.Errorf("start exited with %v after stop\n%s", err, first.output)
+	}
+	assertPostgresGone(t, dir, dbPort)
+	if _, err := os.Stat(filepath.Join(dir, pidFileName)); !os.IsNotExist(err) {
+		t.Errorf("pid file left behind: %v", err)
+	}
+	if out, err := runBinary(t, bin, "status", "--dir", dir); err != nil || !strings.Contains(out, "not running") {
+		t.Errorf("status after stop: %v\n%s", err, out)
+	}
+
+	// Restart: same secrets and keys, demo not reloaded.
+	port2, dbPort2 := freePort(t), freePort(t)
+	second := startProject(t, bin, dir, port2, dbPort2)
+	out, err = runBinary(t, bin, "status", "--dir", dir, "-o", "env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env2 := parseEnvLines(t, out)
+	for _, k := range []string{"JWT_SECRET", "PROJECT_REF", "ANON_KEY", "SERVICE_ROLE_KEY", "MANAGEMENT_TOKEN"} {
+		if env2[k] != env[k] {
+			t.Errorf("%s changed on restart: %q -> %q", k, env[k], env2[k])
+		}
+	}
+	if want := "http://127.0.0.1:" + strconv.Itoa(port2); env2["API_URL"] != want {
+		t.Errorf("API_URL after restart %q, want %q", env2["API_URL"], want)
+	}
+	if n := countAccounts(t, env2["DB_URL"]); n != 1 {
+		t.Errorf("accounts after restart: %d; want 1 (demo not reloaded)", n)
+	}
+	checkGraphQL(t, env2["API_URL"], env2["ANON_KEY"])
+
+	// SIGINT (Ctrl-C) stops it as cleanly as `stop` (SIGTERM) does.
+	if err := second.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.wait(t, time.Minute); err != nil {
+		t.Errorf("start exited with %v after SIGINT\n%s", err, second.output)
+	}
+	assertPostgresGone(t, dir, dbPort2)
+
+	// A new cluster of an old project (its data directory deleted) gets the demo again, with the same keys.
+	if err := os.RemoveAll(filepath.Join(dir, dataDirName)); err != nil {
+		t.Fatal(err)
+	}
+	third := startProject(t, bin, dir, freePort(t), freePort(t))
+	env3, err := readProjectEnv(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env3["ANON_KEY"] != env["ANON_KEY"] {
+		t.Error("anon key changed with a new cluster")
+	}
+	if n := countAccounts(t, env3["DB_URL"]); n != 2 {
+		t.Errorf("accounts in a new cluster: %d; want the demo's 2", n)
+	}
+	if out, err := runBinary(t, bin, "stop", "--dir", dir); err != nil {
+		t.Fatalf("stop: %v\n%s", err, out)
+	}
+	if err := third.wait(t, time.Minute); err != nil {
+		t.Errorf("start exited with %v after stop\n%s", err, third.output)
+	}
+}
+
+// countAccounts counts the rows of the demo's account table.
+func countAccounts(t *testing.T, dbURL string) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "select count(*) from public.account").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// checkGraphQL asks the running server for __typename with the anon key.
+func checkGraphQL(t *testing.T, apiURL, anonKey string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, apiURL+"/graphql/v1", strings.NewReader(`{"query":"{ __typename }"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("apikey", anonKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST /graphql/v1: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /graphql/v1: %d %s", resp.StatusCode, body)
+	}
+	want := map[string]any{"data": map[string]any{"__typename": "Query"}}
+	if !sameJSON(string(body), want) {
+		t.Fatalf("POST /graphql/v1 = %s, want the JSON of %v", body, want)
+	}
+}
+
+// sameJSON reports whether body is the JSON of want, whatever the spacing and key order.
+func sameJSON(body string, want any) bool {
+	var got any
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		return false
+	}
+	g, err1 := json.Marshal(got)
+	w, err2 := json.Marshal(want)
+	return err1 == nil && err2 == nil && string(g) == string(w)
+}
+
+// checkRoles checks through HTTP that the demo's row level security applies to a signed-in user and that a
+// JWT cannot select a role the superuser has but authenticator lacks (start must not serve as the superuser).
+func checkRoles(t *testing.T, env map[string]string) {
+	t.Helper()
+	keys, err := auth.NewKeys(env["JWT_SECRET"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(claims jwt.MapClaims) (int, string) {
+		token, err := keys.Sign(claims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := http.NewRequest(http.MethodPost, env["GRAPHQL_URL"], strings.NewReader(`{"query":"{ todoCollection { edges { node { task } } } }"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("apikey", env["ANON_KEY"])
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	exp := time.Now().Add(time.Hour).Unix()
+	code, body := post(jwt.MapClaims{"sub": "00000000-0000-4000-8000-000000000002", "role": "authenticated", "exp": exp})
+	want := map[string]any{"data": map[string]any{"todoCollection": map[string]any{"edges": []any{
+		map[string]any{"node": map[string]any{"task": "Buy timber"}}}}}}
+	if code != http.StatusOK || !sameJSON(body, want) {
+		t.Errorf("to-dos of the second demo user: %d %s", code, body)
+	}
+	if code, body := post(jwt.MapClaims{"sub": "00000000-0000-4000-8000-000000000002", "role": "pg_read_all_data", "exp": exp}); code != http.StatusUnauthorized {
+		t.Errorf("JWT role pg_read_all_data: %d %s, want 401", code, body)
+	}
+}
+
+// checkAuthRoutes checks that start mounted the auth service and the management API.
+func checkAuthRoutes(t *testing.T, env map[string]string) {
+	t.Helper()
+	get := func(url string, header map[string]string) (int, string) {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := get(env["API_URL"]+"/auth/v1/settings", map[string]string{"apikey": env["ANON_KEY"]}); code != http.StatusOK || !strings.Contains(body, `"external"`) {
+		t.Errorf("GET /auth/v1/settings: %d %s", code, body)
+	}
+	mgmt := env["MANAGEMENT_URL"] + "/v1/projects/" + env["PROJECT_REF"] + "/config/auth"
+	if code, body := get(mgmt, map[string]string{"Authorization": "Bearer " + env["MANAGEMENT_TOKEN"]}); code != http.StatusOK {
+		t.Errorf("GET %s with the management token: %d %s", mgmt, code, body)
+	}
+	if code, body := get(mgmt, map[string]string{"Authorization": "Bearer " + env["ANON_KEY"]}); code != http.StatusUnauthorized {
+		t.Errorf("GET %s with the anon key: %d %s, want 401", mgmt, code, body)
+	}
+}
+
+func assertPostgresGone(t *testing.T, dir string, dbPort int) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, dataDirName, "postmaster.pid")); !os.IsNotExist(err) {
+		t.Errorf("postmaster.pid still there: %v", err)
+	}
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(dbPort), time.Second); err == nil {
+		c.Close()
+		t.Errorf("something still listens on the database port %d", dbPort)
+	}
+}
+
+func TestStartReportsBusyPorts(t *testing.T) {
+	bin := buildBinary(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	busyPort := strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)
+
+	out, err := runBinary(t, bin, "start", "--dir", projectDir(t), "--port", busyPort, "--db-port", strconv.Itoa(freePort(t)))
+	if err == nil || !strings.Contains(out, "127.0.0.1:"+busyPort+" (--port)") {
+		t.Errorf("busy HTTP port: %v\n%s", err, out)
+	}
+	dir := projectDir(t)
+	out, err = runBinary(t, bin, "start", "--dir", dir, "--port", strconv.Itoa(freePort(t)), "--db-port", busyPort)
+	if err == nil || !strings.Contains(out, "127.0.0.1:"+busyPort+" (--db-port)") || !strings.Contains(out, "already in use") {
+		t.Errorf("busy database port: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, pidFileName)); !os.IsNotExist(err) {
+		t.Errorf("a failed start left a pid file: %v", err)
+	}
+}
+
+func TestServeAndSetup(t *testing.T) {
+	bin := buildBinary(t)
+	dir := projectDir(t)
+	startProject(t, bin, dir, freePort(t), freePort(t))
+	env, err := readProjectEnv(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, env["DB_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	for _, stmt := range []string{`create database plain`, `create role plain_login login password 'pw'`} {
+		if _, err := admin.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plainAdmin := strings.Replace(env["DB_URL"], "/postgres?", "/plain?", 1)
+	plainLogin := withUser(plainAdmin, "plain_login", "pw")
+
+	// serve refuses a database that is not set up when its login role cannot set it up.
+	servePort := freePort(t)
+	out, err := runBinary(t, bin, "serve", "--db-url", plainLogin, "--jwt-secret", env["JWT_SECRET"], "--port", strconv.Itoa(servePort), "--workdir", t.TempDir())
+	if err == nil || !strings.Contains(out, "pgreflect setup") {
+		t.Fatalf("serve on a database without setup: %v\n%s", err, out)
+	}
+
+	if out, err := runBinary(t, bin, "setup", "--db-url", plainAdmin); err != nil {
+		t.Fatalf("setup: %v\n%s", err, out)
+	}
+	c, err := pgx.Connect(ctx, plainAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var triggers int
+	err = c.QueryRow(ctx, `select count(*) from pg_event_trigger where evtname like 'pgreflect_%'`).Scan(&triggers)
+	c.Close(ctx)
+	if err != nil || triggers != 2 {
+		t.Fatalf("event triggers after setup: %d, %v", triggers, err)
+	}
+
+	// serve as authenticator on the set-up database answers with the keys given; sign-in is off without a
+	// role that may write schema auth.
+	keyEnv := []string{"PGREFLECT_JWT_SECRET=" + env["JWT_SECRET"], "PGREFLECT_ANON_KEY=" + env["ANON_KEY"],
+		"PGREFLECT_SERVICE_ROLE_KEY=" + env["SERVICE_ROLE_KEY"]}
+	output := serveProcess(t, bin, keyEnv, "--db-url", withUser(plainAdmin, "authenticator", env[authenticatorPasswordKey]),
+		"--port", strconv.Itoa(servePort), "--workdir", t.TempDir())
+	if strings.Contains(output.String(), "generated") || !strings.Contains(output.String(), "sign-in (/auth/v1) and the management API (/v1) are off") {
+		t.Errorf("serve as authenticator:\n%s", output)
+	}
+	checkGraphQL(t, "http://127.0.0.1:"+strconv.Itoa(servePort), env["ANON_KEY"])
+
+	// serve with a superuser on a database without setup sets it up itself, warns, and generates keys.
+	if _, err := admin.Exec(ctx, `create database fresh`); err != nil {
+		t.Fatal(err)
+	}
+	freshPort := freePort(t)
+	output = serveProcess(t, bin, nil, "--db-url", strings.Replace(env["DB_URL"], "/postgres?", "/fresh?", 1),
+		"--jwt-secret", env["JWT_SECRET"], "--port", strconv.Itoa(freshPort), "--workdir", t.TempDir())
+	out = output.String()
+	if !strings.Contains(out, "Setting up the database") || !strings.Contains(out, "is a superuser") {
+		t.Errorf("serve as superuser on a new database:\n%s", out)
+	}
+	i := strings.Index(out, "anon key (generated")
+	if i < 0 {
+		t.Fatalf("no generated anon key:\n%s", out)
+	}
+	fields := strings.Fields(out[i:])
+	checkGraphQL(t, "http://127.0.0.1:"+strconv.Itoa(freshPort), fields[6])
+
+	// start --db-url uses an existing database (last: it gives the cluster-wide authenticator role the new
+	// project's password), loads the demo there, and its stop leaves that database's server running.
+	if _, err := admin.Exec(ctx, `create database external`); err != nil {
+		t.Fatal(err)
+	}
+	externalURL := strings.Replace(env["DB_URL"], "/postgres?", "/external?", 1)
+	extDir, extPort := projectDir(t), freePort(t)
+	ext := launch(t, bin, nil, "start", "--dir", extDir, "--db-url", externalURL, "--port", strconv.Itoa(extPort), "--workdir", t.TempDir())
+	ext.waitFor(t, "Serving on", extPort)
+	extEnv, err := readProjectEnv(extDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extEnv["DB_URL"] != externalURL {
+		t.Errorf("DB_URL %q, want %q", extEnv["DB_URL"], externalURL)
+	}
+	if _, err := os.Stat(filepath.Join(extDir, dataDirName)); !os.IsNotExist(err) {
+		t.Errorf("start --db-url created a cluster: %v", err)
+	}
+	checkGraphQL(t, extEnv["API_URL"], extEnv["ANON_KEY"])
+	checkRoles(t, extEnv)
+	if out, err := runBinary(t, bin, "stop", "--dir", extDir); err != nil || !strings.Contains(out, "Stopped pgreflect") {
+		t.Fatalf("stop: %v\n%s", err, out)
+	}
+	if err := ext.wait(t, time.Minute); err != nil {
+		t.Errorf("start --db-url exited with %v\n%s", err, ext.output)
+	}
+	if err := admin.Ping(ctx); err != nil {
+		t.Errorf("the external database's server stopped with its pgreflect: %v", err)
+	}
+}
+
+// serveProcess runs `pgreflect serve` with args until the test ends (then SIGINT, which must stop it cleanly)
+// and returns its output once it serves.
+func serveProcess(t *testing.T, bin string, env []string, args ...string) *syncBuffer {
+	t.Helper()
+	p := launch(t, bin, env, append([]string{"serve"}, args...)...)
+	// Runs before launch's cleanup.
+	t.Cleanup(func() {
+		p.cmd.Process.Signal(os.Interrupt)
+		if err := p.wait(t, 30*time.Second); err != nil {
+			t.Errorf("serve exited with %v\n%s", err, p.output)
+		}
+	})
+	p.waitFor(t, "GraphQL URL", 0)
+	return p.output
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+)
+
+func runStatus(args []string, stdout, stderr io.Writer) error {
+	var dir, output string
+	flags := newFlagSet("status", stderr)
+	flags.StringVar(&dir, "dir", ".pgreflect", "project directory of `pgreflect start`")
+	flags.StringVar(&output, "o", "pretty", "output format: pretty or env (KEY=value lines)")
+	flags.Usage = func() {
+		fmt.Fprintln(flags.Output(), "usage: pgreflect status [--dir DIR] [-o env]")
+		flags.PrintDefaults()
+	}
+	if err := parseFlags(flags, args); err != nil {
+		return err
+	}
+	if output != "pretty" && output != "env" {
+		return fmt.Errorf("unknown output format %q: use pretty or env", output)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	env, err := readProjectEnv(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no project in %s: run `pgreflect start --dir %s` first", abs, dir)
+	}
+	if err != nil {
+		return err
+	}
+	if output == "env" {
+		for _, k := range envKeys {
+			fmt.Fprintf(stdout, "%s=%s\n", k, env[k])
+		}
+		return nil
+	}
+	if pid, alive := readPID(abs); alive {
+		fmt.Fprintf(stdout, "pgreflect is running (pid %d) on %s.\n\n", pid, abs)
+	} else {
+		fmt.Fprintf(stdout, "pgreflect is not running on %s; these are the values of its last start.\n\n", abs)
+	}
+	printProject(stdout, env)
+	return nil
+}
+
+// printProject prints a project's URLs and keys for people.
+func printProject(w io.Writer, env map[string]string) {
+	labels := map[string]string{
+		"API_URL":          "API URL",
+		"GRAPHQL_URL":      "GraphQL URL",
+		"DB_URL":           "DB URL",
+		"PROJECT_REF":      "Project ref",
+		"ANON_KEY":         "anon key",
+		"SERVICE_ROLE_KEY": "service_role key",
+		"JWT_SECRET":       "JWT secret",
+		"MANAGEMENT_URL":   "Management URL",
+		"MANAGEMENT_TOKEN": "Management token",
+	}
+	width := 0
+	for _, l := range labels {
+		width = max(width, len(l))
+	}
+	for _, k := range envKeys {
+		fmt.Fprintf(w, "%*s: %s\n", width, labels[k], env[k])
+	}
+}

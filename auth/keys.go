@@ -13,9 +13,14 @@ import (
 )
 
 // Keys signs and verifies the project's JWTs. API keys (anon, service_role) and, by default, user access tokens
-// are HS256 with the project's JWT secret, as in Supabase.
+// are HS256 with the project's JWT secret, as in Supabase. With asymmetric signing keys (WithSigningKeys) user
+// access tokens are signed by the key marked for signing, with its kid, and tokens of every listed key verify.
 type Keys struct {
 	secret []byte
+	// signer signs user access tokens; nil means HS256 with secret.
+	signer *asymmetricKey
+	// byKid holds the public half of every asymmetric key.
+	byKid map[string]*asymmetricKey
 }
 
 // MinSecretLength is the shortest JWT secret accepted (Supabase asks for at least 32 characters).
@@ -57,9 +62,8 @@ var ErrInvalidToken = errors.New("invalid JWT")
 // with are accepted: a token with alg "none" or an algorithm that does not fit the key is rejected.
 func (k *Keys) Verify(token string) (jwt.MapClaims, error) {
 	claims := jwt.MapClaims{}
-	_, err := jwt.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
-		return k.secret, nil
-	}, jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithExpirationRequired())
+	_, err := jwt.ParseWithClaims(token, claims, k.verificationKey, jwt.WithValidMethods(k.validMethods()),
+		jwt.WithExpirationRequired())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}

@@ -1,0 +1,189 @@
+package authapi
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/pgreflect/pgreflect/testidp"
+)
+
+func (w *world) mgmt(inst *instance, method, ref, token string, body any) response {
+	w.t.Helper()
+	h := map[string]string{}
+	if token != "" {
+		h["Authorization"] = "Bearer " + token
+	}
+	return w.do(method, inst.apiURL+"/v1/projects/"+ref+"/config/auth", body, h)
+}
+
+func TestManagementAuthAndRef(t *testing.T) {
+	w := newWorld(t, nil)
+	for name, r := range map[string]response{
+		"no token":    w.mgmt(w.inst, http.MethodGet, tRef, "", nil),
+		"wrong token": w.mgmt(w.inst, http.MethodGet, tRef, tMgmtToken+"0", nil),
+		"anon key":    w.mgmt(w.inst, http.MethodPatch, tRef, w.anon, map[string]any{"site_url": "https://x.example"}),
+		"service key": w.mgmt(w.inst, http.MethodGet, tRef, w.service, nil),
+	} {
+		if r.status != http.StatusUnauthorized {
+			t.Errorf("%s: %d %s", name, r.status, r.raw)
+		}
+	}
+	if r := w.mgmt(w.inst, http.MethodGet, "aaaaaaaaaaaaaaaaaaaa", tMgmtToken, nil); r.status != http.StatusNotFound {
+		t.Errorf("wrong ref: %d %s", r.status, r.raw)
+	}
+	r := w.mgmt(w.inst, http.MethodGet, tRef, tMgmtToken, nil)
+	if r.status != http.StatusOK || r.str("site_url") != tSiteURL || r.body["external_google_enabled"] != true ||
+		r.str("external_google_client_id") != tWebClient+","+tIOSClient || r.body["jwt_exp"] != float64(3600) {
+		t.Fatalf("GET: %d %s", r.status, r.raw)
+	}
+	// The secret never appears in clear: hex HMAC-SHA256 keyed by the project ref.
+	mac := hmac.New(sha256.New, []byte(tRef))
+	mac.Write([]byte(tIDPSecret))
+	if got := r.str("external_google_secret"); got != hex.EncodeToString(mac.Sum(nil)) || strings.Contains(string(r.raw), tIDPSecret) {
+		t.Errorf("secret in GET: %q", got)
+	}
+	if r.body["external_github_enabled"] != false || r.body["external_github_secret"] != nil {
+		t.Errorf("unconfigured provider: %v %v", r.body["external_github_enabled"], r.body["external_github_secret"])
+	}
+}
+
+func TestManagementValidation(t *testing.T) {
+	w := newWorld(t, nil)
+	for _, c := range []struct {
+		body  any
+		field string
+	}{
+		{map[string]any{"jwt_exp": 604801}, "jwt_exp"},
+		{map[string]any{"jwt_exp": -1}, "jwt_exp"},
+		{map[string]any{"jwt_exp": "3600"}, "jwt_exp"},
+		{map[string]any{"jwt_exp": 1.5}, "jwt_exp"},
+		{map[string]any{"site_url": "not a url"}, "site_url"},
+		{map[string]any{"site_url": "https://a.example,https://b.example"}, "site_url"},
+		{map[string]any{"uri_allow_list": "https://ok.example/**,https://[bad"}, "uri_allow_list"},
+		{map[string]any{"external_google_enabled": "yes"}, "external_google_enabled"},
+		{map[string]any{"external_google_client_id": 42}, "external_google_client_id"},
+		{map[string]any{"external_google_client_id": "a, b"}, "external_google_client_id"},
+		{map[string]any{"external_google_secret": " padded "}, "external_google_secret"},
+		{map[string]any{"external_google_skip_nonce_check": 1}, "external_google_skip_nonce_check"},
+		{map[string]any{"external_gitlab_enabled": true}, "external_gitlab_client_id"},
+		{map[string]any{"site_url": "https://fine.example", "jwt_exp": 99999999}, "jwt_exp"},
+	} {
+		r := w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, c.body)
+		if r.status != http.StatusBadRequest || !strings.Contains(r.str("message"), c.field) {
+			t.Errorf("PATCH %v: %d %s, want 400 naming %s", c.body, r.status, r.raw, c.field)
+		}
+	}
+	if r := w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, "[1,2]"); r.status != http.StatusBadRequest {
+		t.Errorf("non-object body: %d", r.status)
+	}
+	// Nothing of the rejected requests was stored (the last one had a valid site_url next to a bad field).
+	if r := w.mgmt(w.inst, http.MethodGet, tRef, tMgmtToken, nil); r.str("site_url") != tSiteURL || r.body["jwt_exp"] != float64(3600) {
+		t.Errorf("a rejected PATCH changed the config: %s", r.raw)
+	}
+	if n := w.count(`select version from auth.pgreflect_config`); n != 0 {
+		t.Errorf("config version %d after only rejected PATCHes", n)
+	}
+}
+
+func TestManagementPatchTakesEffectEverywhere(t *testing.T) {
+	w := newWorld(t, nil)
+	second := w.start(nil) // another instance on the same database
+
+	// Both instances sign in before the change.
+	if r := w.do(http.MethodGet, second.apiURL+"/auth/v1/authorize?provider=google", nil, nil); r.status != http.StatusFound {
+		t.Fatalf("second instance authorize: %d %s", r.status, r.raw)
+	}
+	r := w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, map[string]any{
+		"external_google_enabled": false, "jwt_exp": 120, "site_url": "https://new-site.example",
+		"uri_allow_list": "https://new-app.example/**", "unknown_field_the_cli_sends": "ignored",
+		"external_google_email_optional": nil,
+	})
+	if r.status != http.StatusOK || r.body["external_google_enabled"] != false || r.body["jwt_exp"] != float64(120) ||
+		r.str("uri_allow_list") != "https://new-app.example/**" {
+		t.Fatalf("PATCH: %d %s", r.status, r.raw)
+	}
+	// The other instance sees it on its next request.
+	got := w.do(http.MethodGet, second.apiURL+"/auth/v1/authorize?provider=google", nil, map[string]string{"X-Supabase-Api-Version": "2024-01-01"})
+	wantError(t, "disabled on the other instance", got, 400, "validation_failed", "Unsupported provider: provider is not enabled")
+	if s := w.do(http.MethodGet, second.apiURL+"/auth/v1/settings", nil, map[string]string{"apikey": w.anon}); s.body["external"].(map[string]any)["google"] != false {
+		t.Errorf("settings on the other instance: %s", s.raw)
+	}
+	if g := w.mgmt(second, http.MethodGet, tRef, tMgmtToken, nil); g.str("site_url") != "https://new-site.example" {
+		t.Errorf("GET on the other instance: %s", g.raw)
+	}
+
+	// Re-enable with a new client ID and an additional one: the ID-token grant accepts the additional one.
+	r = w.mgmt(second, http.MethodPatch, tRef, tMgmtToken, map[string]any{
+		"external_google_enabled": true, "external_google_client_id": tWebClient, "external_google_additional_client_ids": "android-client",
+	})
+	if r.status != http.StatusOK || r.str("external_google_additional_client_ids") != "android-client" {
+		t.Fatalf("PATCH 2: %d %s", r.status, r.raw)
+	}
+	c := w.idp.Claims(testidp.DefaultUser)
+	c["aud"] = "android-client"
+	tok := w.api(http.MethodPost, "/token?grant_type=id_token", map[string]any{"provider": "google", "id_token": w.idp.MintIDToken(c, testidp.MintOptions{})}, "")
+	if tok.status != http.StatusOK {
+		t.Fatalf("additional client id: %d %s", tok.status, tok.raw)
+	}
+	claims := w.claims(tok.str("access_token"))
+	if exp, iat := claims["exp"].(float64), claims["iat"].(float64); exp-iat != 120 || tok.body["expires_in"] != float64(120) {
+		t.Errorf("jwt_exp not applied: exp-iat=%v expires_in=%v", exp-iat, tok.body["expires_in"])
+	}
+	c["aud"] = tIOSClient // dropped from client_id by the PATCH
+	tok = w.api(http.MethodPost, "/token?grant_type=id_token", map[string]any{"provider": "google", "id_token": w.idp.MintIDToken(c, testidp.MintOptions{})}, "")
+	wantOAuthError(t, "removed client id", tok, "invalid request", "Unacceptable audience in id_token: ["+tIOSClient+"]")
+
+	// The new allow list and site URL drive redirects.
+	_, final := w.flow(url.Values{"provider": {"google"}, "redirect_to": {"https://new-app.example/cb"}})
+	if !strings.HasPrefix(final.String(), "https://new-app.example/cb#") {
+		t.Errorf("new allow list: %v", final)
+	}
+	_, final = w.flow(url.Values{"provider": {"google"}, "redirect_to": {tAppURL}})
+	if !strings.HasPrefix(final.String(), "https://new-site.example") {
+		t.Errorf("old allow list entry still accepted: %v", final)
+	}
+
+	// Persisted: a fresh instance started later has the same configuration.
+	third := w.start(nil)
+	if g := w.mgmt(third, http.MethodGet, tRef, tMgmtToken, nil); g.body["jwt_exp"] != float64(120) || g.str("external_google_client_id") != tWebClient {
+		t.Errorf("restarted instance: %s", g.raw)
+	}
+	if n := w.count(`select count(*) from auth.audit_log_entries where payload->>'action' = 'auth_config_updated'`); n != 2 {
+		t.Errorf("audit entries for config changes: %d", n)
+	}
+}
+
+func TestConcurrentPatchesAllPersist(t *testing.T) {
+	w := newWorld(t, nil)
+	second := w.start(nil)
+	fields := []map[string]any{
+		{"jwt_exp": 600}, {"site_url": "https://s.example"}, {"external_google_skip_nonce_check": true},
+		{"uri_allow_list": "https://u.example/**"}, {"disable_signup": true}, {"security_refresh_token_reuse_interval": 3},
+	}
+	done := make(chan response, len(fields))
+	for i, f := range fields {
+		inst := w.inst
+		if i%2 == 1 {
+			inst = second
+		}
+		go func() { done <- w.mgmt(inst, http.MethodPatch, tRef, tMgmtToken, f) }()
+	}
+	for range fields {
+		if r := <-done; r.status != http.StatusOK {
+			t.Errorf("PATCH: %d %s", r.status, r.raw)
+		}
+	}
+	g := w.mgmt(w.inst, http.MethodGet, tRef, tMgmtToken, nil)
+	if g.body["jwt_exp"] != float64(600) || g.str("site_url") != "https://s.example" || g.body["external_google_skip_nonce_check"] != true ||
+		g.str("uri_allow_list") != "https://u.example/**" || g.body["disable_signup"] != true || g.body["security_refresh_token_reuse_interval"] != float64(3) {
+		t.Errorf("a concurrent change was lost: %s", g.raw)
+	}
+	if n := w.count(`select version from auth.pgreflect_config`); n != len(fields) {
+		t.Errorf("config version %d after %d changes", n, len(fields))
+	}
+}

@@ -1,0 +1,103 @@
+package authapi
+
+import (
+	"net"
+	"net/url"
+	"strings"
+)
+
+// validRedirect applies Supabase Auth's redirect allow-list rules to a redirect_to value:
+//  1. empty or unparsable: rejected;
+//  2. same scheme and host as site_url, and the same port unless the host is a loopback name: accepted;
+//  3. a decimal-integer host is rejected; an IP-literal host is accepted exactly when it is loopback; an
+//     http(s) host name with characters outside letters, digits, '-' and '.' is rejected;
+//  4. otherwise the URL without its fragment must match one of the allow-list globs (separators '.' and '/').
+func (st *settings) validRedirect(raw string) bool {
+	if raw == "" || strings.ContainsAny(raw, " \t\r\n\\") {
+		return false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Opaque != "" && u.Host == "" && (u.Scheme == "http" || u.Scheme == "https") {
+		return false
+	}
+	scheme := strings.ToLower(u.Scheme)
+	httpLike := scheme == "http" || scheme == "https"
+	host := strings.ToLower(u.Hostname())
+	if httpLike && host == "" {
+		return false
+	}
+	if site, err := url.Parse(st.SiteURL); err == nil && site.Host != "" {
+		if scheme == strings.ToLower(site.Scheme) && host == strings.ToLower(site.Hostname()) &&
+			(loopbackName(host) || effectivePort(u) == effectivePort(site)) {
+			return true
+		}
+	}
+	if host != "" {
+		if allDigits(host) {
+			return false
+		}
+		if ip := net.ParseIP(host); ip != nil {
+			return ip.IsLoopback()
+		}
+		if httpLike && !plainHostname(host) {
+			return false
+		}
+	}
+	withoutFragment, _, _ := strings.Cut(raw, "#")
+	for _, g := range st.allowGlobs {
+		if g.Match(withoutFragment) {
+			return true
+		}
+	}
+	return false
+}
+
+// redirectTarget picks the flow's redirect: redirect_to if allowed, else the Referer if allowed, else site_url.
+func (st *settings) redirectTarget(redirectTo, referer string) string {
+	if st.validRedirect(redirectTo) {
+		return redirectTo
+	}
+	if st.validRedirect(referer) {
+		return referer
+	}
+	return st.SiteURL
+}
+
+func loopbackName(host string) bool {
+	switch host {
+	case "localhost", "127.0.0.1", "::1", "0.0.0.0":
+		return true
+	}
+	return strings.HasSuffix(host, ".localhost")
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	}
+	return ""
+}
+
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func plainHostname(h string) bool {
+	for _, c := range h {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,168 @@
+// Package authapi serves Supabase Auth's external-provider sign-in over HTTP (the /auth/v1 routes that
+// supabase-js calls) and the auth part of the Supabase Management API (/v1/projects/{ref}/config/auth).
+package authapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/config"
+	"github.com/pgreflect/pgreflect/oidc"
+)
+
+// Options configure a Service.
+type Options struct {
+	Pool            *pgxpool.Pool // a role that may own and write schema auth
+	Keys            *auth.Keys
+	Config          config.Auth
+	APIURL          string // e.g. http://127.0.0.1:54321; default redirect_uri {APIURL}/auth/v1/callback, issuer {APIURL}/auth/v1
+	ProjectRef      string
+	ManagementToken string // required by the management API; kept only as a hash
+	AnonKey         string // accepted apikey values
+	ServiceRoleKey  string
+	HTTPClient      *http.Client // for provider calls; nil = default with a 10 s timeout
+	Logger          *slog.Logger // nil = slog.Default()
+}
+
+// Service is the auth HTTP service. It keeps no state of its own beyond caches: every record and every
+// configuration change lives in Postgres, so several instances may serve the same database.
+type Service struct {
+	opts      Options
+	store     *auth.Store
+	providers *oidc.Client
+	log       *slog.Logger
+	cache     settingsCache
+	mgmtHash  [sha256.Size]byte
+	hasMgmt   bool
+	now       func() time.Time
+}
+
+// New checks the options, applies the auth schema migrations and returns the service.
+func New(ctx context.Context, opts Options) (*Service, error) {
+	if opts.Pool == nil || opts.Keys == nil {
+		return nil, errors.New("authapi: Pool and Keys are required")
+	}
+	opts.APIURL = strings.TrimSuffix(opts.APIURL, "/")
+	if opts.APIURL == "" {
+		return nil, errors.New("authapi: APIURL is required")
+	}
+	if err := auth.Migrate(ctx, opts.Pool); err != nil {
+		return nil, err
+	}
+	s := &Service{
+		opts:      opts,
+		store:     auth.NewStore(opts.Pool),
+		providers: oidc.NewClient(opts.HTTPClient),
+		log:       opts.Logger,
+		now:       time.Now,
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if opts.ManagementToken != "" {
+		s.mgmtHash = sha256.Sum256([]byte(opts.ManagementToken))
+		s.hasMgmt = true
+	}
+	s.opts.ManagementToken = ""
+	if _, err := s.settings(ctx); err != nil {
+		return nil, fmt.Errorf("authapi: %w", err)
+	}
+	return s, nil
+}
+
+// Close releases the service's resources; the pool belongs to the caller.
+func (s *Service) Close() {}
+
+// issuer is the iss claim of access tokens.
+func (s *Service) issuer() string {
+	if s.opts.Config.JWTIssuer != "" {
+		return s.opts.Config.JWTIssuer
+	}
+	return s.opts.APIURL + "/auth/v1"
+}
+
+func (s *Service) callbackURL() string { return s.opts.APIURL + "/auth/v1/callback" }
+
+// maxBodyBytes is Supabase Auth's request body limit.
+const maxBodyBytes = 1 << 20
+
+// handlerFunc is a handler that returns its error for writeError.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (s *Service) wrap(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}
+
+// AuthHandler serves the /auth/v1 routes, with paths relative to /auth/v1.
+func (s *Service) AuthHandler() http.Handler {
+	mux := http.NewServeMux()
+	open := func(pattern string, h handlerFunc) { mux.Handle(pattern, s.wrap(h)) }
+	keyed := func(pattern string, h handlerFunc) { mux.Handle(pattern, s.requireAPIKey(s.wrap(h))) }
+	// A browser navigating to these sends no apikey, and the JWKS is public.
+	open("GET /authorize", s.authorize)
+	open("GET /callback", s.callback)
+	open("POST /callback", s.callback)
+	open("GET /.well-known/jwks.json", s.jwks)
+	keyed("GET /health", s.health)
+	keyed("GET /settings", s.settingsHandler)
+	keyed("POST /token", s.token)
+	keyed("GET /user", s.user)
+	keyed("POST /logout", s.logout)
+	keyed("/", func(w http.ResponseWriter, r *http.Request) error {
+		return newError(http.StatusNotFound, "not_found", "Not Found")
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodOptions {
+			// CORS preflights carry no apikey; the server's CORS layer answers them, and anything that
+			// reaches us is acknowledged without content.
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// requireAPIKey does what Supabase's gateway does in front of Auth: the apikey header (or query parameter)
+// must be one of the project's keys.
+func (s *Service) requireAPIKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("apikey")
+		if key == "" {
+			key = r.URL.Query().Get("apikey")
+		}
+		if key == "" {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "No API key found in request"})
+			return
+		}
+		if !s.knownAPIKey(key) {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Invalid API key"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Service) knownAPIKey(key string) bool {
+	ok := false
+	for _, k := range []string{s.opts.AnonKey, s.opts.ServiceRoleKey} {
+		if k != "" && subtle.ConstantTimeCompare([]byte(k), []byte(key)) == 1 {
+			ok = true
+		}
+	}
+	return ok
+}

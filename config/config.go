@@ -127,6 +127,10 @@ func Load(workdir string, getenv func(string) string) (Config, []Warning, error)
 		return cfg, nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	substituteEnv(reflect.ValueOf(&cfg).Elem(), lookup, &warnings)
+	// As in the Supabase CLI, signing_keys_path is relative to the supabase directory.
+	if p := cfg.Auth.SigningKeysPath; p != "" && !filepath.IsAbs(p) {
+		cfg.Auth.SigningKeysPath = filepath.Join(dir, p)
+	}
 	if err := applyEnvOverrides(&cfg, lookup); err != nil {
 		return cfg, warnings, err
 	}

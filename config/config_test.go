@@ -141,3 +141,14 @@ func TestDefaultsWithoutFileAndBadInput(t *testing.T) {
 		t.Error("malformed TOML was accepted")
 	}
 }
+
+func TestSigningKeysPathIsRelativeToSupabaseDir(t *testing.T) {
+	dir := writeProject(t, map[string]string{"config.toml": "[auth]\nsigning_keys_path = \"./signing_keys.json\"\n"})
+	cfg, _, err := Load(dir, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "supabase", "signing_keys.json"); cfg.Auth.SigningKeysPath != want {
+		t.Errorf("signing keys path %q, want %q", cfg.Auth.SigningKeysPath, want)
+	}
+}

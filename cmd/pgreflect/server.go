@@ -59,6 +59,13 @@ func newServer(ctx context.Context, o serverOptions) (_ *server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if path := o.config.Auth.SigningKeysPath; path != "" {
+		// User access tokens are then signed with the asymmetric key; both the auth routes and /graphql/v1
+		// verify them with the same key set.
+		if keys, err = keys.WithSigningKeysFile(path); err != nil {
+			return nil, err
+		}
+	}
 	pool, err := newPool(ctx, o.requestURL)
 	if err != nil {
 		return nil, err

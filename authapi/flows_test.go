@@ -262,7 +262,7 @@ func TestIDTokenSkipNonceAndDisabledProvider(t *testing.T) {
 		p.SkipNonceCheck = true
 		a.External["google"] = p
 	})
-	c := w.idp.Claims(testidp.DefaultUser)
+	c := w.idp.Claims(testidp.DefaultUser())
 	c["nonce"] = "whatever-the-ios-sdk-put-here"
 	r := w.api(http.MethodPost, "/token?grant_type=id_token",
 		map[string]any{"provider": "google", "id_token": w.idp.MintIDToken(c, testidp.MintOptions{})}, "")
@@ -276,7 +276,7 @@ func TestIDTokenSkipNonceAndDisabledProvider(t *testing.T) {
 		a.External["google"] = p
 	})
 	r = w2.api(http.MethodPost, "/token?grant_type=id_token",
-		map[string]any{"provider": "google", "id_token": w2.idp.MintIDToken(w2.idp.Claims(testidp.DefaultUser), testidp.MintOptions{})}, "")
+		map[string]any{"provider": "google", "id_token": w2.idp.MintIDToken(w2.idp.Claims(testidp.DefaultUser()), testidp.MintOptions{})}, "")
 	wantError(t, "disabled provider", r, 400, "provider_disabled", `Provider (issuer "`+w2.idp.URL()+`") is not enabled`)
 }
 
@@ -323,7 +323,7 @@ func TestAccountLinkingAndSignupRules(t *testing.T) {
 	// Signups disabled: known users still sign in, new ones are refused.
 	w2 := newWorld(t, func(a *config.Auth) { a.EnableSignup = false })
 	r = w2.api(http.MethodPost, "/token?grant_type=id_token", map[string]any{"provider": "google",
-		"id_token": w2.idp.MintIDToken(w2.idp.Claims(testidp.DefaultUser), testidp.MintOptions{})}, "")
+		"id_token": w2.idp.MintIDToken(w2.idp.Claims(testidp.DefaultUser()), testidp.MintOptions{})}, "")
 	wantError(t, "signup disabled", r, 422, "signup_disabled", "Signups not allowed for this instance")
 	if n := w2.count(`select count(*) from auth.users`); n != 0 {
 		t.Errorf("signup disabled created %d users", n)
@@ -336,7 +336,7 @@ func TestAccountLinkingAndSignupRules(t *testing.T) {
 
 func TestRefreshRotationAndReuse(t *testing.T) {
 	w := newWorld(t, func(a *config.Auth) { a.RefreshTokenReuseInterval = 0 })
-	s := w.idTokenSignIn(testidp.DefaultUser)
+	s := w.idTokenSignIn(testidp.DefaultUser())
 	refresh := func(tok string) response {
 		t.Helper()
 		return w.api(http.MethodPost, "/token?grant_type=refresh_token", map[string]string{"refresh_token": tok}, "")
@@ -370,7 +370,7 @@ func TestRefreshRotationAndReuse(t *testing.T) {
 
 func TestRefreshReuseIntervalTolerance(t *testing.T) {
 	w := newWorld(t, func(a *config.Auth) { a.RefreshTokenReuseInterval = 30 })
-	s := w.idTokenSignIn(testidp.DefaultUser)
+	s := w.idTokenSignIn(testidp.DefaultUser())
 	refresh := func(tok string) response {
 		return w.api(http.MethodPost, "/token?grant_type=refresh_token", map[string]string{"refresh_token": tok}, "")
 	}
@@ -392,9 +392,9 @@ func TestRefreshReuseIntervalTolerance(t *testing.T) {
 
 func TestLogoutScopes(t *testing.T) {
 	w := newWorld(t, nil)
-	a := w.idTokenSignIn(testidp.DefaultUser).str("access_token")
-	b := w.idTokenSignIn(testidp.DefaultUser).str("access_token")
-	c := w.idTokenSignIn(testidp.DefaultUser).str("access_token")
+	a := w.idTokenSignIn(testidp.DefaultUser()).str("access_token")
+	b := w.idTokenSignIn(testidp.DefaultUser()).str("access_token")
+	c := w.idTokenSignIn(testidp.DefaultUser()).str("access_token")
 	wantError(t, "bad scope", w.api(http.MethodPost, "/logout?scope=everything", nil, a), 400, "validation_failed", "")
 
 	if r := w.api(http.MethodPost, "/logout?scope=local", nil, a); r.status != http.StatusNoContent || len(r.raw) != 0 {
@@ -414,7 +414,7 @@ func TestLogoutScopes(t *testing.T) {
 		t.Errorf("own session after others logout: %d", r.status)
 	}
 
-	d := w.idTokenSignIn(testidp.DefaultUser)
+	d := w.idTokenSignIn(testidp.DefaultUser())
 	if r := w.api(http.MethodPost, "/logout", nil, b); r.status != http.StatusNoContent {
 		t.Fatalf("global logout: %d %s", r.status, r.raw)
 	}
@@ -436,7 +436,7 @@ func TestUserAuthentication(t *testing.T) {
 	wantError(t, "sub not a uuid", w.api(http.MethodGet, "/user", nil, other), 400, "bad_jwt", "")
 	ghost, _ := w.keys.Sign(jwt.MapClaims{"sub": "6b1f9a7e-2c3d-4e5f-8a9b-0c1d2e3f4a5b", "exp": time.Now().Add(time.Minute).Unix()})
 	wantError(t, "unknown user", w.api(http.MethodGet, "/user", nil, ghost), 403, "user_not_found", "")
-	s := w.idTokenSignIn(testidp.DefaultUser)
+	s := w.idTokenSignIn(testidp.DefaultUser())
 	r := w.do(http.MethodGet, w.inst.apiURL+"/auth/v1/user", nil, map[string]string{"apikey": w.anon,
 		"Authorization": "Bearer " + s.str("access_token"), "X-JWT-AUD": "something-else", "X-Supabase-Api-Version": "2024-01-01"})
 	wantError(t, "X-JWT-AUD mismatch", r, 400, "validation_failed", "")
@@ -631,7 +631,7 @@ func TestValidRedirect(t *testing.T) {
 
 func TestSQLHelpersSeeTheUser(t *testing.T) {
 	w := newWorld(t, nil)
-	token := w.idTokenSignIn(testidp.DefaultUser).str("access_token")
+	token := w.idTokenSignIn(testidp.DefaultUser()).str("access_token")
 	claims := w.claims(token)
 	raw, _ := json.Marshal(claims)
 	tx, err := w.pool.Begin(t.Context())
@@ -650,7 +650,7 @@ func TestSQLHelpersSeeTheUser(t *testing.T) {
 		Scan(&uid, &role, &email, &provider); err != nil {
 		t.Fatal(err)
 	}
-	if uid != claims["sub"] || role != "authenticated" || email != testidp.DefaultUser.Email || provider != "google" {
+	if uid != claims["sub"] || role != "authenticated" || email != testidp.DefaultUser().Email || provider != "google" {
 		t.Errorf("helpers: %s %s %s %s", uid, role, email, provider)
 	}
 	// The API roles cannot read the auth tables.
@@ -672,7 +672,7 @@ func TestAsymmetricUserTokens(t *testing.T) {
 	}
 	w.keys = keys
 	w.inst = w.start(nil)
-	s := w.idTokenSignIn(testidp.DefaultUser)
+	s := w.idTokenSignIn(testidp.DefaultUser())
 	if h := tokenHeader(t, s.str("access_token")); h["alg"] != "ES256" || h["kid"] != "b81269f1-21d8-4f2e-b719-c2240a840d90" {
 		t.Fatalf("header %v", h)
 	}
@@ -709,7 +709,7 @@ func TestFailingUserTriggerRedirectsWithError(t *testing.T) {
 	}
 	// The ID-token grant reports the same failure as a 500 without internals.
 	r := w.api(http.MethodPost, "/token?grant_type=id_token",
-		map[string]any{"provider": "google", "id_token": w.idp.MintIDToken(w.idp.Claims(testidp.DefaultUser), testidp.MintOptions{})}, "")
+		map[string]any{"provider": "google", "id_token": w.idp.MintIDToken(w.idp.Claims(testidp.DefaultUser()), testidp.MintOptions{})}, "")
 	wantError(t, "id_token grant with failing trigger", r, 500, "unexpected_failure", "")
 	if strings.Contains(string(r.raw), "profiles") {
 		t.Errorf("the 500 leaks the database error: %s", r.raw)
@@ -733,7 +733,7 @@ func TestAnyDiscoveryProvider(t *testing.T) {
 		t.Errorf("app_metadata %v", claims["app_metadata"])
 	}
 	r := w.api(http.MethodPost, "/token?grant_type=id_token", map[string]any{"issuer": issuer, "client_id": tWebClient,
-		"id_token": w.idp.MintIDToken(w.idp.Claims(testidp.DefaultUser), testidp.MintOptions{})}, "")
+		"id_token": w.idp.MintIDToken(w.idp.Claims(testidp.DefaultUser()), testidp.MintOptions{})}, "")
 	if r.status != http.StatusOK || w.claims(r.str("access_token"))["sub"] != claims["sub"] {
 		t.Errorf("id_token by issuer: %d %s", r.status, r.raw)
 	}

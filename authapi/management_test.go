@@ -124,7 +124,7 @@ func TestManagementPatchTakesEffectEverywhere(t *testing.T) {
 	if r.status != http.StatusOK || r.str("external_google_additional_client_ids") != "android-client" {
 		t.Fatalf("PATCH 2: %d %s", r.status, r.raw)
 	}
-	c := w.idp.Claims(testidp.DefaultUser)
+	c := w.idp.Claims(testidp.DefaultUser())
 	c["aud"] = "android-client"
 	tok := w.api(http.MethodPost, "/token?grant_type=id_token", map[string]any{"provider": "google", "id_token": w.idp.MintIDToken(c, testidp.MintOptions{})}, "")
 	if tok.status != http.StatusOK {

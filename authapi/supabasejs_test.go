@@ -423,14 +423,14 @@ func TestSupabaseJSPKCEFlow(t *testing.T) {
 
 			noJSError(t, "exchangeCodeForSession", f.Exchange)
 			s := f.Exchange.Session
-			w.checkSession(t, "exchangeCodeForSession", s, testidp.DefaultUser.Email)
+			w.checkSession(t, "exchangeCodeForSession", s, testidp.DefaultUser().Email)
 			if s.ProviderToken == "" {
 				t.Errorf("no provider_token")
 			}
 			if got := s.ProviderRefreshToken != ""; got != offline {
 				t.Errorf("provider_refresh_token present = %v with offline access asked = %v", got, offline)
 			}
-			if len(s.User.Identities) != 1 || s.User.Identities[0].ID != testidp.DefaultUser.Sub ||
+			if len(s.User.Identities) != 1 || s.User.Identities[0].ID != testidp.DefaultUser().Sub ||
 				s.User.Identities[0].Provider != "google" {
 				t.Errorf("identities %+v", s.User.Identities)
 			}
@@ -469,7 +469,7 @@ func TestSupabaseJSImplicitFlow(t *testing.T) {
 			}
 			noJSError(t, "setSession", f.SetSession)
 			s := f.SetSession.Session
-			w.checkSession(t, "setSession", s, testidp.DefaultUser.Email)
+			w.checkSession(t, "setSession", s, testidp.DefaultUser().Email)
 			if n := w.count("select count(*) from auth.flow_state"); n != 0 {
 				t.Errorf("%d flow_state rows left after the implicit callback", n)
 			}

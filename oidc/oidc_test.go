@@ -108,10 +108,10 @@ func TestVerifyIDTokenAndDiscoveryCache(t *testing.T) {
 	c := NewClient(hc)
 	p := Provider{Name: "google", Issuer: idp.URL(), ClientIDs: []string{"web", "ios"}}
 	ctx := context.Background()
-	claims := idp.Claims(testidp.DefaultUser)
+	claims := idp.Claims(testidp.DefaultUser())
 	for i := 0; i < 3; i++ {
 		id, err := c.VerifyIDToken(ctx, p, idp.MintIDToken(claims, testidp.MintOptions{}), "", "")
-		if err != nil || id.Subject != testidp.DefaultUser.Sub || id.Email != testidp.DefaultUser.Email || !id.EmailVerified {
+		if err != nil || id.Subject != testidp.DefaultUser().Sub || id.Email != testidp.DefaultUser().Email || !id.EmailVerified {
 			t.Fatalf("verify: %+v %v", id, err)
 		}
 	}
@@ -128,23 +128,23 @@ func TestVerifyIDTokenAndDiscoveryCache(t *testing.T) {
 	}
 	bad("alg none", idp.MintIDToken(claims, testidp.MintOptions{Alg: "none"}), "", "", "invalid request", "Bad ID token")
 	bad("wrong key", idp.MintIDToken(claims, testidp.MintOptions{WrongKey: true}), "", "", "invalid request", "Bad ID token")
-	expired := idp.Claims(testidp.DefaultUser)
+	expired := idp.Claims(testidp.DefaultUser())
 	expired["exp"] = 1000
 	bad("expired", idp.MintIDToken(expired, testidp.MintOptions{}), "", "", "invalid request", "Bad ID token")
-	wrongIss := idp.Claims(testidp.DefaultUser)
+	wrongIss := idp.Claims(testidp.DefaultUser())
 	wrongIss["iss"] = "https://accounts.google.com"
 	bad("wrong issuer", idp.MintIDToken(wrongIss, testidp.MintOptions{}), "", "", "invalid request", "Bad ID token")
-	aud := idp.Claims(testidp.DefaultUser)
+	aud := idp.Claims(testidp.DefaultUser())
 	aud["aud"] = []string{"x", "y"}
 	bad("audience", idp.MintIDToken(aud, testidp.MintOptions{}), "", "", "invalid request", "Unacceptable audience in id_token: [x y]")
 	aud["aud"] = []string{"x", "ios"}
 	if _, err := c.VerifyIDToken(ctx, p, idp.MintIDToken(aud, testidp.MintOptions{}), "", ""); err != nil {
 		t.Errorf("one accepted audience among several: %v", err)
 	}
-	noSub := idp.Claims(testidp.DefaultUser)
+	noSub := idp.Claims(testidp.DefaultUser())
 	delete(noSub, "sub")
 	bad("no sub", idp.MintIDToken(noSub, testidp.MintOptions{}), "", "", "invalid request", "Missing sub claim in id_token")
-	withNonce := idp.Claims(testidp.DefaultUser)
+	withNonce := idp.Claims(testidp.DefaultUser())
 	withNonce["nonce"] = HashNonce("r")
 	bad("nonce mismatch", idp.MintIDToken(withNonce, testidp.MintOptions{}), "", "s", "invalid nonce", "Nonces mismatch")
 	bad("nonce only in token", idp.MintIDToken(withNonce, testidp.MintOptions{}), "", "", "invalid request",
@@ -155,7 +155,7 @@ func TestVerifyIDTokenAndDiscoveryCache(t *testing.T) {
 		t.Errorf("skip_nonce_check: %v", err)
 	}
 	sum := sha256.Sum256([]byte("ya29.access"))
-	withHash := idp.Claims(testidp.DefaultUser)
+	withHash := idp.Claims(testidp.DefaultUser())
 	withHash["at_hash"] = base64.RawURLEncoding.EncodeToString(sum[:16])
 	if _, err := c.VerifyIDToken(ctx, p, idp.MintIDToken(withHash, testidp.MintOptions{}), "ya29.access", ""); err != nil {
 		t.Errorf("matching at_hash: %v", err)
@@ -195,7 +195,7 @@ func TestAuthCodeURLAndExchange(t *testing.T) {
 	resp.Body.Close()
 	cb, _ := url.Parse(resp.Header.Get("Location"))
 	res, err := c.Exchange(context.Background(), p, cb.Query().Get("code"))
-	if err != nil || res.AccessToken == "" || res.RefreshToken == "" || res.Identity.Subject != testidp.DefaultUser.Sub {
+	if err != nil || res.AccessToken == "" || res.RefreshToken == "" || res.Identity.Subject != testidp.DefaultUser().Sub {
 		t.Fatalf("exchange: %+v %v", res, err)
 	}
 	if _, err := c.Exchange(context.Background(), p, cb.Query().Get("code")); !errors.Is(err, ErrExchange) {

@@ -46,12 +46,14 @@ type User struct {
 }
 
 // DefaultUser is the user who consents until SetUser names another.
-var DefaultUser = User{
-	Sub:           "100000000000000000001",
-	Email:         "test.user@example.com",
-	EmailVerified: true,
-	Name:          "Test User",
-	Picture:       "https://example.com/test-user.png",
+func DefaultUser() User {
+	return User{
+		Sub:           "100000000000000000001",
+		Email:         "test.user@example.com",
+		EmailVerified: true,
+		Name:          "Test User",
+		Picture:       "https://example.com/test-user.png",
+	}
 }
 
 // MintOptions choose how MintIDToken signs.
@@ -150,7 +152,7 @@ func New(opts Options) (*Server, error) {
 		wrongKey: wrongKey,
 		kid:      randomToken(8),
 		ln:       ln,
-		user:     DefaultUser,
+		user:     DefaultUser(),
 		codes:    map[string]*grant{},
 		access:   map[string]accessToken{},
 		refresh:  map[string]refreshToken{},

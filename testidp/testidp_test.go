@@ -134,7 +134,7 @@ func TestCodeFlowWithPKCEAndNonce(t *testing.T) {
 	if tok.RefreshToken != "" {
 		t.Errorf("refresh token issued without access_type=offline&prompt=consent")
 	}
-	if idt.Nonce != "n-0S6_WzA2Mj" || idt.Subject != DefaultUser.Sub || idt.Issuer != f.idp.URL() {
+	if idt.Nonce != "n-0S6_WzA2Mj" || idt.Subject != DefaultUser().Sub || idt.Issuer != f.idp.URL() {
 		t.Errorf("id token: nonce %q sub %q iss %q", idt.Nonce, idt.Subject, idt.Issuer)
 	}
 	if err := idt.VerifyAccessToken(tok.AccessToken); err != nil {
@@ -149,14 +149,14 @@ func TestCodeFlowWithPKCEAndNonce(t *testing.T) {
 	if err := idt.Claims(&claims); err != nil {
 		t.Fatal(err)
 	}
-	if claims.Email != DefaultUser.Email || !claims.EmailVerified || claims.Name != DefaultUser.Name || claims.Picture != DefaultUser.Picture {
+	if claims.Email != DefaultUser().Email || !claims.EmailVerified || claims.Name != DefaultUser().Name || claims.Picture != DefaultUser().Picture {
 		t.Errorf("claims %+v", claims)
 	}
 	ui, err := f.provider.UserInfo(ctx, oauth2.StaticTokenSource(tok))
 	if err != nil {
 		t.Fatalf("userinfo: %v", err)
 	}
-	if ui.Subject != DefaultUser.Sub || ui.Email != DefaultUser.Email || !ui.EmailVerified {
+	if ui.Subject != DefaultUser().Sub || ui.Email != DefaultUser().Email || !ui.EmailVerified {
 		t.Errorf("userinfo %+v", ui)
 	}
 }
@@ -412,12 +412,12 @@ func TestMintIDToken(t *testing.T) {
 			t.Errorf("alg none token %q has a signature", tok)
 		}
 	}
-	expired := f.idp.Claims(DefaultUser)
+	expired := f.idp.Claims(DefaultUser())
 	expired["exp"] = time.Now().Add(-time.Hour).Unix()
 	if _, err := f.verifier().Verify(ctx, f.idp.MintIDToken(expired, MintOptions{})); err == nil {
 		t.Error("expired token accepted")
 	}
-	other := f.idp.Claims(DefaultUser)
+	other := f.idp.Claims(DefaultUser())
 	other["aud"] = "someone-else"
 	if _, err := f.verifier().Verify(ctx, f.idp.MintIDToken(other, MintOptions{})); err == nil {
 		t.Error("token for another audience accepted")

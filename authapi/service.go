@@ -5,7 +5,6 @@ package authapi
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -141,28 +140,15 @@ func (s *Service) AuthHandler() http.Handler {
 // must be one of the project's keys.
 func (s *Service) requireAPIKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get("apikey")
+		key := auth.APIKeyFromRequest(r)
 		if key == "" {
-			key = r.URL.Query().Get("apikey")
-		}
-		if key == "" {
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "No API key found in request"})
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": auth.MsgNoAPIKey})
 			return
 		}
-		if !s.knownAPIKey(key) {
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Invalid API key"})
+		if (auth.APIKeys{Anon: s.opts.AnonKey, ServiceRole: s.opts.ServiceRoleKey}).Role(key) == "" {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": auth.MsgInvalidAPIKey})
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-func (s *Service) knownAPIKey(key string) bool {
-	ok := false
-	for _, k := range []string{s.opts.AnonKey, s.opts.ServiceRoleKey} {
-		if k != "" && subtle.ConstantTimeCompare([]byte(k), []byte(key)) == 1 {
-			ok = true
-		}
-	}
-	return ok
 }

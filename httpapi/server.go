@@ -6,7 +6,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -193,18 +192,13 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 // authenticate checks the API key and the bearer token and returns the session, or an HTTP status and
 // message.
 func (s *Server) authenticate(r *http.Request) (resolve.Session, int, string) {
-	key := r.Header.Get("apikey")
+	key := auth.APIKeyFromRequest(r)
 	if key == "" {
-		return resolve.Session{}, http.StatusUnauthorized, "No API key found in request"
+		return resolve.Session{}, http.StatusUnauthorized, auth.MsgNoAPIKey
 	}
-	var keyRole string
-	switch {
-	case s.opts.AnonKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.opts.AnonKey)) == 1:
-		keyRole = "anon"
-	case s.opts.ServiceRoleKey != "" && subtle.ConstantTimeCompare([]byte(key), []byte(s.opts.ServiceRoleKey)) == 1:
-		keyRole = "service_role"
-	default:
-		return resolve.Session{}, http.StatusUnauthorized, "Invalid API key"
+	keyRole := auth.APIKeys{Anon: s.opts.AnonKey, ServiceRole: s.opts.ServiceRoleKey}.Role(key)
+	if keyRole == "" {
+		return resolve.Session{}, http.StatusUnauthorized, auth.MsgInvalidAPIKey
 	}
 	token := key
 	if h := r.Header.Get("Authorization"); h != "" {

@@ -276,7 +276,7 @@ func (b *builder) relationships(tables []*Table) map[*Table]*tableRelationships 
 		if coversUniqueIndex(local.Rel, fk.LocalColumns) {
 			rname := fk.Directives.LocalName
 			if rname == "" {
-				rname = relationshipName(fk.ForeignColumns, local, foreign.Inflect)
+				rname = relationshipName(fk.ForeignColumns, local, local.Inflect) // pg_graphql takes the flag of the table the field leads to
 			}
 			out[foreign].reverse = append(out[foreign].reverse, &Field{
 				Name: rname, Type: Named(local.TypeName), Kind: FieldToOne, Table: local, Relationship: rel})
@@ -474,8 +474,9 @@ func (b *builder) addAggregateTypes(t *Table, hidden bool) {
 	for _, g := range groups {
 		result := &Type{Kind: Object, Name: name + g.suffix, Role: RoleAggregateResult, Table: t, Aggregate: g.group, Hidden: hidden,
 			Description: str(fmt.Sprintf("Result of %s aggregation for `%s`", g.term, name))}
-		// Aggregate results list every matching column, as pg_graphql does (it does not filter by privilege).
-		for _, c := range t.AllColumns {
+		// Only columns the role may select: pg_graphql lists every column here, which leaks the names of hidden
+		// columns and fails at run time (docs/compatibility.md).
+		for _, c := range t.Columns {
 			sumAvg, minMax := aggregatable(c)
 			if (g.group == "sum" || g.group == "avg") && !sumAvg || (g.group == "min" || g.group == "max") && !minMax {
 				continue

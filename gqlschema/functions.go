@@ -53,7 +53,9 @@ func (b *builder) functions(tables []*Table) (map[*Table][]*Field, []*Field) {
 					continue
 				}
 				if field := b.functionField(f, name, byRowType, nil, true); field != nil {
-					field.Table = t
+					if field.Table == nil {
+						field.Table = t // a function returning rows keeps the table it returns
+					}
 					computed[t] = append(computed[t], field)
 				}
 				continue

@@ -1,8 +1,6 @@
 package gqlschema
 
 import (
-	"strings"
-
 	"github.com/pgreflect/pgreflect/reflect"
 )
 
@@ -88,7 +86,7 @@ var scalarByOID = map[uint32]struct {
 func (b *builder) valueType(oid uint32, typmod int, formatType string) (*ValueType, bool) {
 	t := b.cat.Types[oid]
 	if t != nil && t.Category == "A" && t.Elem != 0 {
-		elem, ok := b.scalarOf(t.Elem, -1)
+		elem, ok := b.scalarOf(t.Elem, typmod) // varchar(n)[] keeps the element length limit
 		if !ok {
 			return nil, false
 		}
@@ -144,24 +142,21 @@ var byPkTypes = map[string]bool{
 	"text": true, "varchar": true, "char": true, "bpchar": true, "citext": true, "uuid": true,
 }
 
-// aggregatable reports the aggregate groups a column may appear in: sum/avg and min/max.
+// aggregatable reports the aggregate groups a column may appear in: sum/avg and min/max. It goes by type oid
+// (pg_graphql goes by type name: int2 int4 int8 float4 float8 numeric money; text varchar char bpchar name citext;
+// date time timetz timestamp timestamptz; bool), so typmods such as timestamp(3) do not matter.
 func aggregatable(c *Column) (sumAvg, minMax bool) {
 	if c.Type.Array {
 		return false, false
 	}
-	name := ""
-	if t := c.SQL.FormatType; t != "" {
-		name = strings.SplitN(t, "(", 2)[0]
-	}
-	switch name {
-	case "smallint", "integer", "bigint", "real", "double precision", "numeric", "money":
+	switch c.Type.ElemOID {
+	case 20, 21, 23, 700, 701, 1700, 790:
 		return true, true
-	case "text", "character varying", "character", "name", "citext",
-		"date", "time without time zone", "time with time zone", "timestamp without time zone",
-		"timestamp with time zone", "boolean":
+	case 19, 1082, 1083, 1266, 1114, 1184, 16:
 		return false, true
 	}
-	return false, false
+	// text, varchar, bpchar, "char" and citext are the String scalars.
+	return false, c.Type.Scalar == "String"
 }
 
 // aggregateType is the GraphQL type of a column inside an aggregate group.

@@ -7,11 +7,14 @@
 package reflect
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	goreflect "reflect"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -211,15 +214,74 @@ func parseDirective(comment *string, dst any) error {
 	if m == nil {
 		return nil
 	}
-	if err := json.Unmarshal([]byte(m[1]), dst); err != nil {
-		return &DirectiveError{Detail: directiveMessage(err)}
+	doc, err := sqlReadKeys([]byte(m[1]))
+	if err != nil {
+		return &DirectiveJSONError{}
+	}
+	if err := json.Unmarshal(doc, dst); err != nil {
+		return &DirectiveError{Detail: directiveMessage(err, string(doc))}
 	}
 	return nil
 }
 
+// sqlReadKeys rewrites the top-level keys that pg_graphql's catalog query reads with SQL operators rather than
+// serde, so that they never fail to decode: names and descriptions are read with ->> (any scalar becomes its
+// text), inflect_names and introspection count only when they are JSON true, totalCount and aggregate only when
+// their "enabled" reads as the text 'true', and max_rows is cast from its text. Other keys stay as they are
+// and are decoded strictly, as serde would. An error means the text is not JSON.
+func sqlReadKeys(raw []byte) ([]byte, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("trailing data")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return raw, nil
+	}
+	for k, val := range obj {
+		switch k {
+		case "name", "description", "local_name", "foreign_name":
+			switch val := val.(type) {
+			case nil, string:
+			case json.Number:
+				obj[k] = string(val)
+			case bool:
+				obj[k] = strconv.FormatBool(val)
+			default:
+				b, _ := json.Marshal(val)
+				obj[k] = string(b)
+			}
+		case "inflect_names", "introspection":
+			obj[k] = val == true
+		case "totalCount", "aggregate":
+			inner, _ := val.(map[string]any)
+			e := inner["enabled"]
+			obj[k] = map[string]any{"enabled": e == true || e == "true"}
+		case "max_rows":
+			if s, ok := val.(string); ok {
+				if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+					obj[k] = json.Number(strings.TrimSpace(s))
+				}
+			}
+		}
+	}
+	return json.Marshal(obj)
+}
+
+// DirectiveJSONError is a comment directive that is not JSON. pg_graphql's catalog query casts it to jsonb, so
+// the request fails with Postgres' message.
+type DirectiveJSONError struct{}
+
+func (e *DirectiveJSONError) Error() string { return "invalid input syntax for type json" }
+
 // directiveMessage phrases a decoding error the way serde_json does, which pg_graphql shows verbatim, as far as
 // Go's decoder tells what was found.
-func directiveMessage(err error) string {
+func directiveMessage(err error, doc string) string {
 	var typeErr *json.UnmarshalTypeError
 	if !errors.As(err, &typeErr) {
 		return err.Error()
@@ -235,7 +297,72 @@ func directiveMessage(err error) string {
 		if strings.HasPrefix(n, "-") && typeErr.Type.Kind() == goreflect.Uint {
 			return fmt.Sprintf("invalid value: integer `%s`, expected %s", n, expected)
 		}
-		return fmt.Sprintf("invalid type: integer `%s`, expected %s", n, expected)
+		return fmt.Sprintf("invalid type: %s, expected %s", serdeNumber(n), expected)
 	}
-	return fmt.Sprintf("invalid type: %s, expected %s", typeErr.Value, expected)
+	return fmt.Sprintf("invalid type: %s, expected %s", serdeUnexpected(typeErr.Value, doc, typeErr.Offset), expected)
+}
+
+// serdeNumber describes a JSON number as serde's Unexpected does.
+func serdeNumber(n string) string {
+	if !strings.ContainsAny(n, ".eE") {
+		return "integer `" + n + "`"
+	}
+	if !strings.Contains(n, ".") {
+		if f, err := strconv.ParseFloat(n, 64); err == nil {
+			n = strconv.FormatFloat(f, 'f', -1, 64)
+		}
+	}
+	if !strings.Contains(n, ".") {
+		n += ".0"
+	}
+	return "floating point `" + n + "`"
+}
+
+// serdeUnexpected describes the JSON value that ends at offset in doc, of Go's kind, as serde's Unexpected does
+// (string "x", boolean `true`, sequence, map).
+func serdeUnexpected(kind, doc string, offset int64) string {
+	end := int(offset)
+	if end > len(doc) {
+		end = len(doc)
+	}
+	token := strings.TrimRight(doc[:end], " \t\r\n")
+	switch kind {
+	case "array":
+		return "sequence"
+	case "object":
+		return "map"
+	case "bool":
+		if strings.HasSuffix(token, "true") {
+			return "boolean `true`"
+		}
+		return "boolean `false`"
+	case "number":
+		start := len(token)
+		for start > 0 && strings.IndexByte("0123456789.eE+-", token[start-1]) >= 0 {
+			start--
+		}
+		return serdeNumber(token[start:])
+	case "string":
+		if !strings.HasSuffix(token, `"`) {
+			return "string"
+		}
+		for start := len(token) - 2; start >= 0; start-- {
+			if token[start] != '"' {
+				continue
+			}
+			backslashes := 0
+			for k := start - 1; k >= 0 && token[k] == '\\'; k-- {
+				backslashes++
+			}
+			if backslashes%2 == 1 {
+				continue // an escaped quote inside the string
+			}
+			var s string
+			if json.Unmarshal([]byte(token[start:]), &s) == nil {
+				return "string " + strconv.Quote(s)
+			}
+		}
+		return "string"
+	}
+	return kind
 }

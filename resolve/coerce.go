@@ -3,7 +3,6 @@ package resolve
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,12 +13,17 @@ import (
 // coerce checks a JSON-like value against an input type and normalises it: scalars become their SQL text
 // (Int stays a json.Number, Boolean a bool), enum values become SQL labels, a single value given for a list
 // becomes a one-element list. Errors carry pg_graphql's messages.
-func (r *request) coerce(v any, t *gqlschema.TypeRef) (any, error) {
+func (r *request) coerce(v any, t *gqlschema.TypeRef) (any, error) { return r.coerceMax(v, t, 0) }
+
+// coerceMax is coerce for a value whose strings are limited to maxLen bytes (varchar(n) columns; 0 = no
+// limit). The limit is the column's: it reaches the operators of the column's filter and its input fields, as
+// pg_graphql's String(Some(n)) scalar does.
+func (r *request) coerceMax(v any, t *gqlschema.TypeRef, maxLen int) (any, error) {
 	if t.Kind == gqlschema.NonNull {
 		if v == nil {
 			return nil, gqlError("Invalid input for NonNull type")
 		}
-		return r.coerce(v, t.OfType)
+		return r.coerceMax(v, t.OfType, maxLen)
 	}
 	if v == nil {
 		return nil, nil
@@ -31,7 +35,7 @@ func (r *request) coerce(v any, t *gqlschema.TypeRef) (any, error) {
 		}
 		out := make([]any, len(list))
 		for i, e := range list {
-			c, err := r.coerce(e, t.OfType)
+			c, err := r.coerceMax(e, t.OfType, maxLen)
 			if err != nil {
 				return nil, err
 			}
@@ -67,7 +71,11 @@ func (r *request) coerce(v any, t *gqlschema.TypeRef) (any, error) {
 			if !present {
 				continue
 			}
-			c, err := r.coerce(fv, f.Type)
+			fieldMax := maxLen
+			if f.Column != nil {
+				fieldMax = f.Column.Type.MaxLength
+			}
+			c, err := r.coerceMax(fv, f.Type, fieldMax)
 			if err != nil {
 				return nil, err
 			}
@@ -75,7 +83,7 @@ func (r *request) coerce(v any, t *gqlschema.TypeRef) (any, error) {
 		}
 		return out, nil
 	}
-	return coerceScalar(v, named.Name)
+	return coerceScalar(v, named.Name, maxLen)
 }
 
 func inputField(t *gqlschema.Type, name string) *gqlschema.InputValue {
@@ -117,7 +125,7 @@ func coerceEnum(v any, t *gqlschema.Type) (any, error) {
 	return nil, gqlError("Invalid input for %s type", t.Name)
 }
 
-func coerceScalar(v any, scalar string) (any, error) {
+func coerceScalar(v any, scalar string, maxLen int) (any, error) {
 	invalid := gqlError("Invalid input for %s type", scalar)
 	switch scalar {
 	case "Int":
@@ -125,8 +133,8 @@ func coerceScalar(v any, scalar string) (any, error) {
 		if !ok {
 			return nil, invalid
 		}
-		i, err := strconv.ParseInt(string(n), 10, 64)
-		if err != nil || i < math.MinInt32 || i > math.MaxInt32 {
+		// Any 64-bit integer passes, as in pg_graphql; Postgres reports values out of the column's range.
+		if _, err := strconv.ParseInt(string(n), 10, 64); err != nil {
 			return nil, invalid
 		}
 		return n, nil
@@ -139,9 +147,7 @@ func coerceScalar(v any, scalar string) (any, error) {
 	case "BigInt":
 		switch v := v.(type) {
 		case json.Number:
-			if _, err := strconv.ParseInt(string(v), 10, 64); err != nil {
-				return nil, invalid
-			}
+			// Any number passes, as in pg_graphql: Postgres rejects one that is not an integer.
 			return string(v), nil
 		case string:
 			return v, nil
@@ -177,8 +183,14 @@ func coerceScalar(v any, scalar string) (any, error) {
 		return string(b), nil
 	case "String":
 		s, ok := v.(string)
-		if !ok {
+		switch {
+		case !ok && maxLen > 0:
+			return nil, gqlError("Invalid input for String(Some(%d)) type", maxLen)
+		case !ok:
 			return nil, gqlError("Invalid input for String(None) type")
+		}
+		if err := checkLength(&s, maxLen); err != nil {
+			return nil, err
 		}
 		return s, nil
 	}

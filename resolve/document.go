@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -61,7 +63,7 @@ var absent = absentValue{}
 func parse(query string, operationName string, rawVariables json.RawMessage) (*ast.QueryDocument, *ast.OperationDefinition, map[string]any, error) {
 	doc, err := parser.ParseQuery(&ast.Source{Input: query})
 	if err != nil {
-		return nil, nil, nil, parseError(err)
+		return nil, nil, nil, parseError(query, err)
 	}
 	if len(doc.Operations) == 0 && len(doc.Fragments) == 0 {
 		return nil, nil, nil, emptyDocumentError(query)
@@ -90,47 +92,88 @@ func parse(query string, operationName string, rawVariables json.RawMessage) (*a
 	return doc, op, variables, nil
 }
 
-func parseError(err error) error {
+func parseError(query string, err error) error {
 	var ge *gqlerror.Error
 	if errors.As(err, &ge) {
 		line, col := 0, 0
 		if len(ge.Locations) > 0 {
 			line, col = ge.Locations[0].Line, ge.Locations[0].Column
 		}
-		return gqlError("query parse error: Parse error at %d:%d\n%s", line, col, parseErrorDetail(ge.Message))
+		return gqlError("query parse error: Parse error at %d:%d\n%s", line, col, parseErrorDetail(ge.Message, textAt(query, line, col)))
 	}
 	return gqlError("query parse error: %s", err.Error())
 }
 
 // parseErrorDetail rephrases a gqlparser message ("Expected Name, found <EOF>", "Unexpected )") as the
-// "Unexpected …\nExpected …\n" lines that Rust's graphql-parser prints. The positions and expectation lists of
-// the two parsers still differ in places (docs/compatibility.md).
-func parseErrorDetail(msg string) string {
+// "Unexpected …\nExpected …\n" lines that Rust's graphql-parser prints; at is the query text from the error
+// position on. The positions and expectation lists of the two parsers still differ in places
+// (docs/compatibility.md).
+func parseErrorDetail(msg string, at string) string {
 	if rest, ok := strings.CutPrefix(msg, "Expected "); ok {
 		if expected, found, ok := strings.Cut(rest, ", found "); ok {
-			return "Unexpected " + parseToken(found) + "\nExpected " + expected + "\n"
+			if isPunctuator(expected) {
+				expected = "`" + expected + "`"
+			}
+			return "Unexpected " + parseToken(found, at) + "\nExpected " + expected + "\n"
 		}
 	}
 	if tok, ok := strings.CutPrefix(msg, "Unexpected "); ok {
-		return "Unexpected " + parseToken(tok) + "\n"
+		return "Unexpected " + parseToken(tok, at) + "\n"
 	}
 	return msg + "\n"
 }
 
-// parseToken renders a gqlparser token description the way graphql-parser shows tokens.
-func parseToken(tok string) string {
-	if tok == "<EOF>" {
+// parseToken renders a gqlparser token description (`Name "where"`, `Name`, `)`, `<Invalid>`) the way
+// graphql-parser shows tokens, taking the token's text from at when gqlparser gives only its kind.
+func parseToken(tok string, at string) string {
+	switch {
+	case tok == "<EOF>":
 		return "end of input"
+	case tok == "<Invalid>" && at != "":
+		r, _ := utf8.DecodeRuneInString(at)
+		return fmt.Sprintf("`unexpected character %q`", r)
+	case isPunctuator(tok):
+		return "`" + tok + "[Punctuator]`"
+	case tok == "Name" || tok == "Int" || tok == "Float":
+		end := strings.IndexFunc(at, func(r rune) bool {
+			if tok != "Name" {
+				return !(unicode.IsDigit(r) || r == '-' || tok == "Float" && strings.ContainsRune(".eE+", r))
+			}
+			return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
+		})
+		if end < 0 {
+			end = len(at)
+		}
+		if end > 0 {
+			return "`" + at[:end] + "[" + tok + "]`"
+		}
 	}
 	for _, kind := range []string{"Name", "Int", "Float", "String", "BlockString"} {
 		if v, ok := strings.CutPrefix(tok, kind+" "); ok {
 			return "`" + strings.Trim(v, `"`) + "[" + kind + "]`"
 		}
 	}
-	if len(tok) <= 3 && strings.Trim(tok, "!$&()...:=@[]{|}") == "" {
-		return "`" + tok + "[Punctuator]`"
-	}
 	return "`" + tok + "`"
+}
+
+func isPunctuator(tok string) bool {
+	return tok != "" && len(tok) <= 3 && strings.Trim(tok, "!$&()...:=@[]{|}") == ""
+}
+
+// textAt is the query text from a 1-based line and column on ("" past the end).
+func textAt(query string, line, col int) string {
+	l, c := 1, 1
+	for i, r := range query {
+		if l == line && c == col {
+			return query[i:]
+		}
+		if r == '\n' {
+			l, c = l+1, 1
+		} else {
+			c++
+		}
+	}
+	return ""
 }
 
 // emptyDocumentError is graphql-parser's error for a document without definitions.
@@ -143,7 +186,7 @@ func emptyDocumentError(query string) error {
 			col++
 		}
 	}
-	return gqlError("query parse error: Parse error at %d:%d\nUnexpected end of input\nExpected {, query, mutation, subscription or fragment\n", line, col)
+	return gqlError("query parse error: Parse error at %d:%d\nUnexpected end of input\nExpected `{`, `query`, `mutation`, `subscription` or `fragment`\n", line, col)
 }
 
 func selectOperation(doc *ast.QueryDocument, name string) (*ast.OperationDefinition, error) {

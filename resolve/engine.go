@@ -142,6 +142,10 @@ func (e *Engine) resolve(ctx context.Context, conn *pgx.Conn, req Request, schem
 	}
 	schema, err := schemaFn()
 	if err != nil {
+		var je *reflect.DirectiveJSONError
+		if errors.As(err, &je) {
+			return dataNull(gqlError("%s", je.Error()))
+		}
 		var de *reflect.DirectiveError
 		if errors.As(err, &de) {
 			return errorsOnly(gqlError("%s", de.Error()))

@@ -47,6 +47,9 @@ func (r *request) filter(obj map[string]any, t *gqlschema.Table) (sqlgen.Expr, e
 				if err != nil {
 					return nil, err
 				}
+				if isEmptyFilter(x) {
+					continue // an entry that constrains nothing ({} or only missing variables) is dropped
+				}
 				parts = append(parts, x)
 			}
 			if len(parts) == 0 {
@@ -66,10 +69,19 @@ func (r *request) filter(obj map[string]any, t *gqlschema.Table) (sqlgen.Expr, e
 			if err != nil {
 				return nil, err
 			}
+			if isEmptyFilter(x) {
+				continue
+			}
 			and = append(and, sqlgen.Not{X: x})
 		}
 	}
 	return and, nil
+}
+
+// isEmptyFilter reports whether a planned filter constrains nothing.
+func isEmptyFilter(x sqlgen.Expr) bool {
+	a, ok := x.(sqlgen.And)
+	return ok && len(a) == 0
 }
 
 func columnFilter(ops map[string]any, c *gqlschema.Column) ([]sqlgen.Expr, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // rawJSON is JSON text produced by Postgres (jsonb text), embedded verbatim.
@@ -58,7 +59,7 @@ func writeJSON(buf *bytes.Buffer, v any) {
 		if v == nil {
 			buf.WriteString("null")
 		} else {
-			buf.Write(v)
+			writeNormalizedNumbers(buf, v)
 		}
 	case bool:
 		buf.WriteString(strconv.FormatBool(v))
@@ -126,4 +127,86 @@ func writeString(buf *bytes.Buffer, s string) {
 		}
 	}
 	buf.WriteByte('"')
+}
+
+// writeNormalizedNumbers copies jsonb text produced by Postgres, rewriting its numbers the way they come out of
+// pg_graphql. pg_graphql reads every result into a serde_json value (without arbitrary precision) and hands it
+// back as jsonb, so a number that is not a 64-bit integer becomes an f64, is printed shortest-round-trip by
+// ryu ("2.0", "0.15") and is read back by numeric_in: an average of 2.0000000000000000 answers 2.0.
+func writeNormalizedNumbers(buf *bytes.Buffer, raw []byte) {
+	inString := false
+	start := 0
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		if c == '"' {
+			inString = true
+			continue
+		}
+		if c != '-' && (c < '0' || c > '9') {
+			continue
+		}
+		j := i + 1
+		for j < len(raw) && strings.IndexByte("0123456789.eE+-", raw[j]) >= 0 {
+			j++
+		}
+		if n, ok := serdeNumber(string(raw[i:j])); ok {
+			buf.Write(raw[start:i])
+			buf.WriteString(n)
+			start = j
+		}
+		i = j - 1
+	}
+	buf.Write(raw[start:])
+}
+
+// serdeNumber returns the text a JSON number token ends up as after pg_graphql's serde_json and numeric round
+// trip, and false when it stays as it is (integers that fit in 64 bits).
+func serdeNumber(tok string) (string, bool) {
+	if !strings.ContainsAny(tok, ".eE") {
+		if _, err := strconv.ParseInt(tok, 10, 64); err == nil {
+			return "", false
+		}
+		if _, err := strconv.ParseUint(tok, 10, 64); err == nil {
+			return "", false
+		}
+	}
+	f, err := strconv.ParseFloat(tok, 64)
+	if err != nil {
+		return "", false
+	}
+	if f == 0 {
+		return "0.0", tok != "0.0"
+	}
+	sign := ""
+	if f < 0 {
+		sign, f = "-", -f
+	}
+	// Shortest round-trip digits d1.d2...dn and exponent e: the value is 0.d1...dn * 10^kk with kk = e + 1.
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	e, _ := strconv.Atoi(exp)
+	kk, n := e+1, len(digits)
+	var out string
+	switch {
+	case kk > 16:
+		// ryu switches to exponent notation, which numeric_in reads back as a plain integer.
+		out = digits + strings.Repeat("0", kk-n)
+	case kk >= n:
+		out = digits + strings.Repeat("0", kk-n) + ".0"
+	case kk > 0:
+		out = digits[:kk] + "." + digits[kk:]
+	default:
+		out = "0." + strings.Repeat("0", -kk) + digits
+	}
+	out = sign + out
+	return out, out != tok
 }

@@ -21,6 +21,9 @@ func (r *request) planMutation() ([]statement, []*rootPlan, error) {
 	var stmts []statement
 	var plans []*rootPlan
 	for _, sel := range roots {
+		if sel.argErr != nil {
+			return nil, nil, sel.argErr
+		}
 		if sel.Name == "__typename" {
 			plans = append(plans, &rootPlan{key: sel.Key, value: "Mutation"})
 			continue

@@ -58,6 +58,9 @@ func (r *request) fieldArgs(sel *selection, f *gqlschema.Field) (map[string]any,
 	for _, a := range f.Args {
 		v, present := sel.Args[a.Name]
 		if !present {
+			if a.Type.Kind == gqlschema.NonNull && a.DefaultValue == nil {
+				return nil, gqlError("Invalid input for NonNull type")
+			}
 			continue
 		}
 		c, err := r.coerce(v, a.Type)
@@ -201,6 +204,9 @@ func (r *request) functionField(sel *selection, f *gqlschema.Field, nf *sqlgen.N
 		}
 	default:
 		call.Output = sqlgen.Output(fn.Return.Output)
+		if fn.Return.Output == gqlschema.OutEnum && fn.Return.Enum != nil {
+			call.EnumLabels = fn.Return.Enum.Directives.Mappings
+		}
 		nf.Scalar = call
 	}
 	return nil
@@ -514,7 +520,8 @@ func (r *request) aggregate(sel *selection, t *gqlschema.Table) ([]sqlgen.Aggreg
 				if gf == nil {
 					return nil, gqlError(`Unknown or invalid field "%s" selected on type "%s"`, cc.Name, groupType.Name)
 				}
-				af.Columns = append(af.Columns, sqlgen.AggregateColumn{Key: cc.Key, Column: gf.Column.SQL.Name})
+				af.Columns = append(af.Columns, sqlgen.AggregateColumn{Key: cc.Key, Column: gf.Column.SQL.Name,
+					Boolean: gf.Column.Type.Scalar == "Boolean"})
 			}
 		default:
 			return nil, gqlError(`Unknown field "%s" selected on type "%s"`, c.Name, aggType.Name)

@@ -30,6 +30,9 @@ type rootPlan struct {
 
 // planQueryField plans one root field of a query.
 func (r *request) planQueryField(sel *selection) (*rootPlan, error) {
+	if sel.argErr != nil {
+		return nil, sel.argErr
+	}
 	switch sel.Name {
 	case "__typename":
 		return &rootPlan{key: sel.Key, value: "Query"}, nil
@@ -199,8 +202,15 @@ func (r *request) nodeLookup(sel *selection) (*sqlgen.Record, error) {
 		return nil, gqlError("Input contains extra keys %s", rustList(extra))
 	}
 	id, ok := sel.Args["nodeId"]
-	if !ok {
+	if !ok || id == nil {
 		return nil, gqlError("Invalid input for NonNull type")
+	}
+	switch v := id.(type) {
+	case enumLiteral:
+		id = string(v) // pg_graphql reads an enum literal as its name
+	case string:
+	default:
+		return nil, gqlError("Invalid input for ID type")
 	}
 	t, values, err := r.decodeNodeID(id)
 	if err != nil {

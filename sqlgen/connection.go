@@ -288,9 +288,13 @@ func (g *gen) aggregate(fields []AggregateField, c *Connection, parent string) {
 							return
 						}
 						ref := col(sub, ac.Column)
-						switch f.Group {
-						case "avg":
-							g.w("trim_scale(avg((", ref, ")::numeric))")
+						switch {
+						case ac.Boolean && f.Group == "min":
+							g.w("bool_and(", ref, ")")
+						case ac.Boolean && f.Group == "max":
+							g.w("bool_or(", ref, ")")
+						case f.Group == "avg":
+							g.w("avg((", ref, ")::numeric)")
 						default:
 							g.w(f.Group, "(", ref, ")")
 						}

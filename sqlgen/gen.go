@@ -97,7 +97,10 @@ func Query(fields []RootField) Statement {
 		case f.Record != nil:
 			g.record(f.Record, "")
 		case f.Scalar != nil:
+			// Outside jsonb_build_object the value must be made JSON explicitly.
+			g.w("to_jsonb(")
 			g.call(f.Scalar, "", true)
+			g.w(")")
 		}
 		g.w(")::text")
 	}
@@ -239,7 +242,7 @@ func (g *gen) call(c *Call, parent string, render bool) {
 		g.w(")")
 	})
 	if render {
-		g.output(expr, c.Output, nil)
+		g.output(expr, c.Output, c.EnumLabels)
 	} else {
 		g.w(expr)
 	}

@@ -69,6 +69,8 @@ type Call struct {
 	// RowArg passes the parent record (computed fields).
 	RowArg bool
 	Output Output
+	// EnumLabels maps SQL labels to GraphQL names for OutEnum.
+	EnumLabels map[string]string
 }
 
 // Arg is a named function argument bound as text and cast.
@@ -172,4 +174,6 @@ type AggregateColumn struct {
 	Key      string
 	Typename string
 	Column   string
+	// Boolean columns have no min/max in Postgres: they use bool_and/bool_or.
+	Boolean bool
 }

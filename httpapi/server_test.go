@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 const secret = "test-secret-with-at-least-32-characters!!"
 
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	admin   *pgx.Conn
 	srv     *httptest.Server
 	keys    *auth.Keys
@@ -34,7 +34,7 @@ type fixture struct {
 	service string
 }
 
-func newFixture(t *testing.T, schema string) *fixture {
+func newFixture(t testing.TB, schema string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dbURL := pgtest.NewDB(t)

@@ -163,18 +163,6 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// ListenAndServe runs a provider until ctx is done. For local development: pass a fixed Addr so that the
-// issuer URL (http://Addr) is known in advance and can go into the provider configuration.
-func ListenAndServe(ctx context.Context, opts Options) error {
-	s, err := New(opts)
-	if err != nil {
-		return err
-	}
-	<-ctx.Done()
-	s.Close()
-	return nil
-}
-
 // URL is the issuer, e.g. http://127.0.0.1:PORT.
 func (s *Server) URL() string { return s.issuer }
 

@@ -450,21 +450,3 @@ func TestConcurrentFlows(t *testing.T) {
 		t.Error(err)
 	}
 }
-
-func TestListenAndServe(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- ListenAndServe(ctx, Options{ClientID: clientID, Addr: "127.0.0.1:0"}) }()
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("ListenAndServe did not return after cancel")
-	}
-	if _, err := New(Options{}); err == nil {
-		t.Error("New without ClientID succeeded")
-	}
-}

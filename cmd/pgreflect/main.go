@@ -6,6 +6,7 @@
 //	pgreflect setup   install roles, grants, event triggers and auth helpers into an existing database
 //	pgreflect stop    stop a running `pgreflect start`
 //	pgreflect status  show a local project's URLs and keys
+//	pgreflect testidp serve a test OpenID Connect provider for local sign-in
 package main
 
 import (
@@ -33,6 +34,7 @@ func commands() []command {
 		{"setup", "install pgreflect's roles, grants, event triggers and auth helpers into a database", runSetup},
 		{"stop", "stop a running `pgreflect start`", runStop},
 		{"status", "show a local project's URLs and keys", runStatus},
+		{"testidp", "serve a test OpenID Connect provider for local sign-in", runTestIDP},
 	}
 }
 

@@ -91,10 +91,10 @@ func TestProcessEnvironmentWins(t *testing.T) {
 	cfg, _, err := Load(dir, env(map[string]string{
 		"SUPABASE_AUTH_EXTERNAL_GOOGLE_CLIENT_SECRET": "from-env",
 		"GOTRUE_EXTERNAL_GOOGLE_SKIP_NONCE_CHECK":     "true",
-		"GOTRUE_SITE_URL":                             "https://app.example.com",
-		"GOTRUE_URI_ALLOW_LIST":                       "https://app.example.com/**,myapp://**",
-		"GOTRUE_JWT_EXP":                              "600",
-		"PGREFLECT_SCHEMAS":                           "api",
+		"GOTRUE_SITE_URL":       "https://app.example.com",
+		"GOTRUE_URI_ALLOW_LIST": "https://app.example.com/**,myapp://**",
+		"GOTRUE_JWT_EXP":        "600",
+		"PGREFLECT_SCHEMAS":     "api",
 	}))
 	if err != nil {
 		t.Fatal(err)

@@ -39,6 +39,8 @@ type Options struct {
 	Auth http.Handler
 	// Management serves /v1/* when set.
 	Management http.Handler
+	// Console serves /console/ when set (package console).
+	Console http.Handler
 	// MaxBodyBytes bounds request bodies; default 1 MiB.
 	MaxBodyBytes int64
 	// MaxRows caps page sizes where no directive does; default pg_graphql's 30.
@@ -105,6 +107,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Management != nil {
 		s.mux.Handle("/v1/", opts.Management)
 	}
+	if opts.Console != nil {
+		s.mux.Handle("/console/", opts.Console)
+	}
 	return s, nil
 }
 
@@ -120,6 +125,12 @@ func (s *Server) Engine() *resolve.Engine { return s.engine }
 var corsHeaders = "authorization, x-client-info, apikey, content-type, x-supabase-api-version, accept, accept-profile, content-profile, prefer, x-upsert"
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Browsers call the API and the auth routes from any origin; the console and the management API are not
+	// for cross-origin use.
+	if r.URL.Path != "/graphql/v1" && !strings.HasPrefix(r.URL.Path, "/auth/v1/") {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Access-Control-Allow-Headers", corsHeaders)

@@ -34,7 +34,7 @@ const (
 
 // envKeys are the lines `pgreflect status -o env` prints, in this order.
 var envKeys = []string{
-	"API_URL", "GRAPHQL_URL", "DB_URL", "PROJECT_REF", "ANON_KEY", "SERVICE_ROLE_KEY", "JWT_SECRET",
+	"API_URL", "GRAPHQL_URL", "STUDIO_URL", "DB_URL", "PROJECT_REF", "ANON_KEY", "SERVICE_ROLE_KEY", "JWT_SECRET",
 	"MANAGEMENT_URL", "MANAGEMENT_TOKEN",
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/authapi"
 	"github.com/pgreflect/pgreflect/config"
+	"github.com/pgreflect/pgreflect/console"
 	"github.com/pgreflect/pgreflect/httpapi"
 )
 
@@ -86,6 +87,7 @@ func newServer(ctx context.Context, o serverOptions) (_ *server, err error) {
 		SearchPath:     o.searchPath,
 		Auth:           authHandler,
 		Management:     managementHandler,
+		Console:        console.Handler(console.Options{APIURL: o.apiURL, AnonKey: o.anonKey}),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)

@@ -128,6 +128,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	env = map[string]string{
 		"API_URL":                apiURL,
 		"GRAPHQL_URL":            apiURL + "/graphql/v1",
+		"STUDIO_URL":             apiURL + "/console/",
 		"DB_URL":                 adminURL,
 		"PROJECT_REF":            secrets.ProjectRef,
 		"ANON_KEY":               secrets.AnonKey,

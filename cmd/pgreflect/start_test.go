@@ -244,8 +244,20 @@ func TestStartStatusStopRestart(t *testing.T) {
 		}
 	}
 	apiURL := "http://127.0.0.1:" + strconv.Itoa(port)
-	if env["API_URL"] != apiURL || env["GRAPHQL_URL"] != apiURL+"/graphql/v1" || env["MANAGEMENT_URL"] != apiURL {
+	if env["API_URL"] != apiURL || env["GRAPHQL_URL"] != apiURL+"/graphql/v1" || env["MANAGEMENT_URL"] != apiURL ||
+		env["STUDIO_URL"] != apiURL+"/console/" {
 		t.Errorf("URLs: %v", env)
+	}
+	// The console (GraphiQL) is served and carries the anon key, never the service_role key or the secret.
+	if resp, err := http.Get(env["STUDIO_URL"]); err != nil {
+		t.Errorf("console: %v", err)
+	} else {
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(page), env["ANON_KEY"]) ||
+			strings.Contains(string(page), env["SERVICE_ROLE_KEY"]) || strings.Contains(string(page), env["JWT_SECRET"]) {
+			t.Errorf("console page: %d (anon key shown: %v)", resp.StatusCode, strings.Contains(string(page), env["ANON_KEY"]))
+		}
 	}
 	if len(env["PROJECT_REF"]) != 20 || strings.ToLower(env["PROJECT_REF"]) != env["PROJECT_REF"] {
 		t.Errorf("PROJECT_REF %q: want 20 lower-case characters", env["PROJECT_REF"])

@@ -54,6 +54,7 @@ func printProject(w io.Writer, env map[string]string) {
 	labels := map[string]string{
 		"API_URL":          "API URL",
 		"GRAPHQL_URL":      "GraphQL URL",
+		"STUDIO_URL":       "Console (GraphiQL)",
 		"DB_URL":           "DB URL",
 		"PROJECT_REF":      "Project ref",
 		"ANON_KEY":         "anon key",

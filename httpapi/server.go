@@ -12,6 +12,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -161,6 +162,13 @@ func writeGraphQLError(w http.ResponseWriter, status int, msg string) {
 }
 
 func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
+	// A bug must not take the connection down with it: answer in the GraphQL shape and log the stack.
+	defer func() {
+		if v := recover(); v != nil {
+			s.opts.Logf("graphql: panic: %v\n%s", v, debug.Stack())
+			writeGraphQLError(w, http.StatusInternalServerError, "internal error")
+		}
+	}()
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		writeGraphQLError(w, http.StatusMethodNotAllowed, "only POST is supported")

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"strings"
@@ -14,97 +13,34 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/pgreflect/pgreflect/auth"
-	"github.com/pgreflect/pgreflect/authapi"
 	"github.com/pgreflect/pgreflect/config"
-	"github.com/pgreflect/pgreflect/dbsetup"
-	"github.com/pgreflect/pgreflect/httpapi"
 	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/stacktest"
 	"github.com/pgreflect/pgreflect/testidp"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-const (
-	secret    = "client-test-secret-with-at-least-32-characters"
-	clientID  = "web.apps.example.com"
-	idpSecret = "idp-secret"
-	appURL    = "https://app.example.com/callback"
-)
+const appURL = "https://app.example.com/callback"
 
-type stack struct {
-	url  string
-	anon string
-	idp  *testidp.Server
-}
-
-// newStack runs the whole server (GraphQL and auth) on a fresh database with the test provider as "google".
-func newStack(t *testing.T) *stack {
+// newStack runs the whole server (GraphQL and sign-in with the test provider as "google") on a fresh database
+// with a notes table under row level security.
+func newStack(t *testing.T) *stacktest.Stack {
 	t.Helper()
-	ctx := context.Background()
-	dbURL := pgtest.NewDB(t)
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if err := dbsetup.Apply(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `
+	return stacktest.New(t, stacktest.Options{
+		SignIn: true,
+		Configure: func(c *config.Auth) {
+			c.SiteURL = "https://app.example.com"
+			c.AdditionalRedirectURLs = []string{"https://app.example.com/**"}
+		},
+		Schema: `
 		comment on schema public is '@graphql({"inflect_names": true})';
 		create table note(id serial primary key, user_id uuid not null default auth.uid(), body text not null);
 		alter table note enable row level security;
 		create policy own on note for all to authenticated using (auth.uid() = user_id) with check (auth.uid() = user_id);
 		grant all on note to authenticated; grant usage on sequence note_id_seq to authenticated;
-		insert into note(user_id, body) values ('00000000-0000-0000-0000-0000000000ff', 'someone else');`); err != nil {
-		t.Fatal(err)
-	}
-	admin, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(admin.Close)
-	u, _ := url.Parse(dbURL)
-	u.User = url.User("authenticator")
-	requests, err := pgxpool.New(ctx, u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(requests.Close)
-	keys, _ := auth.NewKeys(secret)
-	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
-	service, _ := keys.SignAPIKey("service_role", "abcdefghijklmnopqrst")
-	srv := httptest.NewUnstartedServer(nil)
-	apiURL := "http://" + srv.Listener.Addr().String()
-	idp, err := testidp.New(testidp.Options{ClientID: clientID, ClientSecret: idpSecret, RedirectURIs: []string{apiURL + "/auth/v1/callback"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(idp.Close)
-	cfg := config.Default().Auth
-	cfg.SiteURL = "https://app.example.com"
-	cfg.AdditionalRedirectURLs = []string{"https://app.example.com/**"}
-	cfg.External = map[string]config.Provider{"google": {Enabled: true, ClientID: clientID, Secret: idpSecret, URL: idp.URL()}}
-	svc, err := authapi.New(ctx, authapi.Options{Pool: admin, Keys: keys, Config: cfg, APIURL: apiURL, ProjectRef: "abcdefghijklmnopqrst",
-		ManagementToken: "sbp_0000000000000000000000000000000000000000", AnonKey: anon, ServiceRoleKey: service})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
-	api, err := httpapi.New(ctx, httpapi.Options{Pool: requests, Keys: keys, AnonKey: anon, ServiceRoleKey: service,
-		Auth: svc.AuthHandler(), Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(api.Close)
-	srv.Config.Handler = api
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return &stack{url: apiURL, anon: anon, idp: idp}
+		insert into note(user_id, body) values ('00000000-0000-0000-0000-0000000000ff', 'someone else');`,
+	})
 }
 
 type notes struct {
@@ -116,7 +52,7 @@ type notes struct {
 func TestIDTokenSessionAndGraphQL(t *testing.T) {
 	s := newStack(t)
 	ctx := context.Background()
-	c := New(s.url, s.anon)
+	c := New(s.URL, s.Anon)
 
 	// Anonymous: RLS hides every note.
 	var before notes
@@ -129,9 +65,9 @@ func TestIDTokenSessionAndGraphQL(t *testing.T) {
 
 	raw := "a-raw-nonce"
 	sum := sha256.Sum256([]byte(raw))
-	claims := s.idp.Claims(testidp.User{Sub: "sub-1", Email: "ada@example.com", EmailVerified: true, Name: "Ada"})
+	claims := s.IDP.Claims(testidp.User{Sub: "sub-1", Email: "ada@example.com", EmailVerified: true, Name: "Ada"})
 	claims["nonce"] = hex.EncodeToString(sum[:])
-	token := s.idp.MintIDToken(claims, testidp.MintOptions{})
+	token := s.IDP.MintIDToken(claims, testidp.MintOptions{})
 	if _, err := c.Auth.SignInWithIDToken(ctx, IDToken{Provider: "google", Token: token, Nonce: "wrong"}); err == nil {
 		t.Fatal("a mismatched nonce signed in")
 	} else if ae := (*AuthError)(nil); !errors.As(err, &ae) || ae.Status != 400 || ae.Message != "Nonces mismatch" {
@@ -188,7 +124,7 @@ func TestIDTokenSessionAndGraphQL(t *testing.T) {
 		t.Fatal("session kept after sign-out")
 	}
 	// The logged-out session's access token no longer reaches /user.
-	stale := New(s.url, s.anon)
+	stale := New(s.URL, s.Anon)
 	stale.Auth.SetSession(&near)
 	if _, err := stale.Auth.User(ctx); err == nil {
 		t.Fatal("a logged-out session still works")
@@ -198,7 +134,7 @@ func TestIDTokenSessionAndGraphQL(t *testing.T) {
 func TestPKCEFlowThroughTheProvider(t *testing.T) {
 	s := newStack(t)
 	ctx := context.Background()
-	c := New(s.url, s.anon)
+	c := New(s.URL, s.Anon)
 	authURL, verifier, err := c.Auth.AuthorizeURL("google", AuthorizeOptions{RedirectTo: appURL,
 		QueryParams: map[string]string{"access_type": "offline", "prompt": "consent"}})
 	if err != nil {
@@ -249,9 +185,9 @@ func TestConcurrentRequestsRefreshOnce(t *testing.T) {
 		}
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	c := New(s.url, s.anon, WithHTTPClient(counting))
-	claims := s.idp.Claims(testidp.User{Sub: "sub-2", Email: "bob@example.com", EmailVerified: true})
-	if _, err := c.Auth.SignInWithIDToken(ctx, IDToken{Provider: "google", Token: s.idp.MintIDToken(claims, testidp.MintOptions{})}); err != nil {
+	c := New(s.URL, s.Anon, WithHTTPClient(counting))
+	claims := s.IDP.Claims(testidp.User{Sub: "sub-2", Email: "bob@example.com", EmailVerified: true})
+	if _, err := c.Auth.SignInWithIDToken(ctx, IDToken{Provider: "google", Token: s.IDP.MintIDToken(claims, testidp.MintOptions{})}); err != nil {
 		t.Fatal(err)
 	}
 	near := *c.Auth.Session()

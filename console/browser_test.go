@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -13,75 +12,23 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/console"
-	"github.com/pgreflect/pgreflect/dbsetup"
-	"github.com/pgreflect/pgreflect/httpapi"
 	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/stacktest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-const (
-	jwtSecret  = "console-test-secret-with-at-least-32-characters"
-	projectRef = "abcdefghijklmnopqrst"
-	aliceID    = "00000000-0000-4000-8000-000000000001" // owns two to-dos of the demo schema
-)
+// aliceID owns two to-dos of the demo schema.
+const aliceID = "00000000-0000-4000-8000-000000000001"
 
-// stack is the API with the demo schema and the console mounted beside it, as `pgreflect start` serves them.
-type stack struct {
-	url     string
-	admin   *pgx.Conn
-	keys    *auth.Keys
-	anon    string
-	service string
-}
-
-func newStack(t *testing.T) *stack {
+// newStack is the API with the demo schema and the console, as `pgreflect start` serves them.
+func newStack(t *testing.T) *stacktest.Stack {
 	t.Helper()
-	ctx := context.Background()
-	dbURL := pgtest.NewDB(t)
-	admin, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close(context.Background()) })
-	if err := dbsetup.Apply(ctx, admin); err != nil {
-		t.Fatal(err)
-	}
-	if err := dbsetup.LoadDemo(ctx, admin); err != nil {
-		t.Fatal(err)
-	}
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.User("authenticator")
-	pool, err := pgxpool.New(ctx, u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	keys, err := auth.NewKeys(jwtSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	anon, _ := keys.SignAPIKey("anon", projectRef)
-	service, _ := keys.SignAPIKey("service_role", projectRef)
-	api, err := httpapi.New(ctx, httpapi.Options{Pool: pool, Keys: keys, AnonKey: anon, ServiceRoleKey: service, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(api.Close)
-	mux := http.NewServeMux()
-	mux.Handle(console.Path, console.Handler(console.Options{AnonKey: anon}))
-	mux.Handle("/", api)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return &stack{url: srv.URL, admin: admin, keys: keys, anon: anon, service: service}
+	return stacktest.New(t, stacktest.Options{Demo: true, Console: func(anon string) http.Handler {
+		return console.Handler(console.Options{AnonKey: anon})
+	}})
 }
 
 // findChromium returns Debian's chromium, skipping the test when it is missing, unless CI is set.
@@ -152,16 +99,16 @@ func TestBrowserConsole(t *testing.T) {
 
 	t.Run("settings page shows the URLs and the anon key only", func(t *testing.T) {
 		tb := b.newTab(ctx)
-		tb.navigate(s.url + "/console/")
+		tb.navigate(s.URL + "/console/")
 		tb.waitFor(`document.getElementById('anon-key').value !== ''`, 10*time.Second)
-		if got := tb.evalString(`document.getElementById('anon-key').value`); got != s.anon {
+		if got := tb.evalString(`document.getElementById('anon-key').value`); got != s.Anon {
 			t.Errorf("anon key field = %q, want the project's anon key", got)
 		}
-		if got := tb.evalString(`document.getElementById('graphql-url').value`); got != s.url+"/graphql/v1" {
-			t.Errorf("GraphQL URL field = %q, want %q", got, s.url+"/graphql/v1")
+		if got := tb.evalString(`document.getElementById('graphql-url').value`); got != s.URL+"/graphql/v1" {
+			t.Errorf("GraphQL URL field = %q, want %q", got, s.URL+"/graphql/v1")
 		}
 		html := tb.evalString(`document.documentElement.outerHTML`)
-		for name, secret := range map[string]string{"service_role key": s.service, "JWT secret": jwtSecret} {
+		for name, secret := range map[string]string{"service_role key": s.Service, "JWT secret": stacktest.JWTSecret} {
 			if strings.Contains(html, secret) {
 				t.Errorf("the console page shows the %s", name)
 			}
@@ -174,7 +121,7 @@ func TestBrowserConsole(t *testing.T) {
 
 	t.Run("GraphiQL runs a demo query with the anon key", func(t *testing.T) {
 		tb := b.newTab(ctx)
-		tb.navigate(s.url + "/console/#api-docs/graphql/graphiql")
+		tb.navigate(s.URL + "/console/#api-docs/graphql/graphiql")
 		tb.waitFor(`document.getElementById('graphiql').dataset.schema`, 20*time.Second)
 		if got := tb.evalString(`document.getElementById('graphiql').dataset.schema`); got != "loaded" {
 			t.Fatalf("schema state = %q, banner %q", got, tb.evalString(`document.getElementById('schema-banner').innerText`))
@@ -195,13 +142,13 @@ func TestBrowserConsole(t *testing.T) {
 
 	t.Run("a pasted user JWT is sent as Authorization Bearer", func(t *testing.T) {
 		tb := b.newTab(ctx)
-		tb.navigate(s.url + "/console/#api-docs/graphql/graphiql")
+		tb.navigate(s.URL + "/console/#api-docs/graphql/graphiql")
 		const q = `{ todoCollection(orderBy: [{id: AscNullsLast}]) { edges { node { task } } } }`
 		anonResult := runQuery(t, tb, q)
 		if strings.Contains(anonResult, "Water the plants") {
 			t.Fatalf("anon sees Alice's to-dos:\n%s", anonResult)
 		}
-		token, err := s.keys.Sign(jwt.MapClaims{"sub": aliceID, "role": "authenticated",
+		token, err := s.Keys.Sign(jwt.MapClaims{"sub": aliceID, "role": "authenticated",
 			"exp": time.Now().Add(time.Hour).Unix()})
 		if err != nil {
 			t.Fatal(err)
@@ -223,7 +170,7 @@ func TestBrowserConsole(t *testing.T) {
 			t.Fatal(err)
 		}
 		tb := b.newTab(ctx)
-		q := url.Values{"url": {s.url + "/graphql/v1"}, "apikey": {s.anon}}
+		q := url.Values{"url": {s.URL + "/graphql/v1"}, "apikey": {s.Anon}}
 		tb.navigate("file://" + page + "?" + q.Encode())
 		tb.waitFor(`document.getElementById('graphiql').dataset.schema`, 20*time.Second)
 		result := runQuery(t, tb, `{ __typename }`)
@@ -235,14 +182,14 @@ func TestBrowserConsole(t *testing.T) {
 
 	t.Run("standalone page served by the console takes the endpoint from the form", func(t *testing.T) {
 		tb := b.newTab(ctx)
-		tb.navigate(s.url + "/console/graphiql.html")
+		tb.navigate(s.URL + "/console/graphiql.html")
 		if tb.evalString(`document.getElementById('schema-banner').innerText`) == "" {
 			t.Error("without an endpoint the page should ask for one")
 		}
 		tb.click("#endpoint-url")
-		tb.typeText(s.url + "/graphql/v1")
+		tb.typeText(s.URL + "/graphql/v1")
 		tb.click("#endpoint-apikey")
-		tb.typeText(s.anon)
+		tb.typeText(s.Anon)
 		tb.click("#connect")
 		tb.waitFor(`document.getElementById('graphiql').dataset.schema === 'loaded'`, 20*time.Second)
 		result := runQuery(t, tb, `{ blogCollection(first: 1, orderBy: [{id: AscNullsLast}]) { edges { node { name } } } }`)
@@ -253,14 +200,14 @@ func TestBrowserConsole(t *testing.T) {
 
 	// Last, because it changes the schema: without introspection the page says how to enable it.
 	t.Run("introspection off shows how to enable it", func(t *testing.T) {
-		if _, err := s.admin.Exec(context.Background(), `comment on schema public is null`); err != nil {
+		if _, err := s.Admin.Exec(context.Background(), `comment on schema public is null`); err != nil {
 			t.Fatal(err)
 		}
 		tb := b.newTab(ctx)
 		// The API reloads its schema on DDL; reload the page until the new schema answers.
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			tb.navigate(s.url + "/console/#api-docs/graphql/graphiql")
+			tb.navigate(s.URL + "/console/#api-docs/graphql/graphiql")
 			tb.waitFor(`document.getElementById('graphiql').dataset.schema`, 20*time.Second)
 			if tb.evalString(`document.getElementById('graphiql').dataset.schema`) == "introspection" {
 				break

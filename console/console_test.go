@@ -14,17 +14,18 @@ import (
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/console"
+	"github.com/pgreflect/pgreflect/stacktest"
 )
 
 // testKeys are a project's keys as pgreflect start makes them.
 func testKeys(t *testing.T) (anon, service string) {
 	t.Helper()
-	keys, err := auth.NewKeys(jwtSecret)
+	keys, err := auth.NewKeys(stacktest.JWTSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	anon, _ = keys.SignAPIKey("anon", projectRef)
-	service, _ = keys.SignAPIKey("service_role", projectRef)
+	anon, _ = keys.SignAPIKey("anon", stacktest.ProjectRef)
+	service, _ = keys.SignAPIKey("service_role", stacktest.ProjectRef)
 	return anon, service
 }
 
@@ -177,7 +178,7 @@ func TestNeverShowsSecretsUnlessConfigured(t *testing.T) {
 	h := console.Handler(console.Options{AnonKey: anon})
 	for _, p := range every {
 		body := get(t, h, http.MethodGet, p, nil).Body.String()
-		for name, secret := range map[string]string{"service_role key": service, "JWT secret": jwtSecret} {
+		for name, secret := range map[string]string{"service_role key": service, "JWT secret": stacktest.JWTSecret} {
 			if strings.Contains(body, secret) {
 				t.Errorf("%s shows the %s", p, name)
 			}

@@ -48,30 +48,20 @@ type IsNull struct {
 	Negate bool
 }
 
-func (e And) write(g *gen, alias string) {
-	if len(e) == 0 {
-		g.w("true")
-		return
-	}
-	g.w("(")
-	for i, x := range e {
-		if i > 0 {
-			g.w(" and ")
-		}
-		x.write(g, alias)
-	}
-	g.w(")")
-}
+func (e And) write(g *gen, alias string) { g.junction(e, " and ", "true", alias) }
 
-func (e Or) write(g *gen, alias string) {
-	if len(e) == 0 {
-		g.w("false")
+func (e Or) write(g *gen, alias string) { g.junction(e, " or ", "false", alias) }
+
+// junction writes parts joined by op, or empty (the identity of op) when there are none.
+func (g *gen) junction(parts []Expr, op, empty, alias string) {
+	if len(parts) == 0 {
+		g.w(empty)
 		return
 	}
 	g.w("(")
-	for i, x := range e {
+	for i, x := range parts {
 		if i > 0 {
-			g.w(" or ")
+			g.w(op)
 		}
 		x.write(g, alias)
 	}

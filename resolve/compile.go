@@ -1,0 +1,207 @@
+package resolve
+
+import (
+	"bytes"
+	"context"
+	"sort"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/sqlgen"
+)
+
+// compiled is a request made ready to run against one schema. It is the outcome of parsing, validation,
+// planning and SQL generation, which depend on nothing but the schema, the document, the operation name and
+// the variables, so it is kept and reused for the next identical request.
+type compiled struct {
+	// response is the whole answer when nothing needs to run: a request-level failure, or an answer made of
+	// values known without the database (__typename, introspection).
+	response []byte
+	stmts    []statement
+	// roots are the response's root fields in the order the response writes them (jsonb's key order); each
+	// is a value rendered in advance or the result at index result.
+	roots []compiledRoot
+	// errors is the rendered "errors" list of field errors, or nil.
+	errors []byte
+}
+
+type compiledRoot struct {
+	name   string // the response key
+	key    []byte // the key rendered as a JSON string, with ": " after it
+	result int    // index into the statements' results, or -1 for value
+	value  []byte
+}
+
+// compile turns a request into statements and the recipe of its response.
+func compile(ctx context.Context, schema *gqlschema.Schema, req Request) *compiled {
+	doc, op, variables, err := parse(req.Query, req.OperationName, req.Variables)
+	if err != nil {
+		return &compiled{response: errorsOnly(err)}
+	}
+	r := &request{schema: schema, doc: doc, op: op, variables: variables}
+	if op.Operation == ast.Mutation {
+		if schema.Mutation == nil {
+			return &compiled{response: dataNull(gqlError("Unknown type Mutation"))}
+		}
+		stmts, plans, err := r.planMutation()
+		if err != nil {
+			return &compiled{response: dataNull(err)}
+		}
+		return assemble(stmts, plans, nil)
+	}
+	roots, err := r.collect(op.SelectionSet, "Query")
+	if err != nil {
+		return &compiled{response: errorsOnly(err)}
+	}
+	if len(roots) == 0 {
+		return &compiled{response: errorsOnly(gqlError("Selection set must not be empty"))}
+	}
+	var plans []*rootPlan
+	var fieldErrors []error
+	for _, sel := range roots {
+		if ctx.Err() != nil {
+			return &compiled{response: errorsOnly(ctx.Err())}
+		}
+		p, err := r.planQueryField(sel)
+		if err != nil {
+			fieldErrors = append(fieldErrors, err)
+			continue
+		}
+		plans = append(plans, p)
+	}
+	if len(plans) == 0 {
+		return &compiled{response: encodeResponse(nil, fieldErrors)}
+	}
+	var sqlFields []sqlgen.RootField
+	for _, p := range plans {
+		if p.sql != nil {
+			sqlFields = append(sqlFields, *p.sql)
+		}
+	}
+	var stmts []statement
+	if len(sqlFields) > 0 {
+		q := sqlgen.Query(sqlFields)
+		stmts = []statement{{sql: q.SQL, args: q.Args, row: true}}
+	}
+	return assemble(stmts, plans, fieldErrors)
+}
+
+// assemble records how the response is written: root fields with SQL take the statements' results in order.
+func assemble(stmts []statement, plans []*rootPlan, fieldErrors []error) *compiled {
+	c := &compiled{stmts: stmts}
+	next := 0
+	for _, p := range plans {
+		var key bytes.Buffer
+		writeString(&key, p.key)
+		key.WriteString(": ")
+		root := compiledRoot{name: p.key, key: key.Bytes(), result: -1}
+		if p.sql != nil {
+			root.result = next
+			next++
+		} else {
+			var v bytes.Buffer
+			writeJSON(&v, p.value)
+			root.value = v.Bytes()
+		}
+		c.roots = append(c.roots, root)
+	}
+	// Keys are unique once fields are merged, so a stable sort gives jsonb's order.
+	sort.SliceStable(c.roots, func(i, j int) bool { return jsonbKeyLess(c.roots[i].name, c.roots[j].name) })
+	if len(fieldErrors) > 0 {
+		var b bytes.Buffer
+		list := make([]any, len(fieldErrors))
+		for i, e := range fieldErrors {
+			list[i] = map[string]any{"message": e.Error()}
+		}
+		writeJSON(&b, list)
+		c.errors = b.Bytes()
+	}
+	if len(stmts) == 0 {
+		c.response = c.respond(nil)
+	}
+	return c
+}
+
+// respond writes {"data": {...}, "errors": [...]} as encodeResponse would, from the statements' results.
+func (c *compiled) respond(results [][]byte) []byte {
+	size := 16 + len(c.errors)
+	for _, r := range c.roots {
+		size += len(r.key) + len(r.value)
+		if r.result >= 0 && r.result < len(results) {
+			size += len(results[r.result])
+		}
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	buf.WriteString(`{"data": {`)
+	for i, r := range c.roots {
+		if i > 0 {
+			buf.WriteString(", ")
+		}
+		buf.Write(r.key)
+		switch {
+		case r.result < 0:
+			buf.Write(r.value)
+		case r.result >= len(results) || results[r.result] == nil:
+			buf.WriteString("null")
+		default:
+			writeNormalizedNumbers(buf, results[r.result])
+		}
+	}
+	buf.WriteByte('}')
+	if c.errors != nil {
+		buf.WriteString(`, "errors": `)
+		buf.Write(c.errors)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+// compiledCache holds compiled requests, bounded by count; requests larger than maxCompiledKey are compiled
+// every time rather than let one client fill the cache with huge keys.
+type compiledCache struct {
+	lru *lru.Cache[compiledKey, *compiled]
+}
+
+// maxCompiledKey bounds the size of a request (query plus variables) the cache keeps.
+const maxCompiledKey = 32 << 10
+
+type compiledKey struct {
+	// schema identifies the generation, role and search path: each has its own schema value.
+	schema                      *gqlschema.Schema
+	query, operation, variables string
+}
+
+func newCompiledCache(size int) *compiledCache {
+	if size < 0 {
+		return &compiledCache{}
+	}
+	c, err := lru.New[compiledKey, *compiled](size)
+	if err != nil {
+		panic(err) // size > 0 here
+	}
+	return &compiledCache{lru: c}
+}
+
+// get returns the compiled request, compiling it on a miss. A compilation cut short by ctx is not kept.
+func (c *compiledCache) get(ctx context.Context, schema *gqlschema.Schema, req Request, compileFn func() *compiled) *compiled {
+	if c.lru == nil || len(req.Query)+len(req.Variables) > maxCompiledKey {
+		return compileFn()
+	}
+	key := compiledKey{schema: schema, query: req.Query, operation: req.OperationName, variables: string(req.Variables)}
+	if v, ok := c.lru.Get(key); ok {
+		return v
+	}
+	v := compileFn()
+	if ctx.Err() == nil {
+		c.lru.Add(key, v)
+	}
+	return v
+}
+
+func (c *compiledCache) purge() {
+	if c.lru != nil {
+		c.lru.Purge()
+	}
+}

@@ -1,0 +1,71 @@
+package resolve
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgreflect/pgreflect/reflect"
+)
+
+type requestIDKey struct{}
+
+// WithRequestID returns a context carrying the request id that internal failures are logged and answered
+// with.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestID returns the request id WithRequestID put in ctx, or "".
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// internal logs a failure that is not the client's doing and returns the error the client sees instead: a
+// generic message with the request id, never the failure's text (addresses, internal messages).
+func (e *Engine) internal(ctx context.Context, err error) error {
+	id := RequestID(ctx)
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		// The client went away or its deadline passed; nobody reads the answer.
+		e.opts.Logger.InfoContext(ctx, "graphql: request cancelled", "request_id", id, "err", err)
+	} else {
+		e.opts.Logger.ErrorContext(ctx, "graphql: internal error", "request_id", id, "err", err)
+	}
+	if id == "" {
+		return gqlError("Internal server error")
+	}
+	return gqlError("Internal server error (request id %s)", id)
+}
+
+// databaseError answers a failed statement: Postgres' own message verbatim, as pg_graphql passes it on (it is
+// about the request: a constraint, a permission, a timeout); anything else is internal.
+func (e *Engine) databaseError(ctx context.Context, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return gqlError("%s", pgErr.Message)
+	}
+	return e.internal(ctx, err)
+}
+
+// schemaFailure answers a request whose schema could not be loaded. A document that does not parse is
+// reported first, as it would be with a schema.
+func (e *Engine) schemaFailure(ctx context.Context, req Request, err error) []byte {
+	if _, _, _, perr := parse(req.Query, req.OperationName, req.Variables); perr != nil {
+		return errorsOnly(perr)
+	}
+	var je *reflect.DirectiveJSONError
+	if errors.As(err, &je) {
+		return dataNull(gqlError("%s", je.Error()))
+	}
+	var de *reflect.DirectiveError
+	if errors.As(err, &de) {
+		return errorsOnly(gqlError("%s", de.Error()))
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return errorsOnly(gqlError("%s", pgErr.Message))
+	}
+	return errorsOnly(e.internal(ctx, err))
+}

@@ -1,0 +1,190 @@
+package resolve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// statement is one SQL statement of a batch; row marks a statement returning one row whose columns are
+// each a result (a query's root fields).
+type statement struct {
+	sql  string
+	args []any
+	row  bool
+}
+
+// batch is what one request sends in one round trip: the session prelude, the request's statements, and an
+// epilogue; onError restores the caller's transaction after a failure.
+type batch struct {
+	// role names the role the statements run as: a prepared statement's cached plan belongs to one role
+	// (row level security is planned in), so each role gets its own.
+	role                     string
+	prelude, stmts, epilogue []statement
+	onError                  []statement
+	// retryable marks a batch that is its own transaction.
+	retryable bool
+}
+
+// maxRetries bounds how often a batch that lost a deadlock or a serialization conflict is run again.
+const maxRetries = 3
+
+// run sends the batch and returns the results of its statements (not of the prelude and epilogue). A batch that
+// is its own transaction is retried when Postgres aborted it for a deadlock or a serialization failure: nothing
+// of it was committed, so running it again is safe.
+func (b batch) run(ctx context.Context, conn *pgx.Conn) ([][]byte, error) {
+	all := make([]statement, 0, len(b.prelude)+len(b.stmts)+len(b.epilogue))
+	all = append(append(append(all, b.prelude...), b.stmts...), b.epilogue...)
+	for attempt := 0; ; attempt++ {
+		out, err := runPipeline(ctx, conn, b.role, all)
+		if err == nil {
+			return out[len(b.prelude):], nil
+		}
+		if b.onError != nil && conn.PgConn().TxStatus() != 'I' {
+			_, _ = runPipeline(context.WithoutCancel(ctx), conn, b.role, b.onError)
+		}
+		if !b.retryable || attempt >= maxRetries || !isTransient(err) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(attempt+1) * 5 * time.Millisecond):
+		}
+	}
+}
+
+func isTransient(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
+// runPipeline sends the statements in one pipeline (one round trip, one implicit transaction unless the
+// statements manage their own) and returns the first column of each statement's first row; a row statement
+// contributes every column.
+//
+// Statements are prepared on the connection within the same pipeline the first time it sees them, so
+// Postgres can reuse their plans; a connection whose prepared statements were discarded behind our back is
+// retried once with a fresh cache (the failure happens before anything runs).
+func runPipeline(ctx context.Context, conn *pgx.Conn, role string, stmts []statement) ([][]byte, error) {
+	out, err := sendPipeline(ctx, conn, role, stmts)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "26000" { // invalid_sql_statement_name
+		forgetStatements(conn.PgConn())
+		out, err = sendPipeline(ctx, conn, role, stmts)
+	}
+	return out, err
+}
+
+func sendPipeline(ctx context.Context, conn *pgx.Conn, role string, stmts []statement) ([][]byte, error) {
+	cache := statementsOf(conn.PgConn())
+	p := conn.PgConn().StartPipeline(ctx)
+	var fresh []preparation
+	for _, s := range stmts {
+		values, oids := encodeParams(s.args)
+		name, ok := cache.lookup(role, s.sql)
+		if !ok {
+			name, ok = findPreparation(fresh, role, s.sql)
+			if !ok {
+				name = cache.newName()
+				fresh = append(fresh, preparation{role: role, sql: s.sql, name: name})
+				p.SendPrepare(name, s.sql, oids)
+			}
+		}
+		p.SendQueryPrepared(name, values, nil, nil)
+	}
+	for _, name := range cache.evict(len(fresh)) {
+		p.SendDeallocate(name)
+	}
+	if err := p.Sync(); err != nil {
+		p.Close()
+		return nil, err
+	}
+	var out [][]byte
+	var firstErr error
+	query, prepared := 0, 0
+	for firstErr == nil {
+		res, err := p.GetResults()
+		if err != nil {
+			firstErr = err
+			break
+		}
+		switch r := res.(type) {
+		case *pgconn.StatementDescription:
+			// Descriptions come back in the order the statements were prepared; pgx does not name them.
+			if prepared < len(fresh) {
+				cache.add(fresh[prepared])
+				prepared++
+			}
+		case *pgconn.ResultReader:
+			result := r.Read()
+			if result.Err != nil {
+				firstErr = result.Err
+				break
+			}
+			switch {
+			case query < len(stmts) && stmts[query].row && len(result.Rows) > 0:
+				out = append(out, result.Rows[0]...)
+			case len(result.Rows) > 0 && len(result.Rows[0]) > 0:
+				out = append(out, result.Rows[0][0])
+			default:
+				out = append(out, nil)
+			}
+			query++
+		case *pgconn.PipelineSync, nil:
+			return out, p.Close()
+		}
+	}
+	if err := p.Close(); err != nil && firstErr == nil {
+		firstErr = err
+	}
+	return nil, firstErr
+}
+
+// encodeParams renders parameters in text format: strings as text, string lists as text[].
+func encodeParams(args []any) ([][]byte, []uint32) {
+	values := make([][]byte, len(args))
+	oids := make([]uint32, len(args))
+	for i, a := range args {
+		switch a := a.(type) {
+		case string:
+			values[i], oids[i] = []byte(a), 25
+		case []*string:
+			values[i], oids[i] = []byte(arrayLiteral(a)), 1009
+		case nil:
+			oids[i] = 25
+		default:
+			values[i], oids[i] = []byte(fmt.Sprint(a)), 25
+		}
+	}
+	return values, oids
+}
+
+func arrayLiteral(vs []*string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if v == nil {
+			b.WriteString("NULL")
+			continue
+		}
+		b.WriteByte('"')
+		for _, r := range *v {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}

@@ -1,0 +1,89 @@
+package resolve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/reflect"
+	"github.com/pgreflect/pgreflect/sqlgen"
+)
+
+// preludeSQL switches the request's transaction to the session: role, search path, the JWT claims (also as
+// the legacy per-claim settings that older RLS policies read), and the statement timeout. One statement, so
+// that it costs one Bind/Execute in the request's pipeline; every setting is local to the transaction.
+const preludeSQL = "select set_config('role', $1, true), set_config('search_path', $2, true), " +
+	"set_config('request.jwt.claims', $3, true), set_config('request.jwt.claim.sub', $4, true), " +
+	"set_config('request.jwt.claim.role', $5, true), set_config('request.jwt.claim.email', $6, true), " +
+	"set_config('statement_timeout', $7, true)"
+
+// sessionPrelude returns the prelude without its last argument, the statement timeout, which depends on the
+// role's settings.
+func sessionPrelude(s Session) (statement, error) {
+	claims, err := json.Marshal(s.Claims)
+	if err != nil {
+		return statement{}, fmt.Errorf("encode claims: %w", err)
+	}
+	claim := func(name string) string {
+		if v, ok := s.Claims[name].(string); ok {
+			return v
+		}
+		return ""
+	}
+	args := make([]any, 6, 7)
+	args[0], args[1], args[2] = s.Role, quoteSearchPath(s.SearchPath), string(claims)
+	args[3], args[4], args[5] = claim("sub"), claim("role"), claim("email")
+	return statement{sql: preludeSQL, args: args}, nil
+}
+
+// roleSettingsSQL reads the role's statement_timeout as ALTER ROLE ... SET stored it (this database's setting
+// first). PostgREST applies an impersonated role's settings the same way, since SET ROLE does not.
+const roleSettingsSQL = `select coalesce((select split_part(c, '=', 2)
+	from pg_catalog.pg_db_role_setting s, unnest(s.setconfig) c
+	where s.setrole = (select oid from pg_catalog.pg_roles where rolname = current_user)
+	  and s.setdatabase in (0, (select oid from pg_catalog.pg_database where datname = current_database()))
+	  and c like 'statement\_timeout=%'
+	order by s.setdatabase desc limit 1), '')`
+
+// loadAs loads the catalog as the role (after the prelude switched to it) and builds its schema, in one round
+// trip. The timeout argument the prelude lacks does not matter here: the catalog query is the server's own.
+func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, role string, prelude statement) (*roleSchema, error) {
+	p := prelude
+	p.args = append(append([]any{}, prelude.args...), "0")
+	results, err := runPipeline(ctx, conn, role, []statement{p, {sql: reflect.CatalogQuery}, {sql: roleSettingsSQL}})
+	if err != nil {
+		return nil, err
+	}
+	cat, err := reflect.Decode(results[1])
+	if err != nil {
+		return nil, err
+	}
+	return &roleSchema{
+		schema:           gqlschema.Build(cat, gqlschema.Options{MaxRows: e.opts.MaxRows}),
+		statementTimeout: string(results[2]),
+	}, nil
+}
+
+// statementTimeout is the statement_timeout a request of the role runs with.
+func (e *Engine) statementTimeout(rs *roleSchema) string {
+	if rs.statementTimeout != "" {
+		return rs.statementTimeout
+	}
+	if e.opts.StatementTimeout < 0 {
+		return "0"
+	}
+	return strconv.FormatInt(e.opts.StatementTimeout.Milliseconds(), 10)
+}
+
+func quoteSearchPath(schemas []string) string {
+	quoted := make([]string, len(schemas))
+	for i, s := range schemas {
+		quoted[i] = sqlgen.Ident(s)
+	}
+	return strings.Join(quoted, ", ")
+}

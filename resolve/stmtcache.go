@@ -1,0 +1,77 @@
+package resolve
+
+import (
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+const statementCacheKey = "pgreflect.statements"
+
+// maxPreparedPerConn bounds the statements kept prepared on one connection (each holds a plan in the backend).
+const maxPreparedPerConn = 256
+
+// statementCache maps (role, SQL text) to the name the statement is prepared under on one connection. Names
+// are never reused, so a deallocation lost to an aborted pipeline leaves only an unused statement behind.
+type statementCache struct {
+	names map[preparedKey]string
+	order []preparedKey // least recently prepared first
+	next  int
+}
+
+type preparedKey struct{ role, sql string }
+
+// preparation is a statement being prepared in the current pipeline.
+type preparation struct{ role, sql, name string }
+
+func statementsOf(pc *pgconn.PgConn) *statementCache {
+	data := pc.CustomData()
+	c, ok := data[statementCacheKey].(*statementCache)
+	if !ok {
+		c = &statementCache{names: map[preparedKey]string{}}
+		data[statementCacheKey] = c
+	}
+	return c
+}
+
+// forgetStatements drops the record of what is prepared, after the server lost its prepared statements
+// (DISCARD ALL, a pooler handing us another backend).
+func forgetStatements(pc *pgconn.PgConn) { delete(pc.CustomData(), statementCacheKey) }
+
+func (c *statementCache) lookup(role, sql string) (string, bool) {
+	name, ok := c.names[preparedKey{role, sql}]
+	return name, ok
+}
+
+func (c *statementCache) newName() string {
+	c.next++
+	return "pgreflect_" + strconv.Itoa(c.next)
+}
+
+// add records a statement the server has prepared.
+func (c *statementCache) add(p preparation) {
+	k := preparedKey{p.role, p.sql}
+	c.names[k] = p.name
+	c.order = append(c.order, k)
+}
+
+// evict makes room for incoming new statements and returns the names to deallocate.
+func (c *statementCache) evict(incoming int) []string {
+	var names []string
+	for len(c.order)+incoming > maxPreparedPerConn && len(c.order) > 0 {
+		k := c.order[0]
+		c.order = c.order[1:]
+		names = append(names, c.names[k])
+		delete(c.names, k)
+	}
+	return names
+}
+
+func findPreparation(ps []preparation, role, sql string) (string, bool) {
+	for _, p := range ps {
+		if p.role == role && p.sql == sql {
+			return p.name, true
+		}
+	}
+	return "", false
+}

@@ -312,7 +312,7 @@ func orderBy(v any, t *gqlschema.Table) ([]sqlgen.Order, error) {
 				continue // null directions are skipped
 			}
 			c := columnByField(t, k)
-			o := sqlgen.Order{Column: c.SQL.Name, Cast: c.SQL.FormatType}
+			o := sqlgen.Order{Column: c.SQL.Name, Cast: c.SQL.FormatType, NotNull: c.SQL.NotNull}
 			switch dir {
 			case "AscNullsFirst":
 				o.NullsFirst = true
@@ -325,7 +325,7 @@ func orderBy(v any, t *gqlschema.Table) ([]sqlgen.Order, error) {
 		}
 	}
 	for _, pk := range t.PK {
-		out = append(out, sqlgen.Order{Column: pk.SQL.Name, Cast: pk.SQL.FormatType})
+		out = append(out, sqlgen.Order{Column: pk.SQL.Name, Cast: pk.SQL.FormatType, NotNull: pk.SQL.NotNull})
 	}
 	return out, nil
 }

@@ -112,6 +112,9 @@ func (g *gen) orderBy(order []Order, alias string, reverse, pageColumns bool) {
 		} else {
 			g.w(" asc")
 		}
+		if o.NotNull {
+			continue
+		}
 		if nullsFirst {
 			g.w(" nulls first")
 		} else {
@@ -256,7 +259,7 @@ func (g *gen) after(c *Connection, alias string, i int) {
 	}
 	g.w(ref, op)
 	g.value(v, o.Cast)
-	if !nullsFirst {
+	if !nullsFirst && !o.NotNull {
 		g.w(" or ", ref, " is null")
 	}
 	g.w(" or (", ref, " = ")

@@ -33,7 +33,7 @@ var goldenCases = map[string]func() Statement{
 			Filter: And{Compare{Column: "email", Op: "=", Value: str("a@x.com"), Cast: "character varying(255)"},
 				Or{In{Column: "id", Values: []*string{str("1"), nil}, Cast: "integer"}, IsNull{Column: "email", Negate: true}},
 				Not{X: Compare{Column: "name", Op: "ilike", Value: str("%a%"), Cast: "text"}}},
-			Order:  []Order{{Column: "name", Cast: "text", Desc: true, NullsFirst: true}, {Column: "id", Cast: "integer"}},
+			Order:  []Order{{Column: "name", Cast: "text", Desc: true, NullsFirst: true}, {Column: "id", Cast: "integer", NotNull: true}},
 			Cursor: []*string{nil, str("4")},
 			Limit:  3, Offset: 2,
 			Fields: []ConnectionField{
@@ -48,14 +48,14 @@ var goldenCases = map[string]func() Statement{
 		node := accountNode()
 		node.Fields = append(node.Fields, NodeField{Key: "blogs", Connection: &Connection{
 			Source: Source{Relation: &blog}, Join: []Join{{Child: "owner_id", Parent: "id"}},
-			Order: []Order{{Column: "id", Cast: "integer"}}, Limit: 30,
+			Order: []Order{{Column: "id", Cast: "integer", NotNull: true}}, Limit: 30,
 			Fields: []ConnectionField{{Key: "edges", Edges: &Edges{Fields: []EdgeField{{Key: "node", Node: &Node{Fields: []NodeField{
 				{Key: "owner", Record: &Record{Source: Source{Relation: &account}, Join: []Join{{Child: "id", Parent: "owner_id"}},
 					Node: &Node{Fields: []NodeField{{Key: "id", Column: &Column{Name: "id"}}}}}},
 			}}}}}}},
 		}})
 		return Query([]RootField{{Connection: &Connection{
-			Source: Source{Relation: &account}, Order: []Order{{Column: "id", Cast: "integer"}},
+			Source: Source{Relation: &account}, Order: []Order{{Column: "id", Cast: "integer", NotNull: true}},
 			Cursor: []*string{str("10")}, Backward: true, Limit: 2,
 			Fields: []ConnectionField{
 				{Key: "edges", Edges: &Edges{Fields: []EdgeField{{Key: "node", Node: node}}}},
@@ -67,7 +67,7 @@ var goldenCases = map[string]func() Statement{
 		return Query([]RootField{{Connection: &Connection{
 			Source: Source{Relation: &account},
 			Filter: ArrayCompare{Column: "tags", Op: "@>", Values: []*string{str("a"), str(`b"c`)}, Cast: "text[]"},
-			Order:  []Order{{Column: "id", Cast: "integer"}}, Limit: 30,
+			Order:  []Order{{Column: "id", Cast: "integer", NotNull: true}}, Limit: 30,
 			Fields: []ConnectionField{{Key: "aggregate", Aggregate: []AggregateField{
 				{Key: "count", Count: true},
 				{Key: "sum", Group: "sum", Columns: []AggregateColumn{{Key: "id", Column: "id"}}},

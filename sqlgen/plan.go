@@ -115,6 +115,9 @@ type Order struct {
 	Cast       string // type of the column, for cursor values
 	Desc       bool
 	NullsFirst bool
+	// NotNull marks a column that holds no NULLs: its ordering then says nothing of NULLs, which lets Postgres
+	// read it from a plain index in either direction, and its cursor conditions need no NULL branches.
+	NotNull bool
 }
 
 // ConnectionField is one selected field of a connection.

@@ -129,41 +129,45 @@ func writeString(buf *bytes.Buffer, s string) {
 	buf.WriteByte('"')
 }
 
-// writeNormalizedNumbers copies jsonb text produced by Postgres, rewriting its numbers the way they come out of
-// pg_graphql. pg_graphql reads every result into a serde_json value (without arbitrary precision) and hands it
-// back as jsonb, so a number that is not a 64-bit integer becomes an f64, is printed shortest-round-trip by
-// ryu ("2.0", "0.15") and is read back by numeric_in: an average of 2.0000000000000000 answers 2.0.
+// writeNormalizedNumbers copies JSON text produced by Postgres in jsonb's layout: one space after each colon
+// and comma and none elsewhere outside strings (json_build_object writes " : ", array_to_json no spaces at all;
+// keys already come in jsonb's order), with numbers rewritten the way they come out of pg_graphql. pg_graphql
+// reads every result into a serde_json value (without arbitrary precision) and hands it back as jsonb, so a
+// number that is not a 64-bit integer becomes an f64, is printed shortest-round-trip by ryu ("2.0", "0.15")
+// and is read back by numeric_in: an average of 2.0000000000000000 answers 2.0.
 func writeNormalizedNumbers(buf *bytes.Buffer, raw []byte) {
-	inString := false
-	start := 0
+	start := 0 // raw[start:i] is pending verbatim output
 	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
+		switch c := raw[i]; {
+		case c == '"':
+			// Skip the string in one go.
+			j := i + 1
+			for j < len(raw) && raw[j] != '"' {
+				if raw[j] == '\\' {
+					j++
+				}
+				j++
 			}
-			continue
-		}
-		if c == '"' {
-			inString = true
-			continue
-		}
-		if c != '-' && (c < '0' || c > '9') {
-			continue
-		}
-		j := i + 1
-		for j < len(raw) && strings.IndexByte("0123456789.eE+-", raw[j]) >= 0 {
-			j++
-		}
-		if n, ok := serdeNumber(string(raw[i:j])); ok {
+			i = j
+		case c == ' ' || c == '\n' || c == '\t' || c == '\r':
 			buf.Write(raw[start:i])
-			buf.WriteString(n)
-			start = j
+			start = i + 1
+		case c == ':' || c == ',':
+			buf.Write(raw[start : i+1])
+			buf.WriteByte(' ')
+			start = i + 1
+		case c == '-' || c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(raw) && strings.IndexByte("0123456789.eE+-", raw[j]) >= 0 {
+				j++
+			}
+			if n, ok := serdeNumber(string(raw[i:j])); ok {
+				buf.Write(raw[start:i])
+				buf.WriteString(n)
+				start = j
+			}
+			i = j - 1
 		}
-		i = j - 1
 	}
 	buf.Write(raw[start:])
 }

@@ -2,7 +2,7 @@ package sqlgen
 
 import "strconv"
 
-// connection writes a connection as a scalar subquery yielding jsonb. The page is a CTE holding, per row, the
+// connection writes a connection as a scalar subquery yielding json. The page is a CTE holding, per row, the
 // rendered node, its cursor and its order keys; edges and pageInfo read it, while hasNextPage,
 // hasPreviousPage, totalCount and aggregates look at the filtered set directly and only when selected.
 func (g *gen) connection(c *Connection, parent string) {
@@ -35,7 +35,7 @@ func (g *gen) connection(c *Connection, parent string) {
 	if node != nil {
 		g.node(node, a)
 	} else {
-		g.w("null::jsonb")
+		g.w("null::json")
 	}
 	g.w(" as __node, ")
 	if needCursor {
@@ -124,7 +124,7 @@ func (g *gen) orderBy(order []Order, alias string, reverse, pageColumns bool) {
 }
 
 func (g *gen) edges(e *Edges, c *Connection, page string) {
-	g.w("coalesce((select jsonb_agg(")
+	g.w("coalesce((select json_agg(")
 	keys := make([]string, len(e.Fields))
 	values := make([]func(), len(e.Fields))
 	for i, f := range e.Fields {
@@ -143,7 +143,7 @@ func (g *gen) edges(e *Edges, c *Connection, page string) {
 	g.object(keys, values)
 	g.w(" order by ")
 	g.orderBy(c.Order, "p", false, true)
-	g.w(") from ", page, " p), '[]'::jsonb)")
+	g.w(") from ", page, " p), '[]'::json)")
 }
 
 func (g *gen) pageInfo(fields []PageInfoField, c *Connection, a, parent, page string) {

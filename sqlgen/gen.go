@@ -32,8 +32,25 @@ func (g *gen) alias() string {
 	return "t" + strconv.Itoa(g.aliases)
 }
 
-// text writes a text literal as a parameter.
-func (g *gen) text(s string) { g.w(g.param(s), "::text") }
+// text writes a text constant of the statement (a key, a type name, a catalog name). Constants are part of the
+// statement's text, so that its shape alone decides the text and the plan Postgres keeps for it; one that is
+// not plainly safe to inline is a parameter instead.
+func (g *gen) text(s string) { g.w(g.constant(s), "::text") }
+
+// constant returns s as a SQL string literal, or as a parameter when it holds anything but letters, digits,
+// space and _ - . : (never a quote or a backslash, whatever standard_conforming_strings says).
+func (g *gen) constant(s string) string {
+	if len(s) > 128 {
+		return g.param(s)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(" _-.:", c) >= 0) {
+			return g.param(s)
+		}
+	}
+	return "'" + s + "'"
+}
 
 // value writes a value cast to its type, or NULL.
 func (g *gen) value(v *string, cast string) {
@@ -107,28 +124,71 @@ func Query(fields []RootField) Statement {
 	return Statement{SQL: g.sb.String(), Args: g.args}
 }
 
-// object writes jsonb_build_object over key/value writers, chunked to stay under Postgres' 100-argument limit.
+// object writes a JSON object over key/value writers. Keys go in jsonb's order (shorter first, then bytewise;
+// a repeated key keeps its last value), so that json_build_object, which Postgres builds far more cheaply than
+// jsonb, yields the object jsonb would; the response writer then only adjusts white space. Objects of more
+// than 50 keys (Postgres' 100-argument limit) are built as jsonb chunks and joined.
 func (g *gen) object(keys []string, values []func()) {
+	keys, values = jsonbOrder(keys, values)
 	if len(keys) == 0 {
-		g.w("'{}'::jsonb")
+		g.w("'{}'::json")
 		return
 	}
 	const chunk = 50
+	if len(keys) <= chunk {
+		g.w("json_build_object(")
+		g.pairs(keys, values)
+		g.w(")")
+		return
+	}
+	g.w("(")
 	for start := 0; start < len(keys); start += chunk {
 		if start > 0 {
 			g.w(" || ")
 		}
+		end := min(start+chunk, len(keys))
 		g.w("jsonb_build_object(")
-		for i := start; i < len(keys) && i < start+chunk; i++ {
-			if i > start {
-				g.w(", ")
-			}
-			g.text(keys[i])
-			g.w(", ")
-			values[i]()
-		}
+		g.pairs(keys[start:end], values[start:end])
 		g.w(")")
 	}
+	g.w(")::json")
+}
+
+func (g *gen) pairs(keys []string, values []func()) {
+	for i := range keys {
+		if i > 0 {
+			g.w(", ")
+		}
+		g.w(g.constant(keys[i]), ", ")
+		values[i]()
+	}
+}
+
+// jsonbOrder sorts keys as jsonb stores them, keeping the last of repeated keys.
+func jsonbOrder(keys []string, values []func()) ([]string, []func()) {
+	last := make(map[string]int, len(keys))
+	for i, k := range keys {
+		last[k] = i
+	}
+	idx := make([]int, 0, len(last))
+	for i, k := range keys {
+		if last[k] == i {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		ka, kb := keys[idx[a]], keys[idx[b]]
+		if len(ka) != len(kb) {
+			return len(ka) < len(kb)
+		}
+		return ka < kb
+	})
+	sk := make([]string, len(idx))
+	sv := make([]func(), len(idx))
+	for i, j := range idx {
+		sk[i], sv[i] = keys[j], values[j]
+	}
+	return sk, sv
 }
 
 func (g *gen) node(n *Node, alias string) {

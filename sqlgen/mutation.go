@@ -55,7 +55,7 @@ type Mutation struct {
 	Fields    []MutationField
 }
 
-// MutationStatement renders a mutation as one statement returning its response object as jsonb text.
+// MutationStatement renders a mutation as one statement returning its response object as JSON text.
 func MutationStatement(m *Mutation) Statement {
 	g := &gen{sb: &strings.Builder{}, rowCast: map[string]string{}}
 	a := g.alias()
@@ -112,7 +112,7 @@ func MutationStatement(m *Mutation) Statement {
 	if m.Rows == nil {
 		g.w("case when (select count(*) from ", a, "_affected) > ", strconv.Itoa(m.AtMost), " then ", RaiseFunction, "(")
 		g.text(m.TooMany)
-		g.w(") else ")
+		g.w(")::json else ")
 	}
 	rec := g.alias()
 	if m.Returning == nil {
@@ -128,9 +128,9 @@ func MutationStatement(m *Mutation) Statement {
 			case f.AffectedCount:
 				g.w("(select count(*) from ", a, "_affected)")
 			case f.Records != nil:
-				g.w("coalesce((select jsonb_agg(")
+				g.w("coalesce((select json_agg(")
 				g.node(f.Records, rec)
-				g.w(") from ", a, "_affected ", rec, "), '[]'::jsonb)")
+				g.w(") from ", a, "_affected ", rec, "), '[]'::json)")
 			default:
 				g.text(f.Typename)
 			}

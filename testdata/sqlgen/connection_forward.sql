@@ -1,31 +1,15 @@
-select (with t1_page as (select jsonb_build_object($1::text, translate(encode(convert_to(jsonb_build_array($2::text, $3::text, t1."id")::text, 'utf-8'), 'base64'), E'\n', ''), $4::text, t1."id", $5::text, (t1."balance")::text, $6::text, $7::text) as __node, translate(encode(convert_to(jsonb_build_array(t1."name", t1."id")::text, 'utf-8'), 'base64'), E'\n', '') as __cursor, t1."name" as __o0, t1."id" as __o1 from "public"."account" t1 where true and ((t1."email" = ($8::text)::character varying(255)) and ((t1."id" = any(($9::text[])::integer[])) or (t1."email" is not null)) and (not (t1."name" ilike ($10::text)::text))) and (t1."name" is not null or (t1."name" is null and (t1."id" > ($11::text)::integer or (t1."id" = ($12::text)::integer and false)))) order by t1."name" desc nulls first, t1."id" asc limit 3 offset 2) select jsonb_build_object($13::text, coalesce((select jsonb_agg(jsonb_build_object($14::text, p.__cursor, $15::text, p.__node) order by p.__o0 desc nulls first, p.__o1 asc) from t1_page p), '[]'::jsonb), $16::text, jsonb_build_object($17::text, (select p.__cursor from t1_page p order by p.__o0 desc nulls first, p.__o1 asc limit 1), $18::text, (select p.__cursor from t1_page p order by p.__o0 asc nulls last, p.__o1 desc limit 1), $19::text, (select count(*) > 3 from (select 1 from "public"."account" t2 where true and ((t2."email" = ($20::text)::character varying(255)) and ((t2."id" = any(($21::text[])::integer[])) or (t2."email" is not null)) and (not (t2."name" ilike ($22::text)::text))) and (t2."name" is not null or (t2."name" is null and (t2."id" > ($23::text)::integer or (t2."id" = ($24::text)::integer and false)))) order by t2."name" desc nulls first, t2."id" asc limit 4 offset 2) x), $25::text, (exists (select 1 from t1_page) and true)), $26::text, (select count(*) from "public"."account" t3 where true and ((t3."email" = ($27::text)::character varying(255)) and ((t3."id" = any(($28::text[])::integer[])) or (t3."email" is not null)) and (not (t3."name" ilike ($29::text)::text))))))::text
+select (with t1_page as (select json_build_object('id', t1."id", 'nodeId', translate(encode(convert_to(jsonb_build_array('public'::text, 'account'::text, t1."id")::text, 'utf-8'), 'base64'), E'\n', ''), 'balance', (t1."balance")::text, '__typename', 'Account'::text) as __node, translate(encode(convert_to(jsonb_build_array(t1."name", t1."id")::text, 'utf-8'), 'base64'), E'\n', '') as __cursor, t1."name" as __o0, t1."id" as __o1 from "public"."account" t1 where true and ((t1."email" = ($1::text)::character varying(255)) and ((t1."id" = any(($2::text[])::integer[])) or (t1."email" is not null)) and (not (t1."name" ilike ($3::text)::text))) and (t1."name" is not null or (t1."name" is null and (t1."id" > ($4::text)::integer or (t1."id" = ($5::text)::integer and false)))) order by t1."name" desc nulls first, t1."id" asc limit 3 offset 2) select json_build_object('edges', coalesce((select json_agg(json_build_object('node', p.__node, 'cursor', p.__cursor) order by p.__o0 desc nulls first, p.__o1 asc) from t1_page p), '[]'::json), 'pageInfo', json_build_object('endCursor', (select p.__cursor from t1_page p order by p.__o0 asc nulls last, p.__o1 desc limit 1), 'hasNextPage', (select count(*) > 3 from (select 1 from "public"."account" t2 where true and ((t2."email" = ($6::text)::character varying(255)) and ((t2."id" = any(($7::text[])::integer[])) or (t2."email" is not null)) and (not (t2."name" ilike ($8::text)::text))) and (t2."name" is not null or (t2."name" is null and (t2."id" > ($9::text)::integer or (t2."id" = ($10::text)::integer and false)))) order by t2."name" desc nulls first, t2."id" asc limit 4 offset 2) x), 'startCursor', (select p.__cursor from t1_page p order by p.__o0 desc nulls first, p.__o1 asc limit 1), 'hasPreviousPage', (exists (select 1 from t1_page) and true)), 'totalCount', (select count(*) from "public"."account" t3 where true and ((t3."email" = ($11::text)::character varying(255)) and ((t3."id" = any(($12::text[])::integer[])) or (t3."email" is not null)) and (not (t3."name" ilike ($13::text)::text))))))::text
 -- parameters
-$1 = "nodeId"
-$2 = "public"
-$3 = "account"
-$4 = "id"
-$5 = "balance"
-$6 = "__typename"
-$7 = "Account"
-$8 = "a@x.com"
-$9 = ["1", NULL]
-$10 = "%a%"
-$11 = "4"
-$12 = "4"
-$13 = "edges"
-$14 = "cursor"
-$15 = "node"
-$16 = "pageInfo"
-$17 = "startCursor"
-$18 = "endCursor"
-$19 = "hasNextPage"
-$20 = "a@x.com"
-$21 = ["1", NULL]
-$22 = "%a%"
-$23 = "4"
-$24 = "4"
-$25 = "hasPreviousPage"
-$26 = "totalCount"
-$27 = "a@x.com"
-$28 = ["1", NULL]
-$29 = "%a%"
+$1 = "a@x.com"
+$2 = ["1", NULL]
+$3 = "%a%"
+$4 = "4"
+$5 = "4"
+$6 = "a@x.com"
+$7 = ["1", NULL]
+$8 = "%a%"
+$9 = "4"
+$10 = "4"
+$11 = "a@x.com"
+$12 = ["1", NULL]
+$13 = "%a%"

@@ -161,6 +161,10 @@ func writeNormalizedNumbers(buf *bytes.Buffer, raw []byte) {
 			for j < len(raw) && strings.IndexByte("0123456789.eE+-", raw[j]) >= 0 {
 				j++
 			}
+			if plainInteger(raw[i:j]) {
+				i = j - 1
+				continue
+			}
 			if n, ok := serdeNumber(string(raw[i:j])); ok {
 				buf.Write(raw[start:i])
 				buf.WriteString(n)
@@ -170,6 +174,23 @@ func writeNormalizedNumbers(buf *bytes.Buffer, raw []byte) {
 		}
 	}
 	buf.Write(raw[start:])
+}
+
+// plainInteger reports, without allocating, a token that serdeNumber leaves alone for sure: an integer of at
+// most 18 digits.
+func plainInteger(tok []byte) bool {
+	if len(tok) > 0 && tok[0] == '-' {
+		tok = tok[1:]
+	}
+	if len(tok) == 0 || len(tok) > 18 {
+		return false
+	}
+	for _, c := range tok {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // serdeNumber returns the text a JSON number token ends up as after pg_graphql's serde_json and numeric round

@@ -22,6 +22,14 @@ func TestDeadlockVictimIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close(ctx)
+	// Make the request's session the one whose deadlock check fires (3s after it starts waiting, time enough
+	// for the other session to close the cycle even on a loaded machine).
+	if _, err := d.conn.Exec(ctx, "set deadlock_timeout = '3s'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Exec(ctx, "set deadlock_timeout = '60s'"); err != nil {
+		t.Fatal(err)
+	}
 	tx, err := other.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -37,8 +45,7 @@ func TestDeadlockVictimIsRetried(t *testing.T) {
 	}()
 	// Wait until the request holds row 1 and waits for row 2.
 	waitFor(t, other, "select count(*) = 1 from pg_locks where not granted and locktype = 'transactionid'")
-	// Taking row 1 now closes the cycle; the request has waited longer, so its deadlock check fires first and
-	// Postgres aborts it.
+	// Taking row 1 now closes the cycle; the request's deadlock check fires first and Postgres aborts it.
 	if _, err := tx.Exec(ctx, "update slot set n = n + 10 where id = 1"); err != nil {
 		t.Fatalf("the other session lost the deadlock: %v", err)
 	}

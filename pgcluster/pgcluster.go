@@ -36,6 +36,8 @@ type Options struct {
 	Fast bool
 	// Log receives the server's log file path; default DataDir/../postgres.log.
 	LogFile string
+	// Settings are extra server settings (name=value), e.g. shared_preload_libraries=pg_stat_statements.
+	Settings []string
 }
 
 // Superuser is the name of the cluster's bootstrap superuser.
@@ -178,6 +180,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if c.opts.Fast {
 		settings = append(settings, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 			"-c", "shared_buffers=32MB")
+	}
+	for _, kv := range c.opts.Settings {
+		settings = append(settings, "-c", kv)
 	}
 	out, err := c.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", c.opts.DataDir, "-l", c.opts.LogFile,
 		"-o", strings.Join(settings, " "))

@@ -57,7 +57,9 @@ func Main(m *testing.M) int {
 	port, err := pgcluster.FreePort()
 	if err == nil {
 		var c *pgcluster.Cluster
-		c, err = pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true})
+		c, err = pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true,
+			// Tests count plans per call (pg_stat_statements ships with Debian's PostgreSQL server package).
+			Settings: []string{"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_planning=on"}})
 		if err == nil {
 			err = c.Init(ctx)
 		}

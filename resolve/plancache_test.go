@@ -41,6 +41,10 @@ func TestRepeatedRequestReusesItsPlan(t *testing.T) {
 		create policy anon_reads on blog for select to anon using (true);
 		create policy own_blogs on blog for select to authenticated using (owner_id = (auth.jwt()->>'owner')::int);`)
 	const calls = 40
+	ctx := context.Background()
+	if _, err := d.conn.Exec(ctx, "create extension if not exists pg_stat_statements; select pg_stat_statements_reset()"); err != nil {
+		t.Fatalf("pg_stat_statements (pgtest's cluster preloads it): %v", err)
+	}
 	queries := []string{
 		`{ accountCollection(first: 1) { edges { node { id } } } }`,
 		`{ accountCollection(first: 10, filter: {id: {gte: 1}}) { edges { node { id email blogCollection(first: 10) { edges { node { id name } } } } } } }`,
@@ -71,6 +75,18 @@ func TestRepeatedRequestReusesItsPlan(t *testing.T) {
 	// Postgres tries five custom plans per statement before it settles on the generic one.
 	if custom > int64(5*n) {
 		t.Errorf("%d custom plans (of %d executions): the statements are planned per call", custom, executions)
+	}
+	// pg_stat_statements, which counts across connections and statement names, agrees.
+	var plans, callsSeen int64
+	if err := d.conn.QueryRow(ctx, `select coalesce(sum(plans), 0), coalesce(sum(calls), 0) from pg_stat_statements
+		where dbid = (select oid from pg_database where datname = current_database()) and query like '%"public".%'`).Scan(&plans, &callsSeen); err != nil {
+		t.Fatal(err)
+	}
+	if callsSeen != executions {
+		t.Errorf("pg_stat_statements counts %d calls, want %d", callsSeen, executions)
+	}
+	if plans > callsSeen/4 {
+		t.Errorf("pg_stat_statements: %d plans for %d calls", plans, callsSeen)
 	}
 }
 

@@ -95,7 +95,7 @@ func New(t testing.TB, o Options) *Stack {
 	s.Service, _ = keys.SignAPIKey("service_role", ProjectRef)
 	srv := httptest.NewUnstartedServer(nil)
 	s.URL = "http://" + srv.Listener.Addr().String()
-	opts := httpapi.Options{Pool: requests, Keys: keys, AnonKey: s.Anon, ServiceRoleKey: s.Service, Logf: t.Logf}
+	opts := httpapi.Options{Pool: requests, Keys: keys, AnonKey: s.Anon, ServiceRoleKey: s.Service}
 	if o.Console != nil {
 		opts.Console = o.Console(s.Anon)
 	}

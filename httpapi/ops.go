@@ -65,6 +65,7 @@ func (s *Server) requireServiceRole(next http.Handler) http.Handler {
 			writeMessage(w, http.StatusUnauthorized, "the service_role key is required")
 			return
 		}
+		obs.SetRole(r.Context(), "service_role")
 		next.ServeHTTP(w, r)
 	})
 }

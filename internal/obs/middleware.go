@@ -1,8 +1,10 @@
 package obs
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 )
@@ -16,7 +18,7 @@ func Handler(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 		req := &Request{ID: NewRequestID(r.Header.Get(RequestIDHeader))}
 		w.Header().Set(RequestIDHeader, req.ID)
 		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r.WithContext(WithRequest(r.Context(), req)))
+		serve(logger, sw, r.WithContext(WithRequest(r.Context(), req)), next)
 		status := sw.status
 		if status == 0 {
 			status = http.StatusOK
@@ -38,6 +40,30 @@ func Handler(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 		}
 		logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	})
+}
+
+// serve runs next and turns a panic that its own handler did not catch (the GraphQL handler catches its own)
+// into a logged 500 that carries the request id, instead of a connection reset without a word in the log's
+// request line.
+func serve(logger *slog.Logger, w *statusWriter, r *http.Request, next http.Handler) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+		id := RequestID(r.Context())
+		logger.ErrorContext(r.Context(), "panic", slog.String("request_id", id), slog.Any("panic", v),
+			slog.String("stack", string(debug.Stack())))
+		if w.status == 0 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, `{"message":"Internal server error (request id %s)"}`, id)
+		}
+	}()
+	next.ServeHTTP(w, r)
 }
 
 // Route names the route of a path for metrics: a fixed set, so that clients cannot grow the label space.

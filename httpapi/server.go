@@ -168,7 +168,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Access-Control-Allow-Headers", corsHeaders)
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
-	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range")
+	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id")
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 		h.Set("Access-Control-Max-Age", "86400")
 		w.WriteHeader(http.StatusNoContent)

@@ -235,6 +235,10 @@ func TestCORSPreflight(t *testing.T) {
 			t.Errorf("preflight does not allow %s: %s", h, allowed)
 		}
 	}
+	// A browser app can read the request id of an error, to quote it in a report.
+	if exposed := resp.Header.Get("Access-Control-Expose-Headers"); !strings.Contains(exposed, "X-Request-Id") {
+		t.Errorf("X-Request-Id not exposed: %s", exposed)
+	}
 }
 
 func TestRowLevelSecurityThroughHTTP(t *testing.T) {

@@ -58,12 +58,18 @@ func (k *Keys) Sign(claims jwt.Claims) (string, error) {
 // ErrInvalidToken wraps every verification failure.
 var ErrInvalidToken = errors.New("invalid JWT")
 
-// Verify checks a token's signature and expiry and returns its claims. Only the algorithms the project signs
-// with are accepted: a token with alg "none" or an algorithm that does not fit the key is rejected.
+// ClockSkew is the leeway on a token's exp, nbf and iat, for clocks of issuers that run a little ahead or
+// behind; PostgREST, which Supabase's gateway puts in front of the database, allows the same 30 seconds.
+const ClockSkew = 30 * time.Second
+
+// Verify checks a token's signature, expiry and issue time and returns its claims. Only the algorithms the
+// project signs with are accepted: a token with alg "none" or an algorithm that does not fit the key is
+// rejected, and so is a token issued in the future (beyond ClockSkew), which only a forger or a broken clock
+// makes.
 func (k *Keys) Verify(token string) (jwt.MapClaims, error) {
 	claims := jwt.MapClaims{}
 	_, err := jwt.ParseWithClaims(token, claims, k.verificationKey, jwt.WithValidMethods(k.validMethods()),
-		jwt.WithExpirationRequired())
+		jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithLeeway(ClockSkew))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}

@@ -53,13 +53,24 @@ func TestVerifyRejects(t *testing.T) {
 	enc := base64.RawURLEncoding.EncodeToString
 	none := enc([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + enc([]byte(`{"role":"service_role","exp":9999999999}`)) + "."
 	hs512, _ := jwt.NewWithClaims(jwt.SigningMethodHS512, good).SignedString([]byte(testSecret))
+	future, _ := k.Sign(jwt.MapClaims{"role": "authenticated", "iat": time.Now().Add(24 * time.Hour).Unix(),
+		"exp": time.Now().Add(25 * time.Hour).Unix()})
+	pastSkew, _ := k.Sign(jwt.MapClaims{"role": "authenticated", "iat": time.Now().Add(ClockSkew + 10*time.Second).Unix(),
+		"exp": time.Now().Add(time.Hour).Unix()})
 	for name, tok := range map[string]string{
 		"wrong secret": wrongSecret, "expired": expired, "no exp": noExp, "alg none": none,
 		"other algorithm": hs512, "garbage": "not.a.jwt", "empty": "",
+		"issued tomorrow": future, "issued beyond the clock skew": pastSkew,
 	} {
 		if _, err := k.Verify(tok); !errors.Is(err, ErrInvalidToken) {
 			t.Errorf("%s: err = %v, want ErrInvalidToken", name, err)
 		}
+	}
+	// A clock a few seconds ahead of ours is no forgery.
+	ahead, _ := k.Sign(jwt.MapClaims{"role": "authenticated", "iat": time.Now().Add(ClockSkew - 10*time.Second).Unix(),
+		"exp": time.Now().Add(time.Hour).Unix()})
+	if _, err := k.Verify(ahead); err != nil {
+		t.Errorf("issued within the clock skew: %v", err)
 	}
 	if _, err := NewKeys("short"); err == nil {
 		t.Error("a short secret was accepted")

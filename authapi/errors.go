@@ -5,6 +5,9 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+
+	"github.com/pgreflect/pgreflect/internal/dberr"
+	"github.com/pgreflect/pgreflect/internal/obs"
 )
 
 // apiError is Supabase Auth's HTTPError: a status, an error code and a message.
@@ -63,7 +66,12 @@ func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		s.writeAPIError(w, r, e)
 		return
 	}
-	s.log.ErrorContext(r.Context(), "auth request failed", slog.String("path", r.URL.Path), slog.Any("error", err))
+	obs.Logger(r.Context(), s.log).ErrorContext(r.Context(), "auth request failed", slog.String("path", r.URL.Path), slog.Any("error", err))
+	if dberr.Unavailable(err) {
+		// The one answer while the database is away: Supabase Auth has no code of its own for it.
+		s.writeAPIError(w, r, newError(http.StatusServiceUnavailable, "unexpected_failure", "Database unavailable"))
+		return
+	}
 	s.writeAPIError(w, r, newError(http.StatusInternalServerError, "unexpected_failure", "Internal Server Error"))
 }
 
@@ -80,8 +88,18 @@ func (s *Service) writeAPIError(w http.ResponseWriter, r *http.Request, e *apiEr
 			}
 		}
 		w.Header().Set(apiVersionHeader, apiVersion20240101)
-		writeJSON(w, e.Status, map[string]any{"code": code, "message": e.Message})
+		body := map[string]any{"code": code, "message": e.Message}
+		if e.Status >= 500 {
+			// Not in Supabase Auth's 2024-01-01 shape, which auth-js reads field by field: the id the log has.
+			body["error_id"] = obs.RequestID(r.Context())
+		}
+		writeJSON(w, e.Status, body)
 		return
 	}
-	writeJSON(w, e.Status, map[string]any{"code": e.Status, "error_code": code, "msg": e.Message})
+	body := map[string]any{"code": e.Status, "error_code": code, "msg": e.Message}
+	if e.Status >= 500 {
+		// Supabase Auth's error_id: the request id of a server error, under which the reason is logged.
+		body["error_id"] = obs.RequestID(r.Context())
+	}
+	writeJSON(w, e.Status, body)
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/internal/dberr"
+	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/oidc"
 )
 
@@ -64,7 +66,13 @@ func (s *Service) authorize(w http.ResponseWriter, r *http.Request) error {
 	}
 	authURL, err := s.providers.AuthCodeURL(ctx, p, flow.ID.String(), oidc.Scopes(q.Get("scopes")), pass)
 	if err != nil {
-		return err
+		// Supabase Auth answers a provider it cannot set up (its discovery failing included) with 400
+		// validation_failed "Unsupported provider: <reason>"; the status and code stay, the reason (an address,
+		// a network error) goes to the log under the request id the message names.
+		id := obs.RequestID(ctx)
+		obs.Logger(ctx, s.log).WarnContext(ctx, "provider unreachable", "provider", name, "error", err)
+		s.opts.Metrics.AuthEvent("failure", "authorize")
+		return badRequest("validation_failed", fmt.Sprintf("Unsupported provider: provider unavailable (request id %s)", id))
 	}
 	if err := s.store.CreateFlowState(ctx, flow, flowStateExpiry); err != nil {
 		return err
@@ -141,6 +149,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) error {
 		target = st.SiteURL
 	}
 	fail := func(ce callbackError) error {
+		s.opts.Metrics.AuthEvent("failure", "callback")
 		s.redirectError(w, r, target, ce, http.StatusFound)
 		return nil
 	}
@@ -158,7 +167,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) error {
 	}
 	res, err := s.providers.Exchange(ctx, p, code)
 	if err != nil {
-		s.log.WarnContext(ctx, "provider callback failed", "provider", flow.ProviderType, "error", err)
+		obs.Logger(ctx, s.log).WarnContext(ctx, "provider callback failed", "provider", flow.ProviderType, "error", err)
 		switch {
 		case errors.Is(err, oidc.ErrExchange):
 			prefix := code
@@ -179,6 +188,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return fail(s.signInCallbackError(r, flow.ProviderType, err))
 		}
+		s.opts.Metrics.AuthEvent("sign_in", "callback_pkce")
 		http.Redirect(w, r, withQuery(target, url.Values{"code": {authCode}}), http.StatusFound)
 		return nil
 	}
@@ -202,6 +212,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) error {
 	if res.RefreshToken != "" {
 		frag.Set("provider_refresh_token", res.RefreshToken)
 	}
+	s.opts.Metrics.AuthEvent("sign_in", "implicit")
 	http.Redirect(w, r, withFragment(target, frag), http.StatusFound)
 	return nil
 }
@@ -212,7 +223,10 @@ func (s *Service) signInCallbackError(r *http.Request, provider string, err erro
 	if ce, ok := signInRefusal(provider, err); ok {
 		return ce
 	}
-	s.log.ErrorContext(r.Context(), "sign-in failed", "error", err)
+	obs.Logger(r.Context(), s.log).ErrorContext(r.Context(), "sign-in failed", "error", err)
+	if dberr.Unavailable(err) {
+		return callbackError{status: http.StatusServiceUnavailable, description: "Database unavailable (request id " + obs.RequestID(r.Context()) + ")"}
+	}
 	return callbackError{status: http.StatusInternalServerError, description: "Database error saving new user"}
 }
 

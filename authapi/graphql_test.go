@@ -56,7 +56,7 @@ func TestSignedInUserSeesOwnRowsThroughGraphQL(t *testing.T) {
 			}
 			svc := w.start(nil).svc // an auth service with these keys; the full server below mounts it
 			api, err := httpapi.New(t.Context(), httpapi.Options{Pool: login, Keys: w.keys, AnonKey: w.anon, ServiceRoleKey: w.service,
-				Auth: svc.AuthHandler(), Management: svc.ManagementHandler(), Logf: t.Logf})
+				Auth: svc.AuthHandler(), Management: svc.ManagementHandler()})
 			if err != nil {
 				t.Fatal(err)
 			}

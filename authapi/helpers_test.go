@@ -8,10 +8,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,6 +55,25 @@ type world struct {
 	anon    string
 	service string
 	inst    *instance
+	logs    *syncBuffer // what the instances log (JSON lines)
+}
+
+// syncBuffer collects log output written from the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func newWorld(t *testing.T, change func(*config.Auth)) *world {
@@ -76,7 +97,7 @@ func newWorld(t *testing.T, change func(*config.Auth)) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, pool: pool, keys: keys}
+	w := &world{t: t, pool: pool, keys: keys, logs: &syncBuffer{}}
 	w.anon, _ = keys.SignAPIKey("anon", tRef)
 	w.service, _ = keys.SignAPIKey("service_role", tRef)
 	// The provider must know the callback URL, which needs the first instance's address: reserve it first.
@@ -110,6 +131,7 @@ func (w *world) start(srv *httptest.Server) *instance {
 	svc, err := New(w.t.Context(), Options{
 		Pool: w.pool, Keys: w.keys, Config: w.cfg, APIURL: apiURL, ProjectRef: tRef,
 		ManagementToken: tMgmtToken, AnonKey: w.anon, ServiceRoleKey: w.service,
+		Logger: slog.New(slog.NewJSONHandler(w.logs, nil)),
 	})
 	if err != nil {
 		w.t.Fatalf("New: %v", err)

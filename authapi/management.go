@@ -14,6 +14,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/pgreflect/pgreflect/internal/dberr"
+	"github.com/pgreflect/pgreflect/internal/obs"
 )
 
 // maxJWTExpiry is the longest access-token lifetime the management API accepts (one week).
@@ -33,6 +36,7 @@ func (s *Service) ManagementHandler() http.Handler {
 // management checks the management token (401) and then the project ref (404).
 func (s *Service) management(h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		r, _ = obs.Ensure(w, r)
 		scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " ")
 		presented := sha256.Sum256([]byte(strings.TrimSpace(token)))
 		if !s.hasMgmt || !found || !strings.EqualFold(scheme, "bearer") ||
@@ -51,8 +55,12 @@ func (s *Service) management(h func(w http.ResponseWriter, r *http.Request) erro
 				writeJSON(w, http.StatusBadRequest, map[string]string{"message": fe.Error()})
 				return
 			}
-			s.log.ErrorContext(r.Context(), "management request failed", "error", err)
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"message": "Internal Server Error"})
+			obs.Logger(r.Context(), s.log).ErrorContext(r.Context(), "management request failed", "error", err)
+			status, msg := http.StatusInternalServerError, "Internal Server Error"
+			if dberr.Unavailable(err) {
+				status, msg = http.StatusServiceUnavailable, "Database unavailable"
+			}
+			writeJSON(w, status, map[string]string{"message": fmt.Sprintf("%s (request id %s)", msg, obs.RequestID(r.Context()))})
 		}
 	}
 }

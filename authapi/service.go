@@ -16,6 +16,7 @@ import (
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/config"
+	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/oidc"
 )
 
@@ -31,6 +32,7 @@ type Options struct {
 	ServiceRoleKey  string
 	HTTPClient      *http.Client // for provider calls; nil = default with a 10 s timeout
 	Logger          *slog.Logger // nil = slog.Default()
+	Metrics         *obs.Metrics // nil = none; counts sign-in events and rate-limit refusals
 }
 
 // Service is the auth HTTP service. It keeps no state of its own beyond caches: every record and every
@@ -43,6 +45,7 @@ type Service struct {
 	cache     settingsCache
 	mgmtHash  [sha256.Size]byte
 	hasMgmt   bool
+	limits    rateLimits
 	now       func() time.Time
 }
 
@@ -63,6 +66,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 		store:     auth.NewStore(opts.Pool),
 		providers: oidc.NewClient(opts.HTTPClient),
 		log:       opts.Logger,
+		limits:    newRateLimits(opts.Config.RateLimit),
 		now:       time.Now,
 	}
 	if s.log == nil {
@@ -112,20 +116,27 @@ func (s *Service) AuthHandler() http.Handler {
 	mux := http.NewServeMux()
 	open := func(pattern string, h handlerFunc) { mux.Handle(pattern, s.wrap(h)) }
 	keyed := func(pattern string, h handlerFunc) { mux.Handle(pattern, s.requireAPIKey(s.wrap(h))) }
+	// The limits come before the apikey check, so that a flood of requests with bad keys counts as well.
+	mux.Handle("GET /authorize", s.limit(func(*http.Request) *rateLimiter { return s.limits.authorize }, s.wrap(s.authorize)))
+	mux.Handle("POST /token", s.limit(func(r *http.Request) *rateLimiter {
+		if r.URL.Query().Get("grant_type") == "refresh_token" {
+			return s.limits.refresh
+		}
+		return s.limits.signIn
+	}, s.requireAPIKey(s.wrap(s.token))))
 	// A browser navigating to these sends no apikey, and the JWKS is public.
-	open("GET /authorize", s.authorize)
 	open("GET /callback", s.callback)
 	open("POST /callback", s.callback)
 	open("GET /.well-known/jwks.json", s.jwks)
 	keyed("GET /health", s.health)
 	keyed("GET /settings", s.settingsHandler)
-	keyed("POST /token", s.token)
 	keyed("GET /user", s.user)
 	keyed("POST /logout", s.logout)
 	keyed("/", func(w http.ResponseWriter, r *http.Request) error {
 		return newError(http.StatusNotFound, "not_found", "Not Found")
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, _ = obs.Ensure(w, r)
 		if r.Method == http.MethodOptions {
 			// CORS preflights carry no apikey; the server's CORS layer answers them, and anything that
 			// reaches us is acknowledged without content.
@@ -145,10 +156,12 @@ func (s *Service) requireAPIKey(next http.Handler) http.Handler {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": auth.MsgNoAPIKey})
 			return
 		}
-		if (auth.APIKeys{Anon: s.opts.AnonKey, ServiceRole: s.opts.ServiceRoleKey}).Role(key) == "" {
+		role := (auth.APIKeys{Anon: s.opts.AnonKey, ServiceRole: s.opts.ServiceRoleKey}).Role(key)
+		if role == "" {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": auth.MsgInvalidAPIKey})
 			return
 		}
+		obs.SetRole(r.Context(), role)
 		next.ServeHTTP(w, r)
 	})
 }

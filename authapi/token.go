@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/oidc"
 )
 
@@ -67,9 +68,28 @@ func readJSON(r *http.Request, v any) error {
 	return nil
 }
 
-// token issues sessions (POST /token?grant_type=...).
+// token issues sessions (POST /token?grant_type=...) and counts the outcome.
 func (s *Service) token(w http.ResponseWriter, r *http.Request) error {
-	switch grant := r.URL.Query().Get("grant_type"); grant {
+	grant := r.URL.Query().Get("grant_type")
+	err := s.tokenGrant(w, r, grant)
+	event := "sign_in"
+	switch {
+	case err != nil:
+		event = "failure"
+	case grant == "refresh_token":
+		event = "refresh"
+	}
+	switch grant {
+	case "pkce", "id_token", "refresh_token", "password":
+	default:
+		grant = "other" // the label set stays bounded whatever clients send
+	}
+	s.opts.Metrics.AuthEvent(event, grant)
+	return err
+}
+
+func (s *Service) tokenGrant(w http.ResponseWriter, r *http.Request, grant string) error {
+	switch grant {
 	case "pkce":
 		return s.pkceGrant(w, r)
 	case "id_token":
@@ -153,7 +173,7 @@ func (s *Service) idTokenGrant(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		var ite *oidc.IDTokenError
 		if errors.As(err, &ite) {
-			s.log.InfoContext(r.Context(), "id_token rejected", "provider", name, "error", err)
+			obs.Logger(r.Context(), s.log).InfoContext(r.Context(), "id_token rejected", "provider", name, "error", err)
 			return &oauthError{Err: ite.Code, Description: ite.Description}
 		}
 		return err

@@ -100,6 +100,7 @@ func (s *Service) logout(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.Logout(r.Context(), a.user, a.sessionID, scope); err != nil {
 		return err
 	}
+	s.opts.Metrics.AuthEvent("sign_out", "logout")
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

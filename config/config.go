@@ -21,7 +21,22 @@ import (
 // an existing Supabase project's file loads unchanged.
 type Config struct {
 	API  API  `toml:"api"`
+	DB   DB   `toml:"db"`
 	Auth Auth `toml:"auth"`
+}
+
+// DB is the part of [db] that pgreflect reads.
+type DB struct {
+	Pool DBPool `toml:"pool"`
+}
+
+// DBPool is [db.pool], pgreflect's own section (the CLI's [db.pooler] configures Supavisor, a separate pooler
+// in front of Postgres, which an existing file may hold with enabled = false): the pool of connections that
+// API requests run on.
+type DBPool struct {
+	// PoolSize is the largest number of connections open at once; 0 means a default that fits the machine.
+	// Named after [db.pooler] default_pool_size.
+	PoolSize int `toml:"pool_size"`
 }
 
 // API configures the GraphQL endpoint.
@@ -44,7 +59,25 @@ type Auth struct {
 	RefreshTokenReuseInterval  int                 `toml:"refresh_token_reuse_interval"`
 	EnableSignup               bool                `toml:"enable_signup"`
 	External                   map[string]Provider `toml:"external"`
+	RateLimit                  RateLimit           `toml:"rate_limit"`
 }
+
+// RateLimit is [auth.rate_limit]: requests per 5 minutes per client address, with the Supabase CLI's names and
+// defaults. 0 turns a limit off.
+type RateLimit struct {
+	// TokenRefresh limits POST /token?grant_type=refresh_token.
+	TokenRefresh int `toml:"token_refresh"`
+	// SignInSignUps limits GET /authorize and the other grants of POST /token, each on its own count, so that
+	// one sign-in (authorize, then the code exchange) costs one of each.
+	SignInSignUps int `toml:"sign_in_sign_ups"`
+	// Header, when set, names a request header that holds the client address (a proxy's X-Forwarded-For or
+	// CF-Connecting-IP; the last comma-separated entry is used, the one the nearest proxy wrote), as GoTrue's
+	// GOTRUE_RATE_LIMIT_HEADER. Without it, or when the request lacks it, the TCP peer address is used.
+	Header string `toml:"header"`
+}
+
+// RateLimitWindow is the period [auth.rate_limit] counts over.
+const RateLimitWindow = 5 * 60 // seconds
 
 // Provider is one [auth.external.<name>] section.
 type Provider struct {
@@ -86,6 +119,7 @@ func Default() Config {
 			RefreshTokenReuseInterval:  10,
 			EnableSignup:               true,
 			External:                   map[string]Provider{},
+			RateLimit:                  RateLimit{TokenRefresh: 150, SignInSignUps: 30},
 		},
 	}
 }
@@ -101,6 +135,18 @@ func (a API) SearchPath() []string {
 		}
 	}
 	return out
+}
+
+// check rejects values that cannot mean anything.
+func (c Config) check() error {
+	var errs []error
+	if c.DB.Pool.PoolSize < 0 {
+		errs = append(errs, fmt.Errorf("[db.pool] pool_size must not be negative, got %d", c.DB.Pool.PoolSize))
+	}
+	if c.Auth.RateLimit.TokenRefresh < 0 || c.Auth.RateLimit.SignInSignUps < 0 {
+		errs = append(errs, errors.New("[auth.rate_limit] limits must not be negative"))
+	}
+	return errors.Join(errs...)
 }
 
 // Warning is a non-fatal remark about the configuration (the CLI prints these and goes on).
@@ -133,6 +179,9 @@ func Load(workdir string, getenv func(string) string) (Config, []Warning, error)
 	}
 	if err := applyEnvOverrides(&cfg, lookup); err != nil {
 		return cfg, warnings, err
+	}
+	if err := cfg.check(); err != nil {
+		return cfg, warnings, fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, warnings, nil
 }
@@ -232,6 +281,8 @@ func applyEnvOverrides(cfg *Config, lookup func(string) string) error {
 	}
 	integer("GOTRUE_JWT_EXP", &cfg.Auth.JWTExpiry)
 	str("GOTRUE_JWT_ISSUER", &cfg.Auth.JWTIssuer)
+	integer("GOTRUE_RATE_LIMIT_TOKEN_REFRESH", &cfg.Auth.RateLimit.TokenRefresh)
+	str("GOTRUE_RATE_LIMIT_HEADER", &cfg.Auth.RateLimit.Header)
 	boolean("GOTRUE_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED", &cfg.Auth.EnableRefreshTokenRotation)
 	integer("GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", &cfg.Auth.RefreshTokenReuseInterval)
 	if v := lookup("GOTRUE_DISABLE_SIGNUP"); v != "" {
@@ -242,6 +293,7 @@ func applyEnvOverrides(cfg *Config, lookup func(string) string) error {
 			cfg.Auth.EnableSignup = !disabled
 		}
 	}
+	integer("PGREFLECT_DB_POOL_SIZE", &cfg.DB.Pool.PoolSize)
 	if v := lookup("PGREFLECT_SCHEMAS"); v != "" {
 		cfg.API.Schemas = strings.Split(v, ",")
 	}

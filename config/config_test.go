@@ -152,3 +152,44 @@ func TestSigningKeysPathIsRelativeToSupabaseDir(t *testing.T) {
 		t.Errorf("signing keys path %q, want %q", cfg.Auth.SigningKeysPath, want)
 	}
 }
+
+func TestLimitsConfig(t *testing.T) {
+	cfg, _, err := Load(t.TempDir(), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Auth.RateLimit != (RateLimit{TokenRefresh: 150, SignInSignUps: 30}) || cfg.DB.Pool.PoolSize != 0 {
+		t.Errorf("defaults: %+v %+v", cfg.Auth.RateLimit, cfg.DB.Pool)
+	}
+	dir := writeProject(t, map[string]string{"config.toml": `
+[db.pooler]
+enabled = false
+default_pool_size = 20
+
+[db.pool]
+pool_size = 12
+
+[auth.rate_limit]
+email_sent = 2
+sign_in_sign_ups = 5
+`})
+	cfg, _, err = Load(dir, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DB.Pool.PoolSize != 12 || cfg.Auth.RateLimit != (RateLimit{TokenRefresh: 150, SignInSignUps: 5}) {
+		t.Errorf("file: %+v %+v", cfg.DB.Pool, cfg.Auth.RateLimit)
+	}
+	cfg, _, err = Load(dir, env(map[string]string{"GOTRUE_RATE_LIMIT_TOKEN_REFRESH": "7", "GOTRUE_RATE_LIMIT_HEADER": "X-Forwarded-For",
+		"PGREFLECT_DB_POOL_SIZE": "3"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DB.Pool.PoolSize != 3 || cfg.Auth.RateLimit != (RateLimit{TokenRefresh: 7, SignInSignUps: 5, Header: "X-Forwarded-For"}) {
+		t.Errorf("environment: %+v %+v", cfg.DB.Pool, cfg.Auth.RateLimit)
+	}
+	bad := writeProject(t, map[string]string{"config.toml": "[db.pool]\npool_size = -1\n"})
+	if _, _, err := Load(bad, env(nil)); err == nil {
+		t.Error("a negative pool size was accepted")
+	}
+}

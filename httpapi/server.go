@@ -10,8 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/reflect"
 	"github.com/pgreflect/pgreflect/resolve"
 )
@@ -46,17 +48,24 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxRows caps page sizes where no directive does; default pg_graphql's 30.
 	MaxRows int
-	// Logf receives operational messages; default log.Printf.
-	Logf func(format string, args ...any)
+	// Logger receives the request lines and operational messages; default slog.Default().
+	Logger *slog.Logger
+	// Metrics, when set, count requests and schema reloads and are served at /metrics to the service_role key.
+	Metrics *obs.Metrics
 }
 
 // Server is the HTTP handler of the whole API.
 type Server struct {
-	opts   Options
-	engine *resolve.Engine
-	mux    *http.ServeMux
-	cancel context.CancelFunc
-	done   chan struct{}
+	opts    Options
+	log     *slog.Logger
+	engine  *resolve.Engine
+	mux     *http.ServeMux
+	handler http.Handler
+	cancel  context.CancelFunc
+	done    chan struct{}
+	// loginRole is the role the pool connects as: a JWT naming it would run with the login role's own rights
+	// (it may switch to every API role), so it is refused.
+	loginRole string
 
 	rolesMu      sync.Mutex
 	roles        map[string]bool
@@ -74,13 +83,16 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = 1 << 20
 	}
-	if opts.Logf == nil {
-		opts.Logf = log.Printf
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
 	}
 	if len(opts.SearchPath) == 0 {
 		opts.SearchPath = []string{"public"}
 	}
-	s := &Server{opts: opts, engine: resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows}), mux: http.NewServeMux(), done: make(chan struct{})}
+	s := &Server{opts: opts, log: opts.Logger, engine: resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows}), mux: http.NewServeMux(), done: make(chan struct{})}
+	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
+		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
+	}
 	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	ready := make(chan struct{})
@@ -89,7 +101,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	go func() {
 		defer close(s.done)
-		reflect.Watch(watchCtx, connect, dbsetup.NotifyChannel, s.engine, ready, opts.Logf)
+		logf := func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) }
+		reflect.Watch(watchCtx, connect, dbsetup.NotifyChannel, countingInvalidator{s.engine, opts.Metrics}, ready, logf)
 	}()
 	select {
 	case <-ready:
@@ -102,6 +115,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 
 	s.mux.HandleFunc("/graphql/v1", s.graphql)
+	s.mux.HandleFunc("GET /health", s.health)
+	s.mux.HandleFunc("GET /ready", s.ready)
+	if opts.Metrics != nil {
+		s.mux.Handle("GET /metrics", s.requireServiceRole(opts.Metrics.Handler()))
+	}
 	if opts.Auth != nil {
 		s.mux.Handle("/auth/v1/", http.StripPrefix("/auth/v1", opts.Auth))
 	}
@@ -111,7 +129,19 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Console != nil {
 		s.mux.Handle("/console/", opts.Console)
 	}
+	s.handler = obs.Handler(s.log, opts.Metrics, http.HandlerFunc(s.route))
 	return s, nil
+}
+
+// countingInvalidator counts what the schema watcher does to the engine's cache.
+type countingInvalidator struct {
+	reflect.Invalidator
+	metrics *obs.Metrics
+}
+
+func (c countingInvalidator) Invalidate() {
+	c.metrics.SchemaReloaded()
+	c.Invalidator.Invalidate()
 }
 
 // Close stops the schema watcher.
@@ -125,7 +155,9 @@ func (s *Server) Engine() *resolve.Engine { return s.engine }
 
 var corsHeaders = "authorization, x-client-info, apikey, content-type, x-supabase-api-version, accept, accept-profile, content-profile, prefer, x-upsert"
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	// Browsers call the API and the auth routes from any origin; the console and the management API are not
 	// for cross-origin use.
 	if r.URL.Path != "/graphql/v1" && !strings.HasPrefix(r.URL.Path, "/auth/v1/") {
@@ -136,7 +168,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Access-Control-Allow-Headers", corsHeaders)
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
-	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range")
+	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id")
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 		h.Set("Access-Control-Max-Age", "86400")
 		w.WriteHeader(http.StatusNoContent)
@@ -161,12 +193,28 @@ func writeGraphQLError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, b)
 }
 
+// The answers to failures that are not the client's: a generic message that carries the request id, so that an
+// operator can find the logged reason, and nothing of the reason itself. One shape per outage: the database
+// being away is always this 503 on /graphql/v1.
+const (
+	msgInternal    = "Internal server error (request id %s)"
+	msgUnavailable = "Database unavailable (request id %s)"
+)
+
+// writeInternal logs err with the request id and answers status in the GraphQL contract's shape.
+func (s *Server) writeInternal(w http.ResponseWriter, r *http.Request, status int, msg, what string, err error) {
+	id := obs.RequestID(r.Context())
+	obs.Logger(r.Context(), s.log).ErrorContext(r.Context(), what, slog.Any("error", err))
+	b, _ := json.Marshal(map[string]any{"data": nil, "errors": []any{map[string]string{"message": fmt.Sprintf(msg, id)}}})
+	writeJSON(w, status, b)
+}
+
 func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	// A bug must not take the connection down with it: answer in the GraphQL shape and log the stack.
 	defer func() {
 		if v := recover(); v != nil {
-			s.opts.Logf("graphql: panic: %v\n%s", v, debug.Stack())
-			writeGraphQLError(w, http.StatusInternalServerError, "internal error")
+			s.writeInternal(w, r, http.StatusInternalServerError, msgInternal, "graphql: panic",
+				fmt.Errorf("%v\n%s", v, debug.Stack()))
 		}
 	}()
 	if r.Method != http.MethodPost {
@@ -174,19 +222,30 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		writeGraphQLError(w, http.StatusMethodNotAllowed, "only POST is supported")
 		return
 	}
-	session, status, msg := s.authenticate(r)
+	session, status, msg, err := s.authenticate(r)
+	if err != nil {
+		s.writeInternal(w, r, http.StatusServiceUnavailable, msgUnavailable, "graphql: read the roles", err)
+		return
+	}
 	if status != 0 {
 		writeMessage(w, status, msg)
 		return
 	}
+	obs.SetRole(r.Context(), session.Role)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		switch {
+		case errors.As(err, &tooLarge):
+			s.opts.Metrics.Refused(obs.RefusedBodyTooLarge)
 			writeGraphQLError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes))
-			return
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The server's read timeout cut a body that came too slowly.
+			s.opts.Metrics.Refused(obs.RefusedReadTimeout)
+			writeGraphQLError(w, http.StatusRequestTimeout, "request body not received in time")
+		default:
+			writeGraphQLError(w, http.StatusBadRequest, "could not read the request body")
 		}
-		writeGraphQLError(w, http.StatusBadRequest, "could not read the request body")
 		return
 	}
 	var req resolve.Request
@@ -198,51 +257,67 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		writeGraphQLError(w, http.StatusBadRequest, "query is required")
 		return
 	}
+	if info := obs.FromContext(r.Context()); info != nil {
+		info.Operation = operationType(req.Query, req.OperationName)
+	}
 	conn, err := s.opts.Pool.Acquire(r.Context())
 	if err != nil {
-		s.opts.Logf("graphql: acquire connection: %v", err)
-		writeGraphQLError(w, http.StatusServiceUnavailable, "database unavailable")
+		if r.Context().Err() != nil {
+			return // the client has gone; nobody reads an answer
+		}
+		s.writeInternal(w, r, http.StatusServiceUnavailable, msgUnavailable, "graphql: acquire a connection", err)
 		return
 	}
 	defer conn.Release()
+	// TODO(merge): resolve.WithRequestID(r.Context(), obs.RequestID(r.Context())) so the engine logs and
+	// answers its internal errors with the request id.
 	writeJSON(w, http.StatusOK, s.engine.ExecuteAs(r.Context(), conn.Conn(), session, req))
 }
 
 // authenticate checks the API key and the bearer token and returns the session, or an HTTP status and
-// message.
-func (s *Server) authenticate(r *http.Request) (resolve.Session, int, string) {
+// message for the client, or an error when the database could not be asked.
+func (s *Server) authenticate(r *http.Request) (resolve.Session, int, string, error) {
 	key := auth.APIKeyFromRequest(r)
 	if key == "" {
-		return resolve.Session{}, http.StatusUnauthorized, auth.MsgNoAPIKey
+		return resolve.Session{}, http.StatusUnauthorized, auth.MsgNoAPIKey, nil
 	}
 	keyRole := auth.APIKeys{Anon: s.opts.AnonKey, ServiceRole: s.opts.ServiceRoleKey}.Role(key)
 	if keyRole == "" {
-		return resolve.Session{}, http.StatusUnauthorized, auth.MsgInvalidAPIKey
+		return resolve.Session{}, http.StatusUnauthorized, auth.MsgInvalidAPIKey, nil
 	}
 	token := key
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, rest, ok := strings.Cut(h, " ")
 		if !ok || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(rest) == "" {
-			return resolve.Session{}, http.StatusUnauthorized, "Authorization header must be Bearer <JWT>"
+			return resolve.Session{}, http.StatusUnauthorized, "Authorization header must be Bearer <JWT>", nil
 		}
 		token = strings.TrimSpace(rest)
 	}
 	claims, err := s.opts.Keys.Verify(token)
 	if err != nil {
-		return resolve.Session{}, http.StatusUnauthorized, err.Error()
+		return resolve.Session{}, http.StatusUnauthorized, err.Error(), nil
 	}
-	role, _ := claims["role"].(string)
-	if role == "" {
-		role = keyRole
+	role := keyRole
+	// Only an absent role claim falls back to the key's role, as PostgREST's anonymous role does; a role claim
+	// that is there but says nothing usable is a broken or forged token, not an anonymous one.
+	if v, present := claims["role"]; present {
+		name, isString := v.(string)
+		if !isString || name == "" {
+			return resolve.Session{}, http.StatusUnauthorized, "JWT role claim must be a non-empty string", nil
+		}
+		role = name
+	}
+	if role == s.loginRole {
+		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf("JWT role %q may not be assumed", role), nil
 	}
 	ok, err := s.mayAssume(r.Context(), role)
 	if err != nil {
-		return resolve.Session{}, http.StatusServiceUnavailable, "database unavailable"
+		return resolve.Session{}, 0, "", err
 	}
 	if !ok {
-		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf("JWT role %q may not be assumed", role)
+		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf("JWT role %q may not be assumed", role), nil
 	}
-	return resolve.Session{Role: role, Claims: claims, SearchPath: s.opts.SearchPath}, 0, ""
+	return resolve.Session{Role: role, Claims: claims, SearchPath: s.opts.SearchPath}, 0, "", nil
 }
 
 // mayAssume reports whether the login role may switch to role. Superuser-only roles are refused even when the

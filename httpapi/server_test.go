@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/pgtest"
 )
 
@@ -28,13 +31,20 @@ const secret = "test-secret-with-at-least-32-characters!!"
 type fixture struct {
 	t       testing.TB
 	admin   *pgx.Conn
+	pool    *pgxpool.Pool
 	srv     *httptest.Server
+	logs    *syncBuffer
 	keys    *auth.Keys
 	anon    string
 	service string
 }
 
 func newFixture(t testing.TB, schema string) *fixture {
+	return newFixtureWith(t, schema, nil)
+}
+
+// newFixtureWith is newFixture with metrics.
+func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dbURL := pgtest.NewDB(t)
@@ -59,15 +69,42 @@ func newFixture(t testing.TB, schema string) *fixture {
 	keys, _ := auth.NewKeys(secret)
 	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
 	service, _ := keys.SignAPIKey("service_role", "abcdefghijklmnopqrst")
+	logs := &syncBuffer{}
 	s, err := New(ctx, Options{Pool: pool, Keys: keys, AnonKey: anon, ServiceRoleKey: service, MaxBodyBytes: 4096,
-		Logf: t.Logf})
+		Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(logs, testWriter{t}), nil)), Metrics: metrics})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	return &fixture{t: t, admin: admin, srv: srv, keys: keys, anon: anon, service: service}
+	return &fixture{t: t, admin: admin, pool: pool, srv: srv, keys: keys, anon: anon, service: service, logs: logs}
+}
+
+// syncBuffer collects log output written from the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testWriter shows log output with the test's own output.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 func (f *fixture) userToken(claims jwt.MapClaims) string {
@@ -197,6 +234,10 @@ func TestCORSPreflight(t *testing.T) {
 		if !strings.Contains(allowed, h) {
 			t.Errorf("preflight does not allow %s: %s", h, allowed)
 		}
+	}
+	// A browser app can read the request id of an error, to quote it in a report.
+	if exposed := resp.Header.Get("Access-Control-Expose-Headers"); !strings.Contains(exposed, "X-Request-Id") {
+		t.Errorf("X-Request-Id not exposed: %s", exposed)
 	}
 }
 

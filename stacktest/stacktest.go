@@ -2,25 +2,26 @@
 // a fresh database from pgtest with the setup applied, /graphql/v1 served as the login role authenticator,
 // and, on request, the sign-in routes with the test identity provider configured as "google".
 //
-// Packages that stacktest itself imports (httpapi, authapi) test themselves with their own fixtures, since
-// importing stacktest from their tests would be an import cycle.
+// The server is assembled by internal/stack, as `pgreflect serve` assembles it, and served by a real
+// http.Server with the production limits. Packages that stacktest itself imports (httpapi, authapi) test
+// themselves with their own fixtures, since importing stacktest from their tests would be an import cycle.
 package stacktest
 
 import (
 	"context"
+	"log/slog"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgreflect/pgreflect/auth"
-	"github.com/pgreflect/pgreflect/authapi"
 	"github.com/pgreflect/pgreflect/config"
 	"github.com/pgreflect/pgreflect/dbsetup"
-	"github.com/pgreflect/pgreflect/httpapi"
+	"github.com/pgreflect/pgreflect/internal/stack"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/testidp"
 )
@@ -85,7 +86,6 @@ func New(t testing.TB, o Options) *Stack {
 		t.Fatal(err)
 	}
 	u.User = url.User("authenticator")
-	requests := pool(t, u.String())
 	keys, err := auth.NewKeys(JWTSecret)
 	if err != nil {
 		t.Fatal(err)
@@ -93,38 +93,55 @@ func New(t testing.TB, o Options) *Stack {
 	s := &Stack{Admin: admin, Keys: keys}
 	s.Anon, _ = keys.SignAPIKey("anon", ProjectRef)
 	s.Service, _ = keys.SignAPIKey("service_role", ProjectRef)
-	srv := httptest.NewUnstartedServer(nil)
-	s.URL = "http://" + srv.Listener.Addr().String()
-	opts := httpapi.Options{Pool: requests, Keys: keys, AnonKey: s.Anon, ServiceRoleKey: s.Service, Logf: t.Logf}
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.URL = "http://" + listener.Addr().String()
+	opts := stack.Options{
+		RequestURL: u.String(), JWTSecret: JWTSecret, AnonKey: s.Anon, ServiceRoleKey: s.Service,
+		ProjectRef: ProjectRef, ManagementToken: "sbp_0000000000000000000000000000000000000000",
+		SearchPath: []string{"public"}, Config: config.Default(), APIURL: s.URL,
+		Logger: slog.New(slog.NewTextHandler(testLog{t}, nil)),
+	}
 	if o.Console != nil {
 		opts.Console = o.Console(s.Anon)
 	}
 	if o.SignIn {
-		opts.Auth = s.signIn(t, pool(t, dbURL), o.Configure)
+		// The auth service writes schema auth as the superuser.
+		opts.AdminURL = dbURL
+		opts.Config.Auth = s.signInConfig(t, o.Configure)
 	}
-	api, err := httpapi.New(ctx, opts)
+	st, err := stack.New(ctx, opts)
 	if err != nil {
+		listener.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(api.Close)
-	srv.Config.Handler = api
-	srv.Start()
-	t.Cleanup(srv.Close)
+	serveCtx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- st.Serve(serveCtx, listener) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("stacktest: %v", err)
+		}
+		st.Close()
+	})
 	return s
 }
 
-func pool(t testing.TB, url string) *pgxpool.Pool {
-	t.Helper()
-	p, err := pgxpool.New(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	return p
+// testLog shows the server's log lines with the test's output, and drops them once the test has ended (a
+// late line from a server goroutine must not fail the run).
+type testLog struct{ t testing.TB }
+
+func (w testLog) Write(p []byte) (int, error) {
+	defer func() { _ = recover() }()
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
-// signIn starts the test provider and the auth service, which writes schema auth as the superuser.
-func (s *Stack) signIn(t testing.TB, admin *pgxpool.Pool, configure func(*config.Auth)) http.Handler {
+// signInConfig starts the test provider and returns the auth configuration that names it "google".
+func (s *Stack) signInConfig(t testing.TB, configure func(*config.Auth)) config.Auth {
 	t.Helper()
 	idp, err := testidp.New(testidp.Options{ClientID: ClientID, ClientSecret: IDPSecret, RedirectURIs: []string{s.URL + "/auth/v1/callback"}})
 	if err != nil {
@@ -137,12 +154,5 @@ func (s *Stack) signIn(t testing.TB, admin *pgxpool.Pool, configure func(*config
 	if configure != nil {
 		configure(&cfg)
 	}
-	svc, err := authapi.New(context.Background(), authapi.Options{Pool: admin, Keys: s.Keys, Config: cfg, APIURL: s.URL,
-		ProjectRef: ProjectRef, ManagementToken: "sbp_0000000000000000000000000000000000000000", AnonKey: s.Anon,
-		ServiceRoleKey: s.Service})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
-	return svc.AuthHandler()
+	return cfg
 }

@@ -7,6 +7,7 @@
 //	pgreflect stop    stop a running `pgreflect start`
 //	pgreflect status  show a local project's URLs and keys
 //	pgreflect testidp serve a test OpenID Connect provider for local sign-in
+//	pgreflect version print the version
 package main
 
 import (
@@ -35,6 +36,7 @@ func commands() []command {
 		{"stop", "stop a running `pgreflect start`", runStop},
 		{"status", "show a local project's URLs and keys", runStatus},
 		{"testidp", "serve a test OpenID Connect provider for local sign-in", runTestIDP},
+		{"version", "print the version", runVersion},
 	}
 }
 

@@ -13,7 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/console"
 	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/stack"
 )
 
 func runServe(args []string, stdout, stderr io.Writer) error {
@@ -34,12 +36,16 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&host, "host", "127.0.0.1", "address to listen on")
 	fs.StringVar(&workdir, "workdir", ".", "project root holding supabase/config.toml")
 	fs.StringVar(&schemas, "schemas", "", "comma-separated API search path (overrides [api] schemas and extra_search_path)")
+	sf := addServerFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: pgreflect serve --db-url URL [flags]")
 		fmt.Fprintln(fs.Output(), "Serves the API for an existing database that `pgreflect setup` has prepared.")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := sf.check(); err != nil {
 		return err
 	}
 	envDefault := func(v *string, name string) {
@@ -108,17 +114,21 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	defer listener.Close()
 	apiURL := "http://" + listener.Addr().String()
-	srv, err := newServer(setupCtx, serverOptions{
-		requestURL:      dbURL,
-		adminURL:        authDBURL,
-		jwtSecret:       jwtSecret,
-		anonKey:         anonKey,
-		serviceRoleKey:  serviceRoleKey,
-		projectRef:      projectRef,
-		managementToken: managementToken,
-		searchPath:      searchPath,
-		config:          cfg,
-		apiURL:          apiURL,
+	srv, err := stack.New(setupCtx, stack.Options{
+		RequestURL:      dbURL,
+		AdminURL:        authDBURL,
+		JWTSecret:       jwtSecret,
+		AnonKey:         anonKey,
+		ServiceRoleKey:  serviceRoleKey,
+		ProjectRef:      projectRef,
+		ManagementToken: managementToken,
+		SearchPath:      searchPath,
+		Config:          cfg,
+		APIURL:          apiURL,
+		Console:         console.Handler(console.Options{APIURL: apiURL, AnonKey: anonKey}),
+		PoolSize:        sf.poolSize,
+		Limits:          sf.limits,
+		Logger:          sf.logger(stderr),
 	})
 	if err != nil {
 		return err
@@ -135,7 +145,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "%s key (generated, project ref %s): %s\n", role, projectRef, key)
 	}
-	return srv.Serve(ctx, listener)
+	return serveStack(ctx, srv, listener, sf)
 }
 
 // ensureSetup checks that `pgreflect setup` has run on the database; a superuser login role runs it itself.

@@ -3,144 +3,78 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/pgreflect/pgreflect/auth"
-	"github.com/pgreflect/pgreflect/authapi"
 	"github.com/pgreflect/pgreflect/config"
-	"github.com/pgreflect/pgreflect/console"
-	"github.com/pgreflect/pgreflect/httpapi"
+	"github.com/pgreflect/pgreflect/internal/stack"
 )
 
-// serverOptions is what `start` and `serve` have found out before serving.
-type serverOptions struct {
-	// requestURL connects as the login role of API requests (authenticator): each request switches to the
-	// role its JWT names, which the login role must have been granted.
-	requestURL string
-	// adminURL connects with rights on schema auth, for the auth service; empty: no auth routes.
-	adminURL        string
-	jwtSecret       string
-	anonKey         string
-	serviceRoleKey  string
-	projectRef      string
-	managementToken string
-	searchPath      []string
-	config          config.Config
-	// apiURL is the server's public base URL (http://127.0.0.1:54321).
-	apiURL string
+// serverFlags are the flags `start` and `serve` share: limits, logging and metrics.
+type serverFlags struct {
+	logFormat   string
+	metricsAddr string
+	poolSize    int
+	limits      stack.Limits
 }
 
-// server is the HTTP server with the resources it holds.
-type server struct {
-	handler http.Handler
-	closers []func()
+func addServerFlags(fs *flag.FlagSet) *serverFlags {
+	f := &serverFlags{}
+	d := stack.DefaultLimits()
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text (for a terminal) or json")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "also serve Prometheus /metrics without a key on this address, e.g. 127.0.0.1:9100 (on the API port /metrics needs the service_role key)")
+	fs.IntVar(&f.poolSize, "pool-size", 0, fmt.Sprintf("most database connections of API requests (default: [db.pool] pool_size of supabase/config.toml, else %d on this machine)", stack.DefaultPoolSize()))
+	fs.DurationVar(&f.limits.ReadHeaderTimeout, "read-header-timeout", d.ReadHeaderTimeout, "longest wait for a request's headers")
+	fs.DurationVar(&f.limits.ReadTimeout, "read-timeout", d.ReadTimeout, "longest time to read a whole request, headers and body")
+	fs.DurationVar(&f.limits.WriteTimeout, "write-timeout", d.WriteTimeout, "longest time from the end of a request's headers to the end of its answer")
+	fs.DurationVar(&f.limits.IdleTimeout, "idle-timeout", d.IdleTimeout, "how long an idle keep-alive connection stays open")
+	fs.IntVar(&f.limits.MaxConnections, "max-connections", d.MaxConnections, "most HTTP connections served at once; more wait to be accepted")
+	return f
 }
 
-// shutdownTimeout bounds the wait for requests in flight when stopping.
-const shutdownTimeout = 10 * time.Second
-
-func newServer(ctx context.Context, o serverOptions) (_ *server, err error) {
-	s := &server{}
-	defer func() {
-		if err != nil {
-			s.Close()
-		}
-	}()
-	keys, err := auth.NewKeys(o.jwtSecret)
-	if err != nil {
-		return nil, err
+// check rejects values that cannot mean anything, before anything starts.
+func (f *serverFlags) check() error {
+	if f.logFormat != "text" && f.logFormat != "json" {
+		return fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
 	}
-	if path := o.config.Auth.SigningKeysPath; path != "" {
-		// User access tokens are then signed with the asymmetric key; both the auth routes and /graphql/v1
-		// verify them with the same key set.
-		if keys, err = keys.WithSigningKeysFile(path); err != nil {
-			return nil, err
-		}
+	l := f.limits
+	if f.poolSize < 0 || l.ReadHeaderTimeout < 0 || l.ReadTimeout < 0 || l.WriteTimeout < 0 || l.IdleTimeout < 0 || l.MaxConnections < 0 {
+		return errors.New("--pool-size, the timeouts and --max-connections must not be negative")
 	}
-	pool, err := newPool(ctx, o.requestURL)
-	if err != nil {
-		return nil, err
-	}
-	s.closers = append(s.closers, pool.Close)
-
-	authHandler, managementHandler, closeAuth, err := authRoutes(ctx, o, keys)
-	if err != nil {
-		return nil, err
-	}
-	s.closers = append(s.closers, closeAuth)
-
-	api, err := httpapi.New(ctx, httpapi.Options{
-		Pool:           pool,
-		Keys:           keys,
-		AnonKey:        o.anonKey,
-		ServiceRoleKey: o.serviceRoleKey,
-		SearchPath:     o.searchPath,
-		Auth:           authHandler,
-		Management:     managementHandler,
-		Console:        console.Handler(console.Options{APIURL: o.apiURL, AnonKey: o.anonKey}),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("start the GraphQL API: %w", err)
-	}
-	s.closers = append(s.closers, api.Close)
-	s.handler = api
-	return s, nil
+	return nil
 }
 
-// authRoutes returns the handlers mounted at /auth/v1/ and /v1/ (the management API) and what closes them.
-// Without an adminURL there are no auth routes (nil handlers are not mounted).
-func authRoutes(ctx context.Context, o serverOptions, keys *auth.Keys) (authHandler, managementHandler http.Handler, closeFn func(), err error) {
-	if o.adminURL == "" {
-		return nil, nil, func() {}, nil
+// logger writes to stderr in the chosen format.
+func (f *serverFlags) logger(stderr io.Writer) *slog.Logger {
+	if f.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(stderr, nil))
 	}
-	pool, err := newPool(ctx, o.adminURL)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("auth database: %w", err)
-	}
-	svc, err := authapi.New(ctx, authapi.Options{
-		Pool:            pool,
-		Keys:            keys,
-		Config:          o.config.Auth,
-		APIURL:          o.apiURL,
-		ProjectRef:      o.projectRef,
-		ManagementToken: o.managementToken,
-		AnonKey:         o.anonKey,
-		ServiceRoleKey:  o.serviceRoleKey,
-	})
-	if err != nil {
-		pool.Close()
-		return nil, nil, nil, fmt.Errorf("start the auth service: %w", err)
-	}
-	return svc.AuthHandler(), svc.ManagementHandler(), func() { svc.Close(); pool.Close() }, nil
+	return slog.New(slog.NewTextHandler(stderr, nil))
 }
 
-func newPool(ctx context.Context, connString string) (*pgxpool.Pool, error) {
-	cfg, err := pgxpool.ParseConfig(connString)
+// serveStack serves st on listener, and /metrics on --metrics-addr when given, until ctx is done.
+func serveStack(ctx context.Context, st *stack.Stack, listener net.Listener, f *serverFlags) error {
+	if f.metricsAddr == "" {
+		return st.Serve(ctx, listener)
+	}
+	ml, err := net.Listen("tcp", f.metricsAddr)
 	if err != nil {
-		return nil, fmt.Errorf("parse database URL: %w", err)
+		return fmt.Errorf("cannot listen on %s (--metrics-addr): %w", f.metricsAddr, err)
 	}
-	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
-		cfg.ConnConfig.RuntimeParams["application_name"] = "pgreflect"
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("connect to the database: %w", err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("connect to the database as %s: %w", cfg.ConnConfig.User, err)
-	}
-	return pool, nil
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	metricsDone := make(chan error, 1)
+	go func() { metricsDone <- st.ServeMetrics(ctx, ml) }()
+	err = st.Serve(ctx, listener)
+	cancel()
+	return errors.Join(err, <-metricsDone)
 }
 
 // shutdownContext is done at the first SIGINT or SIGTERM, which starts a clean shutdown; a second signal then
@@ -152,40 +86,6 @@ func shutdownContext() (context.Context, context.CancelFunc) {
 		stop()
 	}()
 	return ctx, stop
-}
-
-// Serve answers HTTP on l until ctx is done, then lets requests in flight finish (up to shutdownTimeout).
-func (s *server) Serve(ctx context.Context, l net.Listener) error {
-	hs := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(l) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("HTTP server: %w", err)
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := hs.Shutdown(shutdownCtx); err != nil {
-		hs.Close()
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("HTTP server: %w", err)
-	}
-	return nil
-}
-
-// Close releases the server's resources in reverse order of acquisition.
-func (s *server) Close() {
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		s.closers[i]()
-	}
-	s.closers = nil
 }
 
 // loadConfig reads supabase/config.toml under workdir and returns it with the API search path: --schemas when

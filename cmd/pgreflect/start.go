@@ -16,7 +16,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgreflect/pgreflect/console"
 	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/stack"
 	"github.com/pgreflect/pgreflect/pgcluster"
 )
 
@@ -45,12 +47,16 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	flags.StringVar(&o.dbURL, "db-url", "", "use this database (a superuser URL) instead of a local cluster")
 	flags.StringVar(&o.workdir, "workdir", ".", "project root holding supabase/config.toml")
 	flags.StringVar(&o.schemas, "schemas", "", "comma-separated API search path (overrides [api] schemas and extra_search_path)")
+	sf := addServerFlags(flags)
 	flags.Usage = func() {
 		fmt.Fprintln(flags.Output(), "usage: pgreflect start [flags]")
 		fmt.Fprintln(flags.Output(), "Starts a local project: PostgreSQL under --dir (unless --db-url), setup, demo schema on first run, keys, and the HTTP server until Ctrl-C.")
 		flags.PrintDefaults()
 	}
 	if err := parseFlags(flags, args); err != nil {
+		return err
+	}
+	if err := sf.check(); err != nil {
 		return err
 	}
 	cfg, searchPath, err := loadConfig(o.workdir, o.schemas, stderr)
@@ -141,17 +147,21 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if err := writeProjectEnv(o.dir, env); err != nil {
 		return err
 	}
-	srv, err := newServer(setupCtx, serverOptions{
-		requestURL:      requestURL,
-		adminURL:        adminURL,
-		jwtSecret:       secrets.JWTSecret,
-		anonKey:         secrets.AnonKey,
-		serviceRoleKey:  secrets.ServiceRoleKey,
-		projectRef:      secrets.ProjectRef,
-		managementToken: secrets.ManagementToken,
-		searchPath:      searchPath,
-		config:          cfg,
-		apiURL:          apiURL,
+	srv, err := stack.New(setupCtx, stack.Options{
+		RequestURL:      requestURL,
+		AdminURL:        adminURL,
+		JWTSecret:       secrets.JWTSecret,
+		AnonKey:         secrets.AnonKey,
+		ServiceRoleKey:  secrets.ServiceRoleKey,
+		ProjectRef:      secrets.ProjectRef,
+		ManagementToken: secrets.ManagementToken,
+		SearchPath:      searchPath,
+		Config:          cfg,
+		APIURL:          apiURL,
+		Console:         console.Handler(console.Options{APIURL: apiURL, AnonKey: secrets.AnonKey}),
+		PoolSize:        sf.poolSize,
+		Limits:          sf.limits,
+		Logger:          sf.logger(stderr),
 	})
 	if err != nil {
 		return err
@@ -161,7 +171,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 
 	printProject(stdout, env)
 	fmt.Fprintf(stdout, "\nServing on %s (search path: %s). Stop with Ctrl-C or: pgreflect stop --dir %s\n", apiURL, joinComma(searchPath), o.dir)
-	return srv.Serve(ctx, listener)
+	return serveStack(ctx, srv, listener, sf)
 }
 
 // prepareDir creates the project directory. With a local cluster and pgreflect running as root, PostgreSQL runs

@@ -189,11 +189,12 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// startProject runs `pgreflect start` and waits until it serves HTTP.
-func startProject(t *testing.T, bin, dir string, port, dbPort int) *process {
+// startProject runs `pgreflect start` (with extra flags) and waits until it serves HTTP.
+func startProject(t *testing.T, bin, dir string, port, dbPort int, extra ...string) *process {
 	t.Helper()
-	p := launch(t, bin, nil, "start", "--dir", dir, "--port", strconv.Itoa(port), "--db-port", strconv.Itoa(dbPort),
-		"--workdir", t.TempDir())
+	args := append([]string{"start", "--dir", dir, "--port", strconv.Itoa(port), "--db-port", strconv.Itoa(dbPort),
+		"--workdir", t.TempDir()}, extra...)
+	p := launch(t, bin, nil, args...)
 	// Runs before launch's cleanup: a start killed by the test leaves its PostgreSQL behind.
 	t.Cleanup(func() {
 		if !p.hasExited() {

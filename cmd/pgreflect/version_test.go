@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestVersion(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"version"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	// A test binary has no -X version and no module version: the fallback names itself.
+	if !regexp.MustCompile(`^pgreflect (devel|devel-[0-9a-f]+(-dirty)?) \(go1\.[0-9.]+[^,]*, [a-z0-9]+/[a-z0-9]+\)\n$`).MatchString(out.String()) {
+		t.Errorf("version without -X: %q", out.String())
+	}
+	saved := version
+	t.Cleanup(func() { version = saved })
+	version = "v1.2.3-4-gabcdef0"
+	out.Reset()
+	run([]string{"version"}, &out, &errOut)
+	if !strings.HasPrefix(out.String(), "pgreflect v1.2.3-4-gabcdef0 (") {
+		t.Errorf("version with -X: %q", out.String())
+	}
+}
+
+func TestServerFlags(t *testing.T) {
+	for _, args := range [][]string{{"--log-format", "xml"}, {"--pool-size", "-1"}, {"--read-timeout", "-1s"}} {
+		fs := newFlagSet("serve", &bytes.Buffer{})
+		f := addServerFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.check(); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+	fs := newFlagSet("serve", &bytes.Buffer{})
+	f := addServerFlags(fs)
+	if err := fs.Parse([]string{"--log-format", "text", "--pool-size", "5"}); err != nil || f.check() != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	f.logger(&logs).Info("serving", slog.String("addr", "127.0.0.1:1"))
+	if !strings.Contains(logs.String(), "level=INFO msg=serving addr=127.0.0.1:1") {
+		t.Errorf("text log: %q", logs.String())
+	}
+	f.logFormat = "json"
+	logs.Reset()
+	f.logger(&logs).Info("serving")
+	if !strings.HasPrefix(logs.String(), `{"time":`) || !strings.Contains(logs.String(), `"msg":"serving"`) {
+		t.Errorf("json log: %q", logs.String())
+	}
+}

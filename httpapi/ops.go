@@ -1,0 +1,159 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/internal/obs"
+	"github.com/pgreflect/pgreflect/resolve"
+)
+
+// health answers 200 while the process serves HTTP: a liveness probe that no database outage fails, so that an
+// orchestrator does not restart a server that is only waiting for Postgres.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
+}
+
+// readyTimeout bounds the readiness check, so that a probe gets its answer before its own timeout.
+const readyTimeout = 3 * time.Second
+
+// ready answers 200 only when a GraphQL request would work: the database answers and the schema loads for the
+// anon role. It runs a real `{ __typename }` request, which costs one round trip once the schema is cached.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	if reason := s.notReady(ctx); reason != "" {
+		obs.Logger(r.Context(), s.log).WarnContext(r.Context(), "not ready", "reason", reason)
+		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"unavailable"}`))
+		return
+	}
+	writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`))
+}
+
+func (s *Server) notReady(ctx context.Context) string {
+	conn, err := s.opts.Pool.Acquire(ctx)
+	if err != nil {
+		return "acquire a connection: " + err.Error()
+	}
+	defer conn.Release()
+	session := resolve.Session{Role: "anon", Claims: map[string]any{"role": "anon"}, SearchPath: s.opts.SearchPath}
+	out := s.engine.ExecuteAs(ctx, conn.Conn(), session, resolve.Request{Query: "{ __typename }"})
+	if !bytes.Contains(out, []byte(`"__typename": "Query"`)) {
+		return "schema: " + string(out)
+	}
+	return ""
+}
+
+// requireServiceRole lets only the service_role key through, as apikey or as bearer token (what Prometheus'
+// authorization setting sends).
+func (s *Server) requireServiceRole(next http.Handler) http.Handler {
+	keys := auth.APIKeys{ServiceRole: s.opts.ServiceRoleKey}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := auth.APIKeyFromRequest(r)
+		if scheme, rest, ok := strings.Cut(r.Header.Get("Authorization"), " "); key == "" && ok && strings.EqualFold(scheme, "bearer") {
+			key = strings.TrimSpace(rest)
+		}
+		if key == "" {
+			writeMessage(w, http.StatusUnauthorized, auth.MsgNoAPIKey)
+			return
+		}
+		if keys.Role(key) != "service_role" {
+			writeMessage(w, http.StatusUnauthorized, "the service_role key is required")
+			return
+		}
+		obs.SetRole(r.Context(), "service_role")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// operationType is the type (query, mutation, subscription) of the operation a request runs, found by a look at
+// the top level of the document without parsing it: the engine parses it anyway, and the metrics only need the
+// keyword. With several operations it is the one operationName names, else the first. An unreadable document
+// counts as a query; the engine reports what is wrong with it.
+func operationType(doc, operationName string) string {
+	first := ""
+	depth := 0
+	inFragment := false // a fragment's selection set is no shorthand query
+	for i := 0; i < len(doc); {
+		c := doc[i]
+		switch {
+		case c == '#':
+			for i < len(doc) && doc[i] != '\n' {
+				i++
+			}
+			continue
+		case c == '"':
+			i = skipString(doc, i)
+			continue
+		case c == '{' || c == '(' || c == '[':
+			if depth == 0 && c == '{' {
+				if !inFragment && first == "" {
+					first = "query" // the shorthand query
+				}
+				inFragment = false
+			}
+			depth++
+		case c == '}' || c == ')' || c == ']':
+			depth--
+		case depth == 0 && isNameStart(c):
+			j := i
+			for j < len(doc) && isNameChar(doc[j]) {
+				j++
+			}
+			word := doc[i:j]
+			if word == "fragment" {
+				inFragment = true
+			}
+			if word == "query" || word == "mutation" || word == "subscription" {
+				k := j
+				for k < len(doc) && (doc[k] == ' ' || doc[k] == '\t' || doc[k] == '\n' || doc[k] == '\r' || doc[k] == ',') {
+					k++
+				}
+				n := k
+				for n < len(doc) && isNameChar(doc[n]) {
+					n++
+				}
+				if operationName != "" && doc[k:n] == operationName {
+					return word
+				}
+				if first == "" {
+					first = word
+				}
+				j = n
+			}
+			i = j
+			continue
+		}
+		i++
+	}
+	if first == "" {
+		return "query"
+	}
+	return first
+}
+
+// skipString returns the index after the string (or block string) starting at i.
+func skipString(doc string, i int) int {
+	if strings.HasPrefix(doc[i:], `"""`) {
+		if end := strings.Index(doc[i+3:], `"""`); end >= 0 {
+			return i + 3 + end + 3
+		}
+		return len(doc)
+	}
+	for j := i + 1; j < len(doc); j++ {
+		switch doc[j] {
+		case '\\':
+			j++
+		case '"', '\n':
+			return j + 1
+		}
+	}
+	return len(doc)
+}
+
+func isNameStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isNameChar(c byte) bool  { return isNameStart(c) || c >= '0' && c <= '9' }

@@ -1,0 +1,32 @@
+// Package dberr tells an unavailable database from other failures, so that both APIs answer an outage with
+// their one 503 and keep 500 for bugs.
+package dberr
+
+import (
+	"errors"
+	"io"
+	"net"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/puddle/v2"
+)
+
+// Unavailable reports whether err means the database could not be reached or went away: a failed connect, a
+// network error, a pool closed under the request, or the server shutting down or refusing connections.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	if errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, puddle.ErrClosedPool) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
+		return pgErr.Code[:2] == "08" || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+	}
+	return false
+}

@@ -1,0 +1,72 @@
+package obs
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// A panic in a handler becomes a 500 with the request id, logged with the panic under that id, and the request
+// still has its line.
+func TestPanicIsLoggedWithItsID(t *testing.T) {
+	var logs bytes.Buffer
+	h := Handler(slog.New(slog.NewJSONHandler(&logs, nil)), nil, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		panic("boom in a handler")
+	}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/auth/v1/user")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	id := resp.Header.Get(RequestIDHeader)
+	if resp.StatusCode != 500 || id == "" || string(body) != `{"message":"Internal server error (request id `+id+`)"}` {
+		t.Fatalf("%d %s (id %q)", resp.StatusCode, body, id)
+	}
+	var sawPanic, sawLine bool
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["request_id"] != id {
+			continue
+		}
+		sawPanic = sawPanic || m["msg"] == "panic" && m["panic"] == "boom in a handler"
+		sawLine = sawLine || m["msg"] == "request" && m["status"] == float64(500)
+	}
+	if !sawPanic || !sawLine {
+		t.Errorf("panic logged %v, request line %v:\n%s", sawPanic, sawLine, logs.String())
+	}
+}
+
+func TestNewRequestID(t *testing.T) {
+	if got := NewRequestID("abc-DEF_1.2:3"); got != "abc-DEF_1.2:3" {
+		t.Errorf("sane id replaced: %s", got)
+	}
+	for _, bad := range []string{"", "a b", "x\ny", `"quoted"`, strings.Repeat("a", 129), "é"} {
+		if got := NewRequestID(bad); got == bad || len(got) != 36 {
+			t.Errorf("NewRequestID(%q) = %q", bad, got)
+		}
+	}
+	if NewRequestID("") == NewRequestID("") {
+		t.Error("two new ids are the same")
+	}
+}
+
+func TestRouteIsBounded(t *testing.T) {
+	for path, want := range map[string]string{"/graphql/v1": "/graphql/v1", "/auth/v1/token": "/auth/v1/token",
+		"/auth/v1/xyz-123": "/auth/v1/other", "/v1/projects/x/config/auth": "/v1", "/console/a.js": "/console",
+		"/random/123": "other", "/graphql/v1/": "other"} {
+		if got := Route(path); got != want {
+			t.Errorf("Route(%q) = %s, want %s", path, got, want)
+		}
+	}
+}

@@ -1,0 +1,341 @@
+// Package stack assembles the whole server from its parts (pools, keys, the auth service, the GraphQL API,
+// metrics) and serves it over HTTP with the server's limits. The command and the test fixture of the packages
+// above (stacktest) both build their server here, so that tests run what production runs.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/net/netutil"
+
+	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/authapi"
+	"github.com/pgreflect/pgreflect/config"
+	"github.com/pgreflect/pgreflect/httpapi"
+	"github.com/pgreflect/pgreflect/internal/obs"
+)
+
+// Options say what to serve.
+type Options struct {
+	// RequestURL connects as the login role of API requests (authenticator): each request switches to the
+	// role its JWT names, which the login role must have been granted.
+	RequestURL string
+	// AdminURL connects with rights on schema auth, for the auth service; empty: no auth routes.
+	AdminURL        string
+	JWTSecret       string
+	AnonKey         string
+	ServiceRoleKey  string
+	ProjectRef      string
+	ManagementToken string
+	SearchPath      []string
+	Config          config.Config
+	// APIURL is the server's public base URL (http://127.0.0.1:54321).
+	APIURL string
+	// Console is mounted at /console/ when set.
+	Console http.Handler
+	// PoolSize bounds the connections of API requests; 0: Config's [db.pool] pool_size, else DefaultPoolSize.
+	PoolSize int
+	Limits   Limits
+	Logger   *slog.Logger // nil: slog.Default()
+}
+
+// Limits are the HTTP server's; zero fields take DefaultLimits' values.
+type Limits struct {
+	// ReadHeaderTimeout bounds the wait for a request's headers.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds the whole request, headers and body: a client that trickles its body is cut off.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds the time from the end of the headers to the end of the answer.
+	WriteTimeout time.Duration
+	// IdleTimeout closes keep-alive connections that send nothing.
+	IdleTimeout time.Duration
+	// MaxConnections caps the connections served at once; more wait in the kernel's accept queue until one
+	// closes, so that a flood cannot take all file descriptors.
+	MaxConnections int
+}
+
+// DefaultLimits are generous for real clients and short for a client that holds a connection without using
+// it: 30 s to send a request of at most 1 MiB is 35 KB/s.
+func DefaultLimits() Limits {
+	return Limits{
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxConnections:    DefaultMaxConnections(),
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.ReadHeaderTimeout == 0 {
+		l.ReadHeaderTimeout = d.ReadHeaderTimeout
+	}
+	if l.ReadTimeout == 0 {
+		l.ReadTimeout = d.ReadTimeout
+	}
+	if l.WriteTimeout == 0 {
+		l.WriteTimeout = d.WriteTimeout
+	}
+	if l.IdleTimeout == 0 {
+		l.IdleTimeout = d.IdleTimeout
+	}
+	if l.MaxConnections == 0 {
+		l.MaxConnections = d.MaxConnections
+	}
+	return l
+}
+
+// DefaultMaxConnections is half the process's file descriptor limit (Go raises the soft limit to the hard one
+// at start), so that the other half stays for the pool, the logs and Postgres' sockets, within [64, 4096]:
+// 4096 connections are some 100 MB of buffers and goroutines.
+func DefaultMaxConnections() int {
+	n := 1024
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < 1<<20 {
+		n = int(rl.Cur / 2)
+	} else if err == nil {
+		n = 4096
+	}
+	return min(max(n, 64), 4096)
+}
+
+// DefaultPoolSize fits the machine: requests spend most of their time waiting on Postgres (one round trip
+// each), so a few connections per core keep the cores busy, where pgx's default of max(4, cores) let six slow
+// requests block all others on a small machine. The cap keeps several instances and the auth service within
+// Postgres' default max_connections of 100.
+func DefaultPoolSize() int {
+	return min(max(4*runtime.NumCPU(), 8), 32)
+}
+
+// Stack is the assembled server with the resources it holds.
+type Stack struct {
+	handler http.Handler
+	metrics *obs.Metrics
+	keys    *auth.Keys
+	limits  Limits
+	log     *slog.Logger
+	closers []func()
+}
+
+// New connects to the database and assembles the server. Close releases what it holds.
+func New(ctx context.Context, o Options) (_ *Stack, err error) {
+	s := &Stack{metrics: obs.NewMetrics(), limits: o.Limits.withDefaults(), log: o.Logger}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	s.keys, err = auth.NewKeys(o.JWTSecret)
+	if err != nil {
+		return nil, err
+	}
+	if path := o.Config.Auth.SigningKeysPath; path != "" {
+		// User access tokens are then signed with the asymmetric key; both the auth routes and /graphql/v1
+		// verify them with the same key set.
+		if s.keys, err = s.keys.WithSigningKeysFile(path); err != nil {
+			return nil, err
+		}
+	}
+	poolSize := o.PoolSize
+	if poolSize == 0 {
+		poolSize = o.Config.DB.Pool.PoolSize
+	}
+	if poolSize == 0 {
+		poolSize = DefaultPoolSize()
+	}
+	pool, err := newPool(ctx, o.RequestURL, poolSize)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, pool.Close)
+	if err := s.metrics.RegisterPool("api", pool); err != nil {
+		return nil, err
+	}
+	authHandler, managementHandler, err := s.authRoutes(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	api, err := httpapi.New(ctx, httpapi.Options{
+		Pool:           pool,
+		Keys:           s.keys,
+		AnonKey:        o.AnonKey,
+		ServiceRoleKey: o.ServiceRoleKey,
+		SearchPath:     o.SearchPath,
+		Auth:           authHandler,
+		Management:     managementHandler,
+		Console:        o.Console,
+		Logger:         s.log,
+		Metrics:        s.metrics,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the GraphQL API: %w", err)
+	}
+	s.closers = append(s.closers, api.Close)
+	s.handler = api
+	return s, nil
+}
+
+// authRoutes returns the handlers mounted at /auth/v1/ and /v1/ (the management API); without an AdminURL
+// there are none (nil handlers are not mounted).
+func (s *Stack) authRoutes(ctx context.Context, o Options) (authHandler, managementHandler http.Handler, err error) {
+	if o.AdminURL == "" {
+		return nil, nil, nil
+	}
+	// The auth service runs a few short statements per sign-in: pgx's default size suits it.
+	pool, err := newPool(ctx, o.AdminURL, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("auth database: %w", err)
+	}
+	s.closers = append(s.closers, pool.Close)
+	if err := s.metrics.RegisterPool("auth", pool); err != nil {
+		return nil, nil, err
+	}
+	svc, err := authapi.New(ctx, authapi.Options{
+		Pool:            pool,
+		Keys:            s.keys,
+		Config:          o.Config.Auth,
+		APIURL:          o.APIURL,
+		ProjectRef:      o.ProjectRef,
+		ManagementToken: o.ManagementToken,
+		AnonKey:         o.AnonKey,
+		ServiceRoleKey:  o.ServiceRoleKey,
+		Logger:          s.log,
+		Metrics:         s.metrics,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the auth service: %w", err)
+	}
+	s.closers = append(s.closers, svc.Close)
+	return svc.AuthHandler(), svc.ManagementHandler(), nil
+}
+
+// newPool opens a pool of at most size connections (0: pgx's default) and checks that it connects.
+func newPool(ctx context.Context, connString string, size int) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		return nil, fmt.Errorf("parse database URL: %w", err)
+	}
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "pgreflect"
+	}
+	if size > 0 {
+		cfg.MaxConns = int32(size)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to the database as %s: %w", cfg.ConnConfig.User, err)
+	}
+	return pool, nil
+}
+
+// Handler is the whole API as an http.Handler.
+func (s *Stack) Handler() http.Handler { return s.handler }
+
+// Keys verify and sign the project's JWTs.
+func (s *Stack) Keys() *auth.Keys { return s.keys }
+
+// Metrics are the server's metrics.
+func (s *Stack) Metrics() *obs.Metrics { return s.metrics }
+
+// Limits are the HTTP limits in effect.
+func (s *Stack) Limits() Limits { return s.limits }
+
+// ShutdownTimeout bounds the wait for requests in flight when stopping.
+const ShutdownTimeout = 10 * time.Second
+
+// Serve answers HTTP on l, with the limits, until ctx is done, then lets requests in flight finish (up to
+// ShutdownTimeout).
+func (s *Stack) Serve(ctx context.Context, l net.Listener) error {
+	var open atomic.Int64
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
+		ReadTimeout:       s.limits.ReadTimeout,
+		WriteTimeout:      s.limits.WriteTimeout,
+		IdleTimeout:       s.limits.IdleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ConnState: func(_ net.Conn, state http.ConnState) {
+			switch state {
+			case http.StateNew:
+				s.metrics.ConnOpened()
+				if open.Add(1) >= int64(s.limits.MaxConnections) {
+					// Further connections now wait to be accepted.
+					s.metrics.Refused(obs.RefusedConnectionCap)
+				}
+			case http.StateClosed, http.StateHijacked:
+				s.metrics.ConnClosed()
+				open.Add(-1)
+			}
+		},
+	}
+	s.log.Info("serving", "addr", l.Addr().String(), "read_header_timeout", s.limits.ReadHeaderTimeout,
+		"read_timeout", s.limits.ReadTimeout, "write_timeout", s.limits.WriteTimeout,
+		"idle_timeout", s.limits.IdleTimeout, "max_connections", s.limits.MaxConnections)
+	return serve(ctx, hs, netutil.LimitListener(l, s.limits.MaxConnections), s.log)
+}
+
+// ServeMetrics answers /metrics, without a key, on l (a separate address, for a scraper on a private
+// network) until ctx is done.
+func (s *Stack) ServeMetrics(ctx context.Context, l net.Listener) error {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	hs := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
+		ReadTimeout:       s.limits.ReadTimeout,
+		WriteTimeout:      s.limits.WriteTimeout,
+		IdleTimeout:       s.limits.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.log.Info("serving metrics", "addr", l.Addr().String())
+	return serve(ctx, hs, l, s.log)
+}
+
+func serve(ctx context.Context, hs *http.Server, l net.Listener, log *slog.Logger) error {
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(l) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("HTTP server: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "addr", l.Addr().String(), "grace", ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		log.Warn("requests still running at the end of the grace period", "error", err)
+		hs.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("HTTP server: %w", err)
+	}
+	log.Info("stopped", "addr", l.Addr().String())
+	return nil
+}
+
+// Close releases the server's resources in reverse order of acquisition.
+func (s *Stack) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}

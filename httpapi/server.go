@@ -89,7 +89,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if len(opts.SearchPath) == 0 {
 		opts.SearchPath = []string{"public"}
 	}
-	s := &Server{opts: opts, log: opts.Logger, engine: resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows}), mux: http.NewServeMux(), done: make(chan struct{})}
+	s := &Server{opts: opts, log: opts.Logger, engine: resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Logger: opts.Logger}), mux: http.NewServeMux(), done: make(chan struct{})}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
 	}
@@ -269,9 +269,15 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer conn.Release()
-	// TODO(merge): resolve.WithRequestID(r.Context(), obs.RequestID(r.Context())) so the engine logs and
-	// answers its internal errors with the request id.
-	writeJSON(w, http.StatusOK, s.engine.ExecuteAs(r.Context(), conn.Conn(), session, req))
+	ctx := resolve.WithRequestID(r.Context(), obs.RequestID(r.Context()))
+	body = s.engine.ExecuteAs(ctx, conn.Conn(), session, req)
+	if conn.Conn().IsClosed() && r.Context().Err() == nil {
+		// The database went away during the request (the engine has logged how): the outage's one answer.
+		s.writeInternal(w, r, http.StatusServiceUnavailable, msgUnavailable, "graphql: connection lost during the request",
+			errors.New("database connection closed"))
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // authenticate checks the API key and the bearer token and returns the session, or an HTTP status and

@@ -66,10 +66,12 @@ const ClockSkew = 30 * time.Second
 // project signs with are accepted: a token with alg "none" or an algorithm that does not fit the key is
 // rejected, and so is a token issued in the future (beyond ClockSkew), which only a forger or a broken clock
 // makes.
-func (k *Keys) Verify(token string) (jwt.MapClaims, error) {
+func (k *Keys) Verify(token string) (jwt.MapClaims, error) { return k.verifyAt(token, time.Now) }
+
+func (k *Keys) verifyAt(token string, now func() time.Time) (jwt.MapClaims, error) {
 	claims := jwt.MapClaims{}
 	_, err := jwt.ParseWithClaims(token, claims, k.verificationKey, jwt.WithValidMethods(k.validMethods()),
-		jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithLeeway(ClockSkew))
+		jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithLeeway(ClockSkew), jwt.WithTimeFunc(now))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}

@@ -56,8 +56,10 @@ type Options struct {
 
 // Server is the HTTP handler of the whole API.
 type Server struct {
-	opts    Options
-	log     *slog.Logger
+	opts Options
+	log  *slog.Logger
+	// tokens skips verifying a token seen before (the anon key comes with every request).
+	tokens  *auth.TokenCache
 	engine  *resolve.Engine
 	mux     *http.ServeMux
 	handler http.Handler
@@ -89,7 +91,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if len(opts.SearchPath) == 0 {
 		opts.SearchPath = []string{"public"}
 	}
-	s := &Server{opts: opts, log: opts.Logger, engine: resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Logger: opts.Logger}), mux: http.NewServeMux(), done: make(chan struct{})}
+	s := &Server{opts: opts, log: opts.Logger, engine: resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Logger: opts.Logger}), mux: http.NewServeMux(), done: make(chan struct{}),
+		tokens: auth.NewTokenCache(opts.Keys, 4096)}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
 	}
@@ -299,7 +302,7 @@ func (s *Server) authenticate(r *http.Request) (resolve.Session, int, string, er
 		}
 		token = strings.TrimSpace(rest)
 	}
-	claims, err := s.opts.Keys.Verify(token)
+	claims, err := s.tokens.Verify(token)
 	if err != nil {
 		return resolve.Session{}, http.StatusUnauthorized, err.Error(), nil
 	}

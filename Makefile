@@ -3,6 +3,10 @@ GO      ?= go
 BIN     := bin/pgreflect
 # Extra flags for `pgreflect start`, e.g. make run ARGS='--port 8000'.
 ARGS    ?=
+# Measured time per contender and query of the HTTP comparison, e.g. make bench BENCH_DURATION=4s.
+BENCH_DURATION ?= 20s
+# More flags of bin/benchcmp (bin/benchcmp -h), e.g. BENCH_ARGS=-contenders=pgreflect,ceiling.
+BENCH_ARGS ?=
 
 .PHONY: build run test vet bench deps clean
 
@@ -19,8 +23,15 @@ test: vet
 vet:
 	$(GO) vet ./...
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# The Go benchmarks, then the side-by-side HTTP comparison (internal/benchcmp: its own PostgreSQL, pgreflect,
+# the hand-written ceiling, PostGraphile from npm), which writes BENCHMARKS.md and bench/results.{json,png}.
+bench: build
+	@.ci/run deps bench
+	@mkdir -p bench
+	$(GO) test -run '^$$' -bench . -benchmem ./... > bench/go-bench.txt 2>&1 || { cat bench/go-bench.txt; exit 1; }
+	@cat bench/go-bench.txt
+	$(GO) build -o bin/benchcmp ./internal/benchcmp/cmd/benchcmp
+	bin/benchcmp -duration $(BENCH_DURATION) -go-bench bench/go-bench.txt $(BENCH_ARGS)
 
 deps:
 	@.ci/run deps

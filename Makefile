@@ -4,7 +4,7 @@ BIN     := bin/pgreflect
 # Extra flags for `pgreflect start`, e.g. make run ARGS='--port 8000'.
 ARGS    ?=
 # Measured time per contender and query of the HTTP comparison, e.g. make bench BENCH_DURATION=4s.
-BENCH_DURATION ?= 20s
+BENCH_DURATION ?= 16s
 # More flags of bin/benchcmp (bin/benchcmp -h), e.g. BENCH_ARGS=-contenders=pgreflect,ceiling.
 BENCH_ARGS ?=
 

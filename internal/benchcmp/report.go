@@ -37,6 +37,9 @@ type Machine struct {
 	Go          string `json:"go"`
 	PostgreSQL  string `json:"postgresql"`
 	Node        string `json:"node"`
+	// LoadBefore and LoadAfter are /proc/loadavg when the run started and ended: other work on the machine.
+	LoadBefore string `json:"loadavg_before"`
+	LoadAfter  string `json:"loadavg_after"`
 }
 
 // Setup is how the run was configured.
@@ -168,10 +171,21 @@ func DescribeMachine() Machine {
 			}
 		}
 	}
+	m.LoadAfter = LoadAverage()
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
 	return m
+}
+
+// LoadAverage is the first three fields of /proc/loadavg.
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)

@@ -57,8 +57,9 @@ type cell struct {
 }
 
 type bench struct {
-	o       options
-	started time.Time
+	o         options
+	started   time.Time
+	loadStart string
 
 	dir        string
 	cluster    *pgcluster.Cluster
@@ -417,6 +418,7 @@ func (b *bench) report(ctx context.Context) error {
 		Checks: b.checks,
 	}
 	r.Machine.PostgreSQL = b.pgVersion
+	r.Machine.LoadBefore = b.loadStart
 	r.Machine.Node = commandOutput("node", "--version")
 	for _, q := range b.queries {
 		r.Queries = append(r.Queries, benchcmp.QueryInfo{Name: q.Name, Description: q.Description,

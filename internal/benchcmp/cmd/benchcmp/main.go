@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/internal/benchcmp"
 	"github.com/pgreflect/pgreflect/internal/benchdata"
 )
 
@@ -54,7 +55,7 @@ type options struct {
 func parseOptions(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("benchcmp", flag.ContinueOnError)
-	durationDefault := 20 * time.Second
+	durationDefault := 16 * time.Second
 	if v := os.Getenv("BENCH_DURATION"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -100,7 +101,7 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b := &bench{o: o, started: time.Now()}
+	b := &bench{o: o, started: time.Now(), loadStart: benchcmp.LoadAverage()}
 	defer b.close()
 	if err := b.start(ctx); err != nil {
 		return err

@@ -28,7 +28,7 @@ vet:
 bench: build
 	@.ci/run deps bench
 	@mkdir -p bench
-	$(GO) test -run '^$$' -bench . -benchmem ./... > bench/go-bench.txt 2>&1 || { cat bench/go-bench.txt; exit 1; }
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem ./... > bench/go-bench.txt 2>&1 || { cat bench/go-bench.txt; exit 1; }
 	@cat bench/go-bench.txt
 	$(GO) build -o bin/benchcmp ./internal/benchcmp/cmd/benchcmp
 	bin/benchcmp -duration $(BENCH_DURATION) -go-bench bench/go-bench.txt $(BENCH_ARGS)

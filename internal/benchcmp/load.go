@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -77,7 +76,7 @@ func Drive(ctx context.Context, client *http.Client, t Target, reqs []Request, c
 			for i := w; ctx.Err() == nil; i += conns {
 				r := reqs[i%len(reqs)]
 				t0 := time.Now()
-				err := send(ctx, client, t.URL, r)
+				err := send(ctx, client, t, r)
 				if ctx.Err() != nil {
 					break // cut off by the deadline: neither a success nor an error
 				}
@@ -103,23 +102,10 @@ func Drive(ctx context.Context, client *http.Client, t Target, reqs []Request, c
 
 var errorsKey = []byte(`"errors"`)
 
-func send(ctx context.Context, client *http.Client, url string, r Request) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(r.Body))
-	if err != nil {
-		return err
+func send(ctx context.Context, client *http.Client, t Target, r Request) error {
+	body, err := t.Do(ctx, client, r)
+	if err == nil && bytes.Contains(body, errorsKey) {
+		err = fmt.Errorf("%s: %.300s", t.Name, body)
 	}
-	req.Header = r.Header
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK || bytes.Contains(body, errorsKey) {
-		return fmt.Errorf("HTTP %d: %.300s", resp.StatusCode, body)
-	}
-	return nil
+	return err
 }

@@ -96,7 +96,8 @@ func (r *Results) WriteMarkdown(path, note, chart string) error {
 
 	if len(r.GoBenchmarks) > 0 {
 		p("\n## Go benchmarks\n\n")
-		p("`go test -run '^$' -bench . -benchmem ./...`, same `make bench`, before the HTTP comparison:\n\n```\n")
+		p("`go test -p 1 -run '^$' -bench . -benchmem ./...` (one package at a time, so that no two benchmarks share the\n")
+		p("CPUs), same `make bench`, before the HTTP comparison:\n\n```\n")
 		for _, line := range r.GoBenchmarks {
 			p("%s\n", line)
 		}
@@ -114,6 +115,9 @@ func (r *Results) WriteMarkdown(path, note, chart string) error {
 		if hit, ok := goBenchMetric(r.GoBenchmarks, "BenchmarkCacheHit", "ns/op"); ok {
 			p("- compiled-request cache hit: %.1f µs (target < 20) %s\n", hit/1000, mark(hit < 20000))
 		}
+	}
+	if r.Findings != "" {
+		p("\n%s", r.Findings)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

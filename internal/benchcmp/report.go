@@ -26,6 +26,8 @@ type Results struct {
 	PeakRSS    []ProcessRSS `json:"peak_rss"`
 	// GoBenchmarks are the result lines of `go test -bench` from the same `make bench`.
 	GoBenchmarks []string `json:"go_benchmarks,omitempty"`
+	// Findings is hand-written Markdown (what profiles and EXPLAIN showed), kept beside the results.
+	Findings string `json:"-"`
 }
 
 // Machine describes where the run happened.
@@ -87,7 +89,18 @@ type Cell struct {
 	// every execution, ~0 when it reuses a plan.
 	MainPlansPerCall float64 `json:"main_statement_plans_per_call"`
 	MainStatement    string  `json:"main_statement"`
-	ServerRSSMB      float64 `json:"server_rss_mb"`
+	// Statements are the cell's statements by pg_stat_statements, most time first.
+	Statements  []StatementStat `json:"statements"`
+	ServerRSSMB float64         `json:"server_rss_mb"`
+}
+
+// StatementStat is one statement's pg_stat_statements figures over a cell's rounds.
+type StatementStat struct {
+	Query string `json:"query"`
+	Calls int64  `json:"calls"`
+	Plans int64  `json:"plans"`
+	// Ms is total_exec_time + total_plan_time.
+	Ms float64 `json:"ms"`
 }
 
 // Ratio compares pgreflect with the others on one query.

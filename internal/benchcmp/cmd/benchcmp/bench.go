@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -410,7 +412,7 @@ func (b *bench) report(ctx context.Context) error {
 		Commands: []string{
 			"make bench",
 			"# which runs:",
-			"go test -run '^$' -bench . -benchmem ./...",
+			"go test -p 1 -run '^$' -bench . -benchmem ./...",
 			"go build -o bin/pgreflect ./cmd/pgreflect && go build -o bin/benchcmp ./internal/benchcmp/cmd/benchcmp",
 			"bin/benchcmp -duration " + b.o.duration.String() + " -rounds " + strconv.Itoa(b.o.rounds) + " -go-bench bench/go-bench.txt",
 			"# shorter: make bench BENCH_DURATION=4s",
@@ -453,17 +455,17 @@ func (b *bench) report(ctx context.Context) error {
 				PlansPerReq:      float64(c.plans) / n,
 				ServerRSSMB:      float64(c.maxRSSSeen) / (1 << 20),
 			}
-			var main *statement
 			for text, st := range c.statements {
-				if main == nil || st.ms > main.ms {
-					main, out.MainStatement = st, text
+				out.Statements = append(out.Statements, benchcmp.StatementStat{Query: truncate(text, 300),
+					Calls: st.calls, Plans: st.plans, Ms: st.ms})
+			}
+			slices.SortFunc(out.Statements, func(a, b benchcmp.StatementStat) int { return cmp.Compare(b.Ms, a.Ms) })
+			if len(out.Statements) > 0 {
+				main := out.Statements[0]
+				out.MainStatement = main.Query
+				if main.Calls > 0 {
+					out.MainPlansPerCall = float64(main.Plans) / float64(main.Calls)
 				}
-			}
-			if main != nil && main.calls > 0 {
-				out.MainPlansPerCall = float64(main.plans) / float64(main.calls)
-			}
-			if len(out.MainStatement) > 300 {
-				out.MainStatement = out.MainStatement[:300] + "…"
 			}
 			r.Cells = append(r.Cells, out)
 		}
@@ -476,6 +478,11 @@ func (b *bench) report(ctx context.Context) error {
 		}
 		r.GoBenchmarks = benchcmp.GoBenchmarkLines(f)
 		f.Close()
+	}
+	if findings, err := os.ReadFile(b.o.findings); err == nil {
+		r.Findings = string(findings)
+	} else if !os.IsNotExist(err) {
+		return err
 	}
 	if err := os.MkdirAll(b.o.resultsDir, 0o755); err != nil {
 		return err
@@ -554,6 +561,13 @@ func tail(path string) string {
 		b = b[len(b)-3000:]
 	}
 	return string(b)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

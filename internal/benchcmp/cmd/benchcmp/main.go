@@ -49,6 +49,7 @@ type options struct {
 	resultsDir       string
 	goBench          string
 	note             string
+	findings         string
 	contenders       []string
 }
 
@@ -83,6 +84,7 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.resultsDir, "results", "bench", "directory of results.json and results.png")
 	fs.StringVar(&o.goBench, "go-bench", "", "output of `go test -bench` to include in BENCHMARKS.md")
 	fs.StringVar(&o.note, "note", "", "a paragraph for BENCHMARKS.md about what this run stands for")
+	fs.StringVar(&o.findings, "findings", "bench/findings.md", "hand-written findings (profiles, EXPLAIN) appended to BENCHMARKS.md when the file exists")
 	fs.StringVar(&contenders, "contenders", "pgreflect,ceiling,postgraphile", "comma-separated contenders")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -45,8 +45,7 @@ func Variants(accounts int) int { return min(50, accounts/50) }
 // variants rely on).
 func Queries(accounts int) []Query {
 	noVars := func(int) (map[string]any, int) { return nil, 0 }
-	intVar := func(vars map[string]any, name string) any { return vars[name] }
-	rangeArgs := func(vars map[string]any) []any { return []any{intVar(vars, "from"), intVar(vars, "to")} }
+	rangeArgs := func(vars map[string]any) []any { return []any{vars["from"], vars["to"]} }
 	owners := benchdata.BlogsPerOwner
 	return []Query{
 		{
@@ -113,7 +112,7 @@ cross join lateral (
 values ($1, 'Benchmark post', 'Written by the benchmark.')
 returning json_build_object('created', json_build_object('records', json_build_array(
   json_build_object('blogId', blog_id, 'title', title, 'status', status))))`,
-			CeilingArgs: func(vars map[string]any) []any { return []any{intVar(vars, "blogId")} },
+			CeilingArgs: func(vars map[string]any) []any { return []any{vars["blogId"]} },
 			// Accounts from accounts/10 on: their blogs are outside Q5's, so Q5's answers do not grow.
 			Variant: func(v int) (map[string]any, int) {
 				account := accounts/10 + v + 1

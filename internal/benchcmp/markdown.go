@@ -84,10 +84,10 @@ func (r *Results) WriteMarkdown(path, note, chart string) error {
 	p("| query | pgreflect/ceiling req/s (≥ 0.85) | pgreflect/ceiling p99 (≤ 1.5) | pgreflect/PostGraphile req/s (≥ 3 on Q2–Q5) |\n")
 	p("|---|--:|--:|--:|\n")
 	for _, ra := range r.Ratios {
-		p("| %s | %.2f %s | %.2f %s | %.2f %s |\n", ra.Query,
-			ra.ThroughputVsCeiling, mark(ra.ThroughputVsCeiling >= 0.85),
-			ra.P99VsCeiling, mark(ra.P99VsCeiling > 0 && ra.P99VsCeiling <= 1.5),
-			ra.ThroughputVsPostGraphile, postGraphileMark(ra))
+		p("| %s | %s | %s | %s |\n", ra.Query,
+			judged(ra.ThroughputVsCeiling, mark(ra.ThroughputVsCeiling >= 0.85)),
+			judged(ra.P99VsCeiling, mark(ra.P99VsCeiling <= 1.5)),
+			judged(ra.ThroughputVsPostGraphile, postGraphileMark(ra)))
 	}
 	p("\nPeak resident memory of each server over the run (target for pgreflect: < 150 MB):\n\n")
 	for _, rss := range r.PeakRSS {
@@ -120,6 +120,14 @@ func (r *Results) WriteMarkdown(path, note, chart string) error {
 		p("\n%s", r.Findings)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// judged shows a ratio with its verdict, or a dash when the run had no contender to compare with.
+func judged(ratio float64, verdict string) string {
+	if ratio == 0 {
+		return "–"
+	}
+	return strings.TrimSpace(fmt.Sprintf("%.2f %s", ratio, verdict))
 }
 
 // postGraphileMark judges the PostGraphile ratio, for which issue 8 sets no target on Q1.

@@ -1,12 +1,15 @@
 package resolve
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/benchdata"
 	"github.com/pgreflect/pgreflect/reflect"
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
@@ -21,7 +24,29 @@ const benchSQL = `select jsonb_build_object('accountCollection', jsonb_build_obj
       jsonb_build_object('name', b.name)) order by b.id) from blog b where b.owner_id = a.id), '[]'::jsonb)))) order by a.id)
   from (select * from account order by id limit 10) a), '[]'::jsonb)))::text`
 
-func benchConn(b *testing.B) *pgx.Conn { return newTestDB(b, blogFixture).conn }
+// benchAccounts sizes the benchmarks' data (package benchdata, as `make bench` uses): 2,000 accounts, 4,000
+// blogs and 40,000 posts, so that plans and indexes are those of a real database, not of a handful of rows.
+const benchAccounts = 2000
+
+func benchConn(b *testing.B) *pgx.Conn {
+	conn := newTestDB(b, "select").conn
+	if err := benchdata.Load(context.Background(), conn, benchAccounts); err != nil {
+		b.Fatal(err)
+	}
+	return conn
+}
+
+// canonicalJSON re-encodes a JSON document with sorted keys and no spacing, so that two encodings of one
+// answer compare equal.
+func canonicalJSON(b *testing.B, doc []byte) []byte {
+	b.Helper()
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		b.Fatalf("not JSON: %v: %.300s", err, doc)
+	}
+	out, _ := json.Marshal(v)
+	return out
+}
 
 // BenchmarkRequest and BenchmarkHandWrittenSQL run on the same data: their ratio is the engine's overhead
 // over the cheapest equivalent statement (parse, plan, generate, set role and claims, jsonb assembly).
@@ -30,22 +55,39 @@ func BenchmarkRequest(b *testing.B) {
 	engine := NewEngine(Options{})
 	session := Session{Role: "anon", Claims: map[string]any{"role": "anon"}, SearchPath: []string{"public"}}
 	req := Request{Query: benchQuery}
-	engine.ExecuteAs(context.Background(), conn, session, req)
+	var want string
+	if err := conn.QueryRow(context.Background(), benchSQL).Scan(&want); err != nil {
+		b.Fatal(err)
+	}
+	first := engine.ExecuteAs(context.Background(), conn, session, req)
+	if got, exp := canonicalJSON(b, first), canonicalJSON(b, []byte(`{"data": `+want+`}`)); !bytes.Equal(got, exp) {
+		b.Fatalf("engine and hand-written SQL differ:\n%.500s\n%.500s", got, exp)
+	}
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		engine.ExecuteAs(context.Background(), conn, session, req)
+	for b.Loop() {
+		if out := engine.ExecuteAs(context.Background(), conn, session, req); !bytes.Equal(out, first) {
+			b.Fatalf("answer changed:\n%.500s\n%.500s", out, first)
+		}
 	}
 }
 
 func BenchmarkHandWrittenSQL(b *testing.B) {
 	conn := benchConn(b)
+	var first string
+	if err := conn.QueryRow(context.Background(), benchSQL).Scan(&first); err != nil {
+		b.Fatal(err)
+	}
+	if n := bytes.Count([]byte(first), []byte(`"name"`)); n != 10*benchdata.BlogsPerOwner {
+		b.Fatalf("answer has %d blogs, want %d: %.300s", n, 10*benchdata.BlogsPerOwner, first)
+	}
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	for b.Loop() {
 		var out string
 		if err := conn.QueryRow(context.Background(), benchSQL).Scan(&out); err != nil {
 			b.Fatal(err)
+		}
+		if out != first {
+			b.Fatalf("answer changed:\n%.500s\n%.500s", out, first)
 		}
 	}
 }
@@ -59,8 +101,7 @@ func BenchmarkPlan(b *testing.B) {
 	}
 	schema := gqlschema.Build(cat, gqlschema.Options{})
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	for b.Loop() {
 		doc, op, vars, err := parse(benchQuery, "", nil)
 		if err != nil {
 			b.Fatal(err)
@@ -82,8 +123,7 @@ func BenchmarkPlan(b *testing.B) {
 func BenchmarkCatalogLoad(b *testing.B) {
 	conn := benchConn(b)
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	for b.Loop() {
 		cat, err := reflect.Load(context.Background(), conn)
 		if err != nil {
 			b.Fatal(err)

@@ -1,0 +1,129 @@
+package benchcmp
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgreflect/pgreflect/auth"
+)
+
+// Ceiling is the least a server can do for the comparison's requests: the same API key and JWT checks as
+// pgreflect (package auth), then one pgx batch, sent as one pipeline in one implicit transaction, that sets
+// the role, the search path and the JWT claims and runs the hand-written statement of the request's operation.
+// Anything pgreflect spends beyond this is the price of being a general GraphQL engine.
+type Ceiling struct {
+	pool    *pgxpool.Pool
+	keys    *auth.Keys
+	apiKeys auth.APIKeys
+	queries map[string]Query
+}
+
+// NewCeiling serves the queries of Queries(accounts) by their operation names.
+func NewCeiling(pool *pgxpool.Pool, keys *auth.Keys, apiKeys auth.APIKeys, accounts int) *Ceiling {
+	c := &Ceiling{pool: pool, keys: keys, apiKeys: apiKeys, queries: map[string]Query{}}
+	for _, q := range Queries(accounts) {
+		c.queries[q.Name] = q
+	}
+	return c
+}
+
+// apiRoles are the roles a JWT may select; the minimal server knows them rather than asking the database.
+var apiRoles = map[string]bool{"anon": true, "authenticated": true, "service_role": true}
+
+func (c *Ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/graphql/v1" {
+		http.Error(w, "POST /graphql/v1 only", http.StatusNotFound)
+		return
+	}
+	key := auth.APIKeyFromRequest(r)
+	keyRole := c.apiKeys.Role(key)
+	if keyRole == "" {
+		writeError(w, http.StatusUnauthorized, auth.MsgInvalidAPIKey)
+		return
+	}
+	token := key
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, rest, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "bearer") {
+			writeError(w, http.StatusUnauthorized, "Authorization header must be Bearer <JWT>")
+			return
+		}
+		token = strings.TrimSpace(rest)
+	}
+	claims, err := c.keys.Verify(token)
+	if err != nil {
+		writeError(w, http.StatusUnauthorized, err.Error())
+		return
+	}
+	role, _ := claims["role"].(string)
+	if role == "" {
+		role = keyRole
+	}
+	if !apiRoles[role] {
+		writeError(w, http.StatusUnauthorized, "JWT role may not be assumed")
+		return
+	}
+	var req struct {
+		OperationName string         `json:"operationName"`
+		Variables     map[string]any `json:"variables"`
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "request body must be a JSON object")
+		return
+	}
+	q, ok := c.queries[req.OperationName]
+	if !ok {
+		writeError(w, http.StatusBadRequest, "the ceiling knows only the benchmark's operations")
+		return
+	}
+	claimsJSON, err := json.Marshal(claims)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	data, err := c.run(r.Context(), role, string(claimsJSON), q.CeilingSQL, q.CeilingArgs(req.Variables))
+	if err != nil {
+		b, _ := json.Marshal(map[string]any{"data": nil, "errors": []any{map[string]string{"message": err.Error()}}})
+		writeJSON(w, b)
+		return
+	}
+	out := make([]byte, 0, len(data)+10)
+	out = append(out, `{"data":`...)
+	out = append(out, data...)
+	out = append(out, '}')
+	writeJSON(w, out)
+}
+
+func (c *Ceiling) run(ctx context.Context, role, claims, sql string, args []any) ([]byte, error) {
+	var batch pgx.Batch
+	batch.Queue(`select set_config('role', $1, true), set_config('search_path', 'public', true),
+		set_config('request.jwt.claims', $2, true)`, role, claims)
+	var data []byte
+	batch.Queue(sql, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&data) })
+	if err := c.pool.SendBatch(ctx, &batch).Close(); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+func writeJSON(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(map[string]string{"message": msg})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

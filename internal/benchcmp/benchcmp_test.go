@@ -50,7 +50,7 @@ func TestCeilingAnswersAsPgreflect(t *testing.T) {
 	anonKey, _ := keys.SignAPIKey("anon", "benchbenchbenchbench")
 	serviceKey, _ := keys.SignAPIKey("service_role", "benchbenchbenchbench")
 	api, err := httpapi.New(ctx, httpapi.Options{Pool: pool, Keys: keys, AnonKey: anonKey, ServiceRoleKey: serviceKey,
-		SearchPath: []string{"public"}, Logf: t.Logf})
+		SearchPath: []string{"public"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// BenchmarkCompiledHit measures the engine's own work for a request whose compilation is cached: the session
+// BenchmarkCacheHit measures the engine's own work for a request whose compilation is cached: the session
 // prelude, the schema and compiled-request lookups, and writing the response from the database's result. A
 // miss (parse, validate, plan, generate) is BenchmarkPlan.
-func BenchmarkCompiledHit(b *testing.B) {
+func BenchmarkCacheHit(b *testing.B) {
 	d := newTestDB(b, blogFixture)
 	ctx := context.Background()
 	session := Session{Role: "anon", Claims: map[string]any{"role": "anon", "iss": "supabase", "exp": 2000000000}, SearchPath: []string{"public"}}

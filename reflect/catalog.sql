@@ -19,7 +19,11 @@ rels as (
 cols as (
     select a.attrelid, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull, a.atthasdef,
            a.attgenerated <> '' as generated,
-           (a.attidentity <> '' or pg_get_serial_sequence(quote_ident(n.nspname) || '.' || quote_ident(c.relname), a.attname) is not null) as serial,
+           -- what pg_get_serial_sequence looks for, as one index probe instead of a name lookup per column
+           (a.attidentity <> '' or exists (select 1 from pg_depend d join pg_class seq on seq.oid = d.objid
+                where d.classid = 'pg_class'::regclass and d.refclassid = 'pg_class'::regclass
+                  and d.refobjid = a.attrelid and d.refobjsubid = a.attnum
+                  and d.deptype in ('a', 'i') and seq.relkind = 'S')) as serial,
            format_type(a.atttypid, a.atttypmod) as format_type,
            col_description(a.attrelid, a.attnum) as comment,
            has_column_privilege(a.attrelid, a.attnum, 'SELECT') as can_select,
@@ -27,8 +31,18 @@ cols as (
            has_column_privilege(a.attrelid, a.attnum, 'UPDATE') as can_update
     from pg_attribute a
     join rels c on c.oid = a.attrelid
-    join pg_namespace n on n.oid = c.relnamespace
     where a.attnum > 0 and not a.attisdropped
+),
+-- Each relation's columns, grouped once: a lookup per relation into cols would read every column per relation.
+rel_columns as (
+    select a.attrelid, json_agg(json_build_object(
+            'num', a.attnum, 'name', a.attname, 'type', a.atttypid::int8, 'typmod', a.atttypmod,
+            'format_type', a.format_type, 'not_null', a.attnotnull, 'has_default', a.atthasdef,
+            'generated', a.generated, 'serial', a.serial, 'comment', a.comment,
+            'can_select', a.can_select, 'can_insert', a.can_insert, 'can_update', a.can_update)
+            order by a.attnum) as columns
+    from cols a
+    group by a.attrelid
 ),
 fks as (
     select con.oid, con.conname, con.conrelid, con.confrelid,
@@ -71,48 +85,43 @@ types as (
     where t.oid in (select oid from used_types)
        or t.oid in (select e.typelem from pg_type e where e.oid in (select oid from used_types))
 )
-select jsonb_build_object(
+select json_build_object(
     'role', current_user,
-    'search_path', to_jsonb(current_schemas(false)),
-    'schemas', coalesce((select jsonb_agg(jsonb_build_object(
+    'search_path', to_json(current_schemas(false)),
+    'schemas', coalesce((select json_agg(json_build_object(
             'oid', s.oid::int8, 'name', s.nspname, 'comment', s.comment) order by s.pos) from schemas s), '[]'),
-    'relations', coalesce((select jsonb_agg(jsonb_build_object(
+    'relations', coalesce((select json_agg(json_build_object(
             'oid', c.oid::int8, 'name', c.relname, 'kind', c.relkind, 'schema_oid', c.relnamespace::int8,
             'row_type', c.reltype::int8, 'rls', c.relrowsecurity, 'comment', c.comment,
             'can_select', has_table_privilege(c.oid, 'SELECT'),
             'can_insert', has_table_privilege(c.oid, 'INSERT'),
             'can_update', has_table_privilege(c.oid, 'UPDATE'),
             'can_delete', has_table_privilege(c.oid, 'DELETE'),
-            'primary_key', (select to_jsonb(array(
+            'primary_key', (select to_json(array(
                     select a.attname from unnest(i.indkey) with ordinality k(num, pos)
                     join pg_attribute a on a.attrelid = c.oid and a.attnum = k.num order by k.pos))
                 from pg_index i where i.indrelid = c.oid and i.indisprimary),
-            'unique_indexes', coalesce((select jsonb_agg(to_jsonb(array(
+            'unique_indexes', coalesce((select json_agg(to_json(array(
                     select a.attname from unnest(i.indkey) with ordinality k(num, pos)
                     join pg_attribute a on a.attrelid = c.oid and a.attnum = k.num order by k.pos)))
                 from pg_index i where i.indrelid = c.oid and i.indisunique and i.indpred is null), '[]'),
-            'columns', coalesce((select jsonb_agg(jsonb_build_object(
-                    'num', a.attnum, 'name', a.attname, 'type', a.atttypid::int8, 'typmod', a.atttypmod,
-                    'format_type', a.format_type, 'not_null', a.attnotnull, 'has_default', a.atthasdef,
-                    'generated', a.generated, 'serial', a.serial, 'comment', a.comment,
-                    'can_select', a.can_select, 'can_insert', a.can_insert, 'can_update', a.can_update)
-                    order by a.attnum) from cols a where a.attrelid = c.oid), '[]')
-        ) order by c.oid) from rels c), '[]'),
-    'foreign_keys', coalesce((select jsonb_agg(jsonb_build_object(
+            'columns', coalesce(rc.columns, '[]')
+        ) order by c.oid) from rels c left join rel_columns rc on rc.attrelid = c.oid), '[]'),
+    'foreign_keys', coalesce((select json_agg(json_build_object(
             'oid', f.oid::int8, 'name', f.conname, 'local_relation', f.conrelid::int8, 'foreign_relation', f.confrelid::int8,
-            'local_columns', to_jsonb(f.local_columns), 'foreign_columns', to_jsonb(f.foreign_columns),
+            'local_columns', to_json(f.local_columns), 'foreign_columns', to_json(f.foreign_columns),
             'comment', f.comment) order by f.oid) from fks f), '[]'),
-    'functions', coalesce((select jsonb_agg(jsonb_build_object(
+    'functions', coalesce((select json_agg(json_build_object(
             'oid', p.oid::int8, 'name', p.proname, 'schema_oid', p.pronamespace::int8, 'volatility', p.provolatile,
             'returns_set', p.proretset, 'return_type', p.prorettype::int8, 'rows', p.prorows,
             'num_args', p.pronargs, 'num_defaults', p.pronargdefaults, 'variadic', p.variadic,
-            'arg_names', to_jsonb(p.arg_names), 'arg_modes', to_jsonb(p.arg_modes::text[]),
-            'arg_types', to_jsonb(p.arg_types::int8[]), 'arg_defaults', p.arg_defaults,
+            'arg_names', to_json(p.arg_names), 'arg_modes', to_json(p.arg_modes::text[]),
+            'arg_types', to_json(p.arg_types::int8[]), 'arg_defaults', p.arg_defaults,
             'can_execute', p.can_execute, 'comment', p.comment) order by p.oid) from funcs p), '[]'),
-    'types', coalesce((select jsonb_agg(jsonb_build_object(
+    'types', coalesce((select json_agg(json_build_object(
             'oid', t.oid::int8, 'name', t.typname, 'schema_oid', t.typnamespace::int8, 'schema', t.nspname,
             'kind', t.typtype, 'category', t.typcategory, 'elem', t.typelem::int8, 'relation', t.typrelid::int8,
             'can_use', t.can_use, 'comment', t.comment,
-            'enum_values', case when t.typtype = 'e' then (select jsonb_agg(e.enumlabel order by e.enumsortorder)
+            'enum_values', case when t.typtype = 'e' then (select json_agg(e.enumlabel order by e.enumsortorder)
                 from pg_enum e where e.enumtypid = t.oid) end) order by t.oid) from types t), '[]')
 )::text

@@ -37,6 +37,9 @@ type Options struct {
 	MaxRows int
 	// CacheSize bounds the number of schemas kept (one per role and search path); default 64.
 	CacheSize int
+	// Limits bound what one request may ask (expanded fields, depth, aliases, parameters); zero fields take
+	// DefaultLimits.
+	Limits Limits
 }
 
 // Engine resolves requests. It caches the generated schema per (schema generation, role, search_path) and is

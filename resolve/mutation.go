@@ -49,6 +49,9 @@ func (r *request) planMutation() ([]statement, []*rootPlan, error) {
 		default:
 			return nil, nil, gqlError(`Unknown field "%s" on type Mutation`, sel.Name)
 		}
+		if err := r.limits.checkParameters(len(st.Args)); err != nil {
+			return nil, nil, err
+		}
 		stmts = append(stmts, statement{sql: st.SQL, args: st.Args})
 		plans = append(plans, &rootPlan{key: sel.Key, sql: &sqlgen.RootField{}})
 	}

@@ -81,6 +81,7 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 	case gqlschema.FieldUpdate:
 		responseName, unknown = t.TypeName+"UpdateResponse", "unknown field in update"
 		m.TooMany = "update impacts too many records"
+		m.PK = pkNames(t)
 		set, _ := args["set"].(map[string]any)
 		input := r.schema.Types[t.TypeName+"UpdateInput"]
 		for _, in := range input.InputFields {

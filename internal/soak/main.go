@@ -1,0 +1,519 @@
+// Command soak runs pgreflect under concurrent mixed load for a bounded time and reports what operators care
+// about: errors, acknowledged writes that are missing at the end (must be none), and the process's memory over
+// time. It starts its own PostgreSQL cluster and the server in-process, sends traffic to 127.0.0.1 only,
+// changes the schema every few seconds, and stops and restarts PostgreSQL halfway through.
+//
+//	go run ./internal/soak -duration 3m     (make soak, SOAK_DURATION=3m)
+//
+// It exits 1 when an acknowledged write is lost or when requests fail outside the PostgreSQL outage.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/httpapi"
+	"github.com/pgreflect/pgreflect/pgcluster"
+)
+
+// config is what a soak run does.
+type config struct {
+	duration    time.Duration
+	clients     int
+	ddlEvery    time.Duration
+	downFor     time.Duration
+	sampleEvery time.Duration
+	maxRequests int64
+}
+
+func main() {
+	var c config
+	flag.DurationVar(&c.duration, "duration", 3*time.Minute, "how long the load runs")
+	flag.IntVar(&c.clients, "clients", 8, "concurrent clients")
+	flag.DurationVar(&c.ddlEvery, "ddl-every", 5*time.Second, "interval between schema changes")
+	flag.DurationVar(&c.downFor, "down-for", 3*time.Second, "how long PostgreSQL stays stopped halfway through")
+	flag.DurationVar(&c.sampleEvery, "sample-every", 10*time.Second, "interval between memory samples")
+	flag.Int64Var(&c.maxRequests, "max-requests", 2_000_000, "stop after this many requests even before -duration")
+	flag.Parse()
+	log.SetFlags(0)
+	log.SetPrefix("soak: ")
+	ctx := context.Background()
+	r, err := run(ctx, c)
+	if err != nil {
+		log.Fatal(err)
+	}
+	r.print(os.Stdout)
+	if r.lost > 0 || r.errorsOutsideOutage > 0 {
+		os.Exit(1)
+	}
+}
+
+const (
+	jwtSecret = "soak-secret-with-at-least-32-characters!"
+	schema    = `
+comment on schema public is '@graphql({"inflect_names": true})';
+create table soak_item(id bigserial primary key, client int not null, seq int not null, note text);
+create index on soak_item(client);
+grant select, insert, update on soak_item to anon, service_role;
+grant usage on sequence soak_item_id_seq to anon, service_role;
+`
+)
+
+// run starts PostgreSQL and the server, drives the load and collects the report.
+func run(ctx context.Context, c config) (*report, error) {
+	dir, err := os.MkdirTemp("", "pgreflect-soak-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	// The server may run as an unprivileged OS user (when we are root), which must reach the data directory.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	port, err := pgcluster.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	cluster, err := pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port})
+	if err != nil {
+		return nil, err
+	}
+	if err := cluster.Init(ctx); err != nil {
+		return nil, err
+	}
+	if err := cluster.Start(ctx); err != nil {
+		return nil, err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := cluster.Stop(stopCtx); err != nil {
+			log.Print(err)
+		}
+	}()
+	dbURL := cluster.URL("postgres")
+	if err := prepare(ctx, dbURL); err != nil {
+		return nil, err
+	}
+
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return nil, err
+	}
+	u.User = url.User("authenticator")
+	pool, err := pgxpool.New(ctx, u.String())
+	if err != nil {
+		return nil, fmt.Errorf("pool: %w", err)
+	}
+	defer pool.Close()
+	keys, err := auth.NewKeys(jwtSecret)
+	if err != nil {
+		return nil, err
+	}
+	anon, _ := keys.SignAPIKey("anon", "soaksoaksoaksoaksoak")
+	service, _ := keys.SignAPIKey("service_role", "soaksoaksoaksoaksoak")
+	var logLines atomic.Int64
+	api, err := httpapi.New(ctx, httpapi.Options{Pool: pool, Keys: keys, AnonKey: anon, ServiceRoleKey: service,
+		Logf: func(string, ...any) { logLines.Add(1) }})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	defer api.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	endpoint := "http://" + ln.Addr().String() + "/graphql/v1"
+
+	r := &report{duration: c.duration, clients: c.clients, errors: map[string]int{}, requests: map[string]int{}}
+	loadCtx, stopLoad := context.WithTimeout(ctx, c.duration)
+	defer stopLoad()
+	var wg sync.WaitGroup
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: c.clients}}
+	for i := 0; i < c.clients; i++ {
+		wg.Add(1)
+		go func(id int) {
+			defer wg.Done()
+			r.drive(loadCtx, client, endpoint, anon, service, id, c.maxRequests/int64(c.clients))
+		}(i)
+	}
+	wg.Add(3)
+	go func() { defer wg.Done(); r.changeSchema(loadCtx, dbURL, c.ddlEvery) }()
+	go func() { defer wg.Done(); r.sampleMemory(loadCtx, c.sampleEvery) }()
+	go func() { defer wg.Done(); r.restart(loadCtx, cluster, c.duration/2, c.downFor) }()
+	wg.Wait()
+	r.serverLogLines = logLines.Load()
+	r.sample() // the last sample, after the load
+	if err := r.checkWrites(ctx, dbURL); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func prepare(ctx context.Context, dbURL string) error {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	if err := dbsetup.Apply(ctx, conn); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	if _, err := conn.Exec(ctx, schema); err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	return nil
+}
+
+// report accumulates what the run saw; its counters are shared by the load goroutines.
+type report struct {
+	duration time.Duration
+	clients  int
+
+	mu                  sync.Mutex
+	requests            map[string]int // by kind
+	ok                  int
+	errors              map[string]int // by status and message
+	errorsOutsideOutage int
+	acknowledged        []int64
+	latencies           []time.Duration
+	outageStart         time.Time
+	outageEnd           time.Time
+	inOutage            bool
+	ddl, ddlFailed      int
+	rss                 []rssSample
+	serverLogLines      int64
+	lastFailure         time.Time
+	firstOKAfterOutage  time.Time
+	lost                int
+	lostIDs             []int64
+	rows                int
+}
+
+type rssSample struct {
+	at         time.Duration
+	rssKB      int64
+	goroutines int
+}
+
+// drive is one client: inserts (recording the ids the server acknowledged), reads and updates, until ctx ends.
+func (r *report) drive(ctx context.Context, c *http.Client, endpoint, anon, service string, id int, maxRequests int64) {
+	for seq := 0; ctx.Err() == nil && int64(seq) < maxRequests; seq++ {
+		var kind, query, key string
+		switch seq % 4 {
+		case 0, 2:
+			kind, key = "insert", service
+			query = fmt.Sprintf(`mutation { insertIntoSoakItemCollection(objects: [{client: %d, seq: %d, note: "n%d"}]) { records { id } } }`, id, seq, seq)
+		case 1:
+			kind, key = "query", anon
+			query = fmt.Sprintf(`{ soakItemCollection(first: 5, filter: {client: {eq: %d}}, orderBy: [{id: DescNullsLast}]) { edges { node { id seq note } } } }`, id)
+		case 3:
+			kind, key = "update", service
+			query = fmt.Sprintf(`mutation { updateSoakItemCollection(set: {note: "u%d"}, filter: {client: {eq: %d}, seq: {eq: %d}}, atMost: 1) { affectedCount } }`, seq, id, seq-1)
+		}
+		start := time.Now()
+		status, body, err := post(ctx, c, endpoint, key, query)
+		elapsed := time.Since(start)
+		if ctx.Err() != nil {
+			return // the run ended during the request: neither success nor failure
+		}
+		r.record(kind, status, body, err, elapsed)
+	}
+}
+
+func post(ctx context.Context, c *http.Client, endpoint, key, query string) (int, []byte, error) {
+	payload, _ := json.Marshal(map[string]string{"query": query})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(payload))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("apikey", key)
+	req.Header.Set("content-type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+func (r *report) record(kind string, status int, body []byte, err error, elapsed time.Duration) {
+	var resp struct {
+		Data   map[string]json.RawMessage `json:"data"`
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	failure := ""
+	switch {
+	case err != nil:
+		failure = "transport: " + err.Error()
+	case json.Unmarshal(body, &resp) != nil:
+		failure = fmt.Sprintf("%d: not JSON: %.80s", status, body)
+	case status != http.StatusOK || len(resp.Errors) > 0 || resp.Data == nil:
+		msg := ""
+		if len(resp.Errors) > 0 {
+			msg = resp.Errors[0].Message
+		}
+		failure = fmt.Sprintf("%d: %.120s", status, msg)
+	}
+	var id int64
+	if failure == "" && kind == "insert" {
+		var ins struct {
+			Records []struct {
+				ID json.Number `json:"id"`
+			} `json:"records"`
+		}
+		if json.Unmarshal(resp.Data["insertIntoSoakItemCollection"], &ins) != nil || len(ins.Records) != 1 {
+			failure = fmt.Sprintf("%d: insert answered without its record: %.120s", status, body)
+		} else if id, err = ins.Records[0].ID.Int64(); err != nil {
+			failure = fmt.Sprintf("insert answered id %q", ins.Records[0].ID)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.requests[kind]++
+	r.latencies = append(r.latencies, elapsed)
+	if failure == "" {
+		r.ok++
+		if !r.outageEnd.IsZero() && r.firstOKAfterOutage.IsZero() {
+			r.firstOKAfterOutage = time.Now()
+		}
+		if kind == "insert" {
+			r.acknowledged = append(r.acknowledged, id)
+		}
+		return
+	}
+	r.errors[kind+" "+failure]++
+	r.lastFailure = time.Now()
+	// Requests in flight when PostgreSQL stopped, and those until it is back and the pool has reconnected,
+	// fail by design; a grace period after the restart covers connections the pool still held.
+	if !r.inOutage && (r.outageEnd.IsZero() || time.Since(r.outageEnd) > 5*time.Second) {
+		r.errorsOutsideOutage++
+	}
+}
+
+// changeSchema adds and drops a column and a table every interval, as a migration under load would.
+func (r *report) changeSchema(ctx context.Context, dbURL string, every time.Duration) {
+	var conn *pgx.Conn
+	defer func() {
+		if conn != nil {
+			conn.Close(context.Background())
+		}
+	}()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for n := 0; ; n++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var sql string
+		if n%2 == 0 {
+			sql = fmt.Sprintf("alter table soak_item add column extra_%d text; create table soak_side_%d(id int primary key)", n, n)
+		} else {
+			sql = fmt.Sprintf("alter table soak_item drop column extra_%d; drop table soak_side_%d", n-1, n-1)
+		}
+		err := func() error {
+			if conn == nil || conn.IsClosed() {
+				c, err := pgx.Connect(ctx, dbURL)
+				if err != nil {
+					return err
+				}
+				conn = c
+			}
+			_, err := conn.Exec(ctx, sql)
+			if err != nil {
+				conn.Close(context.Background())
+				conn = nil
+			}
+			return err
+		}()
+		r.mu.Lock()
+		r.ddl++
+		if err != nil && ctx.Err() == nil {
+			r.ddlFailed++
+			if n%2 == 0 {
+				n-- // the add did not happen: add again rather than drop what is not there
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+// restart stops PostgreSQL at the given offset and starts it again after down.
+func (r *report) restart(ctx context.Context, cluster *pgcluster.Cluster, at, down time.Duration) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(at):
+	}
+	opCtx := context.WithoutCancel(ctx)
+	r.mu.Lock()
+	r.inOutage, r.outageStart = true, time.Now()
+	r.mu.Unlock()
+	if err := cluster.Stop(opCtx); err != nil {
+		log.Print(err)
+	}
+	time.Sleep(down)
+	if err := cluster.Start(opCtx); err != nil {
+		log.Print(err)
+	}
+	r.mu.Lock()
+	r.inOutage, r.outageEnd = false, time.Now()
+	r.mu.Unlock()
+}
+
+func (r *report) sampleMemory(ctx context.Context, every time.Duration) {
+	start := time.Now()
+	r.mu.Lock()
+	r.rss = append(r.rss, rssSample{at: 0, rssKB: rssKB(), goroutines: runtime.NumGoroutine()})
+	r.mu.Unlock()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.mu.Lock()
+			r.rss = append(r.rss, rssSample{at: time.Since(start).Round(time.Second), rssKB: rssKB(), goroutines: runtime.NumGoroutine()})
+			r.mu.Unlock()
+		}
+	}
+}
+
+func (r *report) sample() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rss = append(r.rss, rssSample{at: -1, rssKB: rssKB(), goroutines: runtime.NumGoroutine()})
+}
+
+// rssKB is this process's resident set size (VmRSS in /proc/self/status), 0 where there is no /proc.
+func rssKB() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// checkWrites compares the acknowledged ids with the table's rows.
+func (r *report) checkWrites(ctx context.Context, dbURL string) error {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return fmt.Errorf("connect for the final check: %w", err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "select id from soak_item")
+	if err != nil {
+		return fmt.Errorf("read back: %w", err)
+	}
+	present := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		present[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read back: %w", err)
+	}
+	r.rows = len(present)
+	for _, id := range r.acknowledged {
+		if !present[id] {
+			r.lost++
+			if len(r.lostIDs) < 20 {
+				r.lostIDs = append(r.lostIDs, id)
+			}
+		}
+	}
+	if len(r.acknowledged) == 0 {
+		return errors.New("no insert was acknowledged: the load did not run")
+	}
+	return nil
+}
+
+func (r *report) print(w io.Writer) {
+	total := 0
+	kinds := make([]string, 0, len(r.requests))
+	for k, n := range r.requests {
+		total += n
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(kinds)
+	sort.Slice(r.latencies, func(i, j int) bool { return r.latencies[i] < r.latencies[j] })
+	pct := func(p float64) time.Duration {
+		if len(r.latencies) == 0 {
+			return 0
+		}
+		return r.latencies[int(p*float64(len(r.latencies)-1))].Round(100 * time.Microsecond)
+	}
+	fmt.Fprintf(w, "duration %v, %d clients, %d requests (%s), %.0f/s\n", r.duration, r.clients, total,
+		strings.Join(kinds, ", "), float64(total)/r.duration.Seconds())
+	fmt.Fprintf(w, "latency p50 %v, p99 %v, max %v\n", pct(0.5), pct(0.99), pct(1))
+	failed := total - r.ok
+	fmt.Fprintf(w, "ok %d, failed %d (outside the PostgreSQL outage: %d)\n", r.ok, failed, r.errorsOutsideOutage)
+	msgs := make([]string, 0, len(r.errors))
+	for m := range r.errors {
+		msgs = append(msgs, m)
+	}
+	sort.Slice(msgs, func(i, j int) bool { return r.errors[msgs[i]] > r.errors[msgs[j]] })
+	for _, m := range msgs {
+		fmt.Fprintf(w, "  %6d  %s\n", r.errors[m], m)
+	}
+	if !r.outageStart.IsZero() {
+		fmt.Fprintf(w, "PostgreSQL stopped for %v; first success %v after it was back; last failure %v after it was back\n",
+			r.outageEnd.Sub(r.outageStart).Round(100*time.Millisecond), r.firstOKAfterOutage.Sub(r.outageEnd).Round(time.Millisecond),
+			r.lastFailure.Sub(r.outageEnd).Round(time.Millisecond))
+	}
+	fmt.Fprintf(w, "schema changes %d (failed %d)\n", r.ddl, r.ddlFailed)
+	fmt.Fprintf(w, "acknowledged inserts %d, rows at the end %d, lost %d %v\n", len(r.acknowledged), r.rows, r.lost, r.lostIDs)
+	fmt.Fprintf(w, "server log lines %d\n", r.serverLogLines)
+	fmt.Fprintln(w, "RSS over time:")
+	for _, s := range r.rss {
+		at := s.at.String()
+		if s.at < 0 {
+			at = "end"
+		}
+		fmt.Fprintf(w, "  %6s  %6.1f MB  %4d goroutines\n", at, float64(s.rssKB)/1024, s.goroutines)
+	}
+}

@@ -14,7 +14,9 @@ import (
 // A zero field takes its default (DefaultLimits); a negative one switches that limit off.
 type Limits struct {
 	// MaxFields bounds the fields of the selection once every fragment is spread (counted as if fields of the
-	// same name were not merged, so an upper bound of what planning visits). Default 10000.
+	// same name were not merged, so an upper bound of what planning visits). Default 10000. It also sets the
+	// budget of the measurement itself (and so of planning, which walks the document the same way):
+	// 100 × MaxFields fields and fragment visits.
 	MaxFields int
 	// MaxDepth bounds the nesting of the expanded selection: `{ a { b } }` is 2 deep. A relationship costs three
 	// levels (collection, edges, node). Default 48.
@@ -58,9 +60,14 @@ func (l Limits) withDefaults() Limits {
 // checkDocument refuses an operation whose expanded selection exceeds the limits.
 func (l Limits) checkDocument(doc *ast.QueryDocument, op *ast.OperationDefinition) error {
 	l = l.withDefaults()
-	m := &measurer{doc: doc, fields: map[*ast.Field]shape{}, fragments: map[string]*fragmentShape{}}
+	m := &measurer{doc: doc, fields: map[*ast.Field]shape{}, fragments: map[string]*fragmentShape{}, budget: -1}
+	if l.MaxFields > 0 {
+		m.budget = saturatingMul(l.MaxFields, workPerField)
+	}
 	s := m.level(op.SelectionSet)
 	switch {
+	case m.budget == 0:
+		return gqlError("Query is too complex: spreading its fragments takes more than %d steps", saturatingMul(l.MaxFields, workPerField))
 	case l.MaxFields > 0 && s.fields > l.MaxFields:
 		return gqlError("Query selects more than %d fields after fragments are spread", l.MaxFields)
 	case l.MaxDepth > 0 && s.depth > l.MaxDepth:
@@ -85,6 +92,18 @@ func (l Limits) checkParameters(n int) error {
 // spread the previous one twice already count a million fields, sixty would wrap an int.
 type shape struct {
 	fields, aliases, depth int
+}
+
+// workPerField is the measuring (and planning) work allowed per field of MaxFields. Every level visits each
+// fragment it reaches, so a document of many fields over a long chain of spreads costs fields × fragments:
+// a 1 MiB body could ask for hundreds of millions of steps while staying under the field limit.
+const workPerField = 100
+
+func saturatingMul(a, b int) int {
+	if a != 0 && b > math.MaxInt/a {
+		return math.MaxInt
+	}
+	return a * b
 }
 
 func saturatingAdd(a, b int) int {
@@ -116,6 +135,21 @@ type measurer struct {
 	doc       *ast.QueryDocument
 	fields    map[*ast.Field]shape
 	fragments map[string]*fragmentShape
+	// budget counts down the steps left (fields measured, fragments visited); 0 means it ran out and the
+	// measurement stopped, negative means no budget.
+	budget int
+}
+
+// step spends one unit of the budget and reports whether the measurement may go on.
+func (m *measurer) step() bool {
+	switch {
+	case m.budget < 0:
+		return true
+	case m.budget == 0:
+		return false
+	}
+	m.budget--
+	return m.budget > 0
 }
 
 // level measures a selection set as planning sees it: its own fields plus every fragment reachable at its level.
@@ -125,7 +159,7 @@ func (m *measurer) level(set ast.SelectionSet) shape {
 	s := own.own
 	seen := map[string]bool{}
 	stack := own.spreads
-	for len(stack) > 0 {
+	for len(stack) > 0 && m.step() {
 		name := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if seen[name] {
@@ -160,6 +194,9 @@ func (m *measurer) direct(set ast.SelectionSet, out *fragmentShape) {
 func (m *measurer) field(f *ast.Field) shape {
 	if s, ok := m.fields[f]; ok {
 		return s
+	}
+	if !m.step() {
+		return shape{}
 	}
 	sub := m.level(f.SelectionSet)
 	s := shape{fields: saturatingAdd(sub.fields, 1), aliases: sub.aliases, depth: sub.depth + 1}

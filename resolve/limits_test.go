@@ -58,6 +58,35 @@ func TestFragmentFanOutIsRefusedBeforePlanning(t *testing.T) {
 	}
 }
 
+// Many fields each reaching many fragments cost fields × fragments to expand, even when the
+// expansion would stay small once merged: the measurement has a budget, so such a document is refused in
+// bounded time instead of occupying a core.
+func TestFragmentChainsUnderManyFieldsAreRefusedFast(t *testing.T) {
+	d := newTestDB(t, blogFixture)
+	var b strings.Builder
+	b.WriteString("{ blogCollection { edges { node { ...G } } } }\nfragment G on Blog {")
+	for i := 0; i < 3000; i++ {
+		b.WriteString(" owner { ...F0 }")
+	}
+	b.WriteString(" }\n")
+	b.WriteString("fragment F0 on Account { id")
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&b, " ...A%d", i)
+	}
+	b.WriteString(" }\n")
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&b, "fragment A%d on Account { id }\n", i)
+	}
+	start := time.Now()
+	got := d.query(b.String())
+	if want := `{"errors": [{"message": "Query is too complex: spreading its fragments takes more than 1000000 steps"}]}`; got != want {
+		t.Errorf("%d bytes:\n got: %s\nwant: %s", b.Len(), got, want)
+	}
+	if elapsed := time.Since(start); elapsed > 2*time.Second {
+		t.Errorf("refused after %v", elapsed)
+	}
+}
+
 func TestLimitsAreConfigurable(t *testing.T) {
 	d := newTestDB(t, blogFixture)
 	wide := `{ a: accountCollection(first: 1) { edges { node { id } } } b: accountCollection(first: 1) { edges { node { id } } } }`
@@ -133,7 +162,7 @@ func TestDefaultLimitsAdmitIntrospection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &measurer{doc: doc, fields: map[*ast.Field]shape{}, fragments: map[string]*fragmentShape{}}
+	m := &measurer{doc: doc, fields: map[*ast.Field]shape{}, fragments: map[string]*fragmentShape{}, budget: -1}
 	s := m.level(op.SelectionSet)
 	// By hand: TypeRef is 26 fields 9 deep, InputValue 30, FullType 3 + 63 + 31 + 27 + 5 + 27 = 156, and
 	// __schema { … } 1 + 2 + 2 + 2 + 157 + 35; the deepest path is __schema types fields args type ofType⁸.

@@ -501,9 +501,13 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, "  %6d  %s\n", r.errors[m], m)
 	}
 	if !r.outageStart.IsZero() {
-		fmt.Fprintf(w, "PostgreSQL stopped for %v; first success %v after it was back; last failure %v after it was back\n",
+		lastFailure := "none after it was back"
+		if r.lastFailure.After(r.outageEnd) {
+			lastFailure = r.lastFailure.Sub(r.outageEnd).Round(time.Millisecond).String() + " after it was back"
+		}
+		fmt.Fprintf(w, "PostgreSQL stopped for %v; first success %v after it was back; last failure %s\n",
 			r.outageEnd.Sub(r.outageStart).Round(100*time.Millisecond), r.firstOKAfterOutage.Sub(r.outageEnd).Round(time.Millisecond),
-			r.lastFailure.Sub(r.outageEnd).Round(time.Millisecond))
+			lastFailure)
 	}
 	fmt.Fprintf(w, "schema changes %d (failed %d)\n", r.ddl, r.ddlFailed)
 	fmt.Fprintf(w, "acknowledged inserts %d, rows at the end %d, lost %d %v\n", len(r.acknowledged), r.rows, r.lost, r.lostIDs)

@@ -42,3 +42,28 @@ func TestOverlappingUpdatesDoNotDeadlock(t *testing.T) {
 		t.Errorf("sum of versions %s, want %d", got, clients*rounds*50)
 	}
 }
+
+// Locking by key must not widen or break an update: through a view whose primary_key_columns directive is
+// not unique the update still touches only the rows its filter selects, and a role that may update rows
+// without reading their key still can.
+func TestOrderedUpdateKeepsItsRows(t *testing.T) {
+	d := newTestDB(t, `
+		comment on schema public is '@graphql({"inflect_names": true})';
+		create table item(id int primary key, grp int not null, note text);
+		insert into item select i, i % 2, null from generate_series(1, 6) i;
+		create view item_by_group as select id, grp, note from item;
+		comment on view item_by_group is '@graphql({"primary_key_columns": ["grp"]})';
+		grant all on item, item_by_group to service_role;
+		revoke all on item from authenticated;
+		grant select (grp, note), update (note) on item to authenticated;
+	`)
+	d.expect(`mutation { updateItemByGroupCollection(set: {note: "v"}, filter: {id: {eq: 3}}, atMost: 5) { affectedCount } }`,
+		`{"data": {"updateItemByGroupCollection": {"affectedCount": 1}}}`)
+	if got := d.scalar("select string_agg(id::text, ',' order by id) from item where note = 'v'"); got != "3" {
+		t.Errorf("the update through the view wrote rows %s, want 3", got)
+	}
+	got := d.as("authenticated", nil, `mutation { updateItemCollection(set: {note: "a"}, filter: {grp: {eq: 0}}, atMost: 5) { affectedCount } }`, "")
+	if want := `{"data": {"updateItemCollection": {"affectedCount": 3}}}`; got != want {
+		t.Errorf("update without reading the key:\n got: %s\nwant: %s", got, want)
+	}
+}

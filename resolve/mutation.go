@@ -81,7 +81,9 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 	case gqlschema.FieldUpdate:
 		responseName, unknown = t.TypeName+"UpdateResponse", "unknown field in update"
 		m.TooMany = "update impacts too many records"
-		m.PK = pkNames(t)
+		if pkReadable(t) {
+			m.PK = pkNames(t)
+		}
 		set, _ := args["set"].(map[string]any)
 		input := r.schema.Types[t.TypeName+"UpdateInput"]
 		for _, in := range input.InputFields {
@@ -205,4 +207,15 @@ func writeValue(v any, c *gqlschema.Column) (sqlgen.Value, error) {
 		return val, err
 	}
 	return val, nil
+}
+
+// pkReadable reports whether the role may read every primary key column: an update locks its rows by key
+// first (sqlgen.Mutation.PK), which reads the key, where a plain update needs only the filter's columns.
+func pkReadable(t *gqlschema.Table) bool {
+	for _, c := range t.PK {
+		if !c.SQL.CanSelect {
+			return false
+		}
+	}
+	return true
 }

@@ -49,8 +49,8 @@ type Mutation struct {
 	// AtMost limits the rows an update or delete may touch; TooMany is the error raised beyond it.
 	AtMost  int
 	TooMany string
-	// PK names the key an update locks its rows by, in this order; without one the update locks rows in
-	// whatever order its scan meets them.
+	// PK names the key an update locks its rows by, in this order; without one (or when the role may not
+	// read it) the update locks rows in whatever order its scan meets them.
 	PK []string
 	// Returning lists the columns the role may read; nil returns every column (needed by computed fields,
 	// which take the whole row).
@@ -110,7 +110,9 @@ func MutationStatement(m *Mutation) Statement {
 			for i, k := range m.PK {
 				join[i] = Join{Child: k, Parent: k}
 			}
-			g.where(a, locked, join, nil)
+			// The filter again: a view's primary_key_columns directive need not be unique, and the key alone
+			// would then reach rows the filter does not select.
+			g.where(a, locked, join, m.Filter)
 		} else {
 			g.where(a, "", nil, m.Filter)
 		}

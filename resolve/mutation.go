@@ -104,6 +104,11 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 		responseName, unknown = t.TypeName+"DeleteResponse", "unknown field in delete"
 		m.TooMany = "delete impacts too many records"
 		m.Delete = true
+		// Locking first selects FOR UPDATE, which needs UPDATE privilege and applies UPDATE policies; only on
+		// a table without row level security, for a role that may update it, does it find the delete's rows.
+		if t.Rel.Kind == "r" && !t.Rel.RLS && pkReadable(t) && anyUpdatable(t) {
+			m.PK = pkNames(t)
+		}
 	}
 	if f.Kind != gqlschema.FieldInsert {
 		atMost := json.Number("1")
@@ -218,4 +223,13 @@ func pkReadable(t *gqlschema.Table) bool {
 		}
 	}
 	return true
+}
+
+func anyUpdatable(t *gqlschema.Table) bool {
+	for _, c := range t.AllColumns {
+		if c.SQL.CanUpdate {
+			return true
+		}
+	}
+	return false
 }

@@ -49,8 +49,8 @@ type Mutation struct {
 	// AtMost limits the rows an update or delete may touch; TooMany is the error raised beyond it.
 	AtMost  int
 	TooMany string
-	// PK names the key an update locks its rows by, in this order; without one (or when the role may not
-	// read it) the update locks rows in whatever order its scan meets them.
+	// PK names the key an update or delete locks its rows by, in this order, before writing them; without it
+	// the statement locks rows in whatever order its scan meets them.
 	PK []string
 	// Returning lists the columns the role may read; nil returns every column (needed by computed fields,
 	// which take the whole row).
@@ -63,7 +63,7 @@ func MutationStatement(m *Mutation) Statement {
 	g := &gen{sb: &strings.Builder{}, rowCast: map[string]string{}}
 	a := g.alias()
 	g.w("with ")
-	lockedInOrder := m.Rows == nil && !m.Delete && len(m.PK) > 0
+	lockedInOrder := m.Rows == nil && len(m.PK) > 0
 	if lockedInOrder {
 		g.lockInOrder(m, a)
 	}
@@ -93,7 +93,12 @@ func MutationStatement(m *Mutation) Statement {
 		}
 	case m.Delete:
 		g.w("delete from ", m.Relation.sql(), " ", a)
-		g.where(a, "", nil, m.Filter)
+		if lockedInOrder {
+			g.w(" using ", a, "_locked")
+			g.whereLocked(m, a)
+		} else {
+			g.where(a, "", nil, m.Filter)
+		}
 	default:
 		g.w("update ", m.Relation.sql(), " ", a, " set ")
 		for i, s := range m.Set {
@@ -104,15 +109,8 @@ func MutationStatement(m *Mutation) Statement {
 			g.mutationValue(s.Value)
 		}
 		if lockedInOrder {
-			locked := a + "_locked"
-			g.w(" from ", locked)
-			join := make([]Join, len(m.PK))
-			for i, k := range m.PK {
-				join[i] = Join{Child: k, Parent: k}
-			}
-			// The filter again: a view's primary_key_columns directive need not be unique, and the key alone
-			// would then reach rows the filter does not select.
-			g.where(a, locked, join, m.Filter)
+			g.w(" from ", a, "_locked")
+			g.whereLocked(m, a)
 		} else {
 			g.where(a, "", nil, m.Filter)
 		}
@@ -182,8 +180,9 @@ func (g *gen) mutationValue(v Value) {
 // then joins the locked rows by key (not ctid: a row updated concurrently and locked in its newest version is
 // invisible to the statement's snapshot by ctid, while the key finds its old version and follows it).
 //
-// Deletes keep a single statement: SELECT ... FOR UPDATE needs UPDATE privilege and applies UPDATE policies,
-// so a role that may only delete would see fewer rows, or none.
+// SELECT ... FOR UPDATE needs UPDATE privilege and applies UPDATE policies, so the caller sets PK on a delete
+// only where that selects the same rows as the delete (a table without row level security, a role with
+// UPDATE on some column).
 func (g *gen) lockInOrder(m *Mutation, a string) {
 	// materialized: the locks must all be taken, in order, before the update joins the rows (an inlined CTE
 	// would let the planner fold the lock into the join).
@@ -204,4 +203,15 @@ func (g *gen) lockInOrder(m *Mutation, a string) {
 		g.w(col(a, k))
 	}
 	g.w(" for update of ", a, "), ")
+}
+
+// whereLocked joins the written rows to the locked ones by key, and applies the filter again: a view's
+// primary_key_columns directive need not be unique, and the key alone would then reach rows the filter does
+// not select.
+func (g *gen) whereLocked(m *Mutation, a string) {
+	join := make([]Join, len(m.PK))
+	for i, k := range m.PK {
+		join[i] = Join{Child: k, Parent: k}
+	}
+	g.where(a, a+"_locked", join, m.Filter)
 }

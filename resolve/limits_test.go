@@ -78,7 +78,7 @@ func TestFragmentChainsUnderManyFieldsAreRefusedFast(t *testing.T) {
 	for i := 0; i < 3000; i++ {
 		fmt.Fprintf(&b, "fragment A%d on Account { id }\n", i)
 	}
-	// The message is the evidence that the walk stopped at its budget (a tenth of what this document asks);
+	// The message is the evidence that the walk stopped at its budget (about a ninth of what this document asks);
 	// the time it takes is a benchmark's business, not a test's.
 	got := d.query(b.String())
 	if want := `{"errors": [{"message": "Query is too complex: spreading its fragments takes more than 1000000 steps"}]}`; got != want {

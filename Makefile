@@ -31,7 +31,8 @@ fuzz:
 		done; \
 	done
 
-# A bounded soak: its own PostgreSQL and server, mixed load on 127.0.0.1, DDL, a PostgreSQL restart.
+# A bounded soak: its own PostgreSQL and server, mixed load on 127.0.0.1, DDL, restarts of PostgreSQL and of
+# the server.
 soak:
 	$(GO) run ./internal/soak -duration $(SOAK_DURATION)
 

@@ -1,11 +1,12 @@
 // Command soak runs pgreflect under concurrent mixed load for a bounded time and reports what operators care
 // about: errors, acknowledged writes that are missing at the end (must be none), and the process's memory over
 // time. It starts its own PostgreSQL cluster and the server in-process, sends traffic to 127.0.0.1 only,
-// changes the schema every few seconds, and stops and restarts PostgreSQL halfway through.
+// changes the schema every few seconds, stops and restarts PostgreSQL halfway through, and restarts the
+// server (a graceful shutdown and a new one on the same address) at three quarters.
 //
 //	go run ./internal/soak -duration 3m     (make soak, SOAK_DURATION=3m)
 //
-// It exits 1 when an acknowledged write is lost or when requests fail outside the PostgreSQL outage.
+// It exits 1 when an acknowledged write is lost or when requests fail outside the two outages.
 package main
 
 import (
@@ -137,22 +138,19 @@ func run(ctx context.Context, c config) (*report, error) {
 	anon, _ := keys.SignAPIKey("anon", "soaksoaksoaksoaksoak")
 	service, _ := keys.SignAPIKey("service_role", "soaksoaksoaksoaksoak")
 	var logLines atomic.Int64
-	api, err := httpapi.New(ctx, httpapi.Options{Pool: pool, Keys: keys, AnonKey: anon, ServiceRoleKey: service,
-		Logf: func(string, ...any) { logLines.Add(1) }})
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
-	defer api.Close()
+	server := &server{opts: httpapi.Options{Pool: pool, Keys: keys, AnonKey: anon, ServiceRoleKey: service,
+		Logf: func(string, ...any) { logLines.Add(1) }}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	if err := server.start(ctx, ln); err != nil {
+		return nil, err
+	}
+	defer server.stop(context.WithoutCancel(ctx))
 	endpoint := "http://" + ln.Addr().String() + "/graphql/v1"
 
-	r := &report{duration: c.duration, clients: c.clients, errors: map[string]int{}, requests: map[string]int{}}
+	r := &report{duration: c.duration, clients: c.clients, started: time.Now(), errors: map[string]int{}, requests: map[string]int{}}
 	loadCtx, stopLoad := context.WithTimeout(ctx, c.duration)
 	defer stopLoad()
 	var wg sync.WaitGroup
@@ -164,10 +162,33 @@ func run(ctx context.Context, c config) (*report, error) {
 			r.drive(loadCtx, client, endpoint, anon, service, id, c.maxRequests/int64(c.clients))
 		}(i)
 	}
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); r.changeSchema(loadCtx, dbURL, c.ddlEvery) }()
 	go func() { defer wg.Done(); r.sampleMemory(loadCtx, c.sampleEvery) }()
-	go func() { defer wg.Done(); r.restart(loadCtx, cluster, c.duration/2, c.downFor) }()
+	go func() {
+		defer wg.Done()
+		r.outage(loadCtx, "PostgreSQL", c.duration/2, func(ctx context.Context) error {
+			if err := cluster.Stop(ctx); err != nil {
+				return err
+			}
+			time.Sleep(c.downFor)
+			return cluster.Start(ctx)
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		r.outage(loadCtx, "the server", c.duration*3/4, func(ctx context.Context) error {
+			addr := ln.Addr().String()
+			if err := server.stop(ctx); err != nil {
+				return err
+			}
+			next, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("listen again on %s: %w", addr, err)
+			}
+			return server.start(ctx, next)
+		})
+	}()
 	wg.Wait()
 	r.serverLogLines = logLines.Load()
 	r.sample() // the last sample, after the load
@@ -196,6 +217,7 @@ func prepare(ctx context.Context, dbURL string) error {
 type report struct {
 	duration time.Duration
 	clients  int
+	started  time.Time
 
 	mu                  sync.Mutex
 	requests            map[string]int // by kind
@@ -204,14 +226,11 @@ type report struct {
 	errorsOutsideOutage int
 	acknowledged        []int64
 	latencies           []time.Duration
-	outageStart         time.Time
-	outageEnd           time.Time
-	inOutage            bool
+	outages             []*outage
+	current             *outage // the outage under way, if any
 	ddl, ddlFailed      int
 	rss                 []rssSample
 	serverLogLines      int64
-	lastFailure         time.Time
-	firstOKAfterOutage  time.Time
 	lost                int
 	lostIDs             []int64
 	rows                int
@@ -244,7 +263,11 @@ func (r *report) drive(ctx context.Context, c *http.Client, endpoint, anon, serv
 		if ctx.Err() != nil {
 			return // the run ended during the request: neither success nor failure
 		}
-		r.record(kind, status, body, err, elapsed)
+		if !r.record(kind, status, body, err, elapsed) {
+			// A real client backs off after a failure; without a pause a refused connection fails in
+			// microseconds and the outages turn into a busy loop.
+			time.Sleep(failurePause)
+		}
 	}
 }
 
@@ -265,7 +288,11 @@ func post(ctx context.Context, c *http.Client, endpoint, key, query string) (int
 	return resp.StatusCode, body, err
 }
 
-func (r *report) record(kind string, status int, body []byte, err error, elapsed time.Duration) {
+// failurePause is how long a client waits after a failed request.
+const failurePause = 20 * time.Millisecond
+
+// record counts one answer and reports whether it was a success.
+func (r *report) record(kind string, status int, body []byte, err error, elapsed time.Duration) bool {
 	var resp struct {
 		Data   map[string]json.RawMessage `json:"data"`
 		Errors []struct {
@@ -304,21 +331,28 @@ func (r *report) record(kind string, status int, body []byte, err error, elapsed
 	r.latencies = append(r.latencies, elapsed)
 	if failure == "" {
 		r.ok++
-		if !r.outageEnd.IsZero() && r.firstOKAfterOutage.IsZero() {
-			r.firstOKAfterOutage = time.Now()
+		for _, o := range r.outages {
+			if !o.end.IsZero() && o.firstOK.IsZero() {
+				o.firstOK = time.Now()
+			}
 		}
 		if kind == "insert" {
 			r.acknowledged = append(r.acknowledged, id)
 		}
-		return
+		return true
 	}
 	r.errors[kind+" "+failure]++
-	r.lastFailure = time.Now()
-	// Requests in flight when PostgreSQL stopped, and those until it is back and the pool has reconnected,
-	// fail by design; a grace period after the restart covers connections the pool still held.
-	if !r.inOutage && (r.outageEnd.IsZero() || time.Since(r.outageEnd) > 5*time.Second) {
-		r.errorsOutsideOutage++
+	// Requests in flight when PostgreSQL or the server stopped, and those until it is back, fail by design; a
+	// grace period after the restart covers connections the pool or the client still held.
+	if r.current != nil {
+		return false
 	}
+	if n := len(r.outages); n > 0 && time.Since(r.outages[n-1].end) < outageGrace {
+		r.outages[n-1].lastFailure = time.Now()
+		return false
+	}
+	r.errorsOutsideOutage++
+	return false
 }
 
 // changeSchema adds and drops a column and a table every interval, as a migration under load would.
@@ -370,27 +404,67 @@ func (r *report) changeSchema(ctx context.Context, dbURL string, every time.Dura
 	}
 }
 
-// restart stops PostgreSQL at the given offset and starts it again after down.
-func (r *report) restart(ctx context.Context, cluster *pgcluster.Cluster, at, down time.Duration) {
+// outageGrace is how long after an outage failures are still counted as the outage's.
+const outageGrace = 5 * time.Second
+
+// outage is one planned interruption.
+type outage struct {
+	what                 string
+	start, end           time.Time
+	firstOK, lastFailure time.Time
+}
+
+// outage runs interrupt at the given offset into the run and records the interruption.
+func (r *report) outage(ctx context.Context, what string, at time.Duration, interrupt func(context.Context) error) {
 	select {
 	case <-ctx.Done():
 		return
 	case <-time.After(at):
 	}
-	opCtx := context.WithoutCancel(ctx)
+	o := &outage{what: what, start: time.Now()}
 	r.mu.Lock()
-	r.inOutage, r.outageStart = true, time.Now()
+	r.current = o
+	r.outages = append(r.outages, o)
 	r.mu.Unlock()
-	if err := cluster.Stop(opCtx); err != nil {
-		log.Print(err)
-	}
-	time.Sleep(down)
-	if err := cluster.Start(opCtx); err != nil {
-		log.Print(err)
+	if err := interrupt(context.WithoutCancel(ctx)); err != nil {
+		log.Printf("restart %s: %v", what, err)
 	}
 	r.mu.Lock()
-	r.inOutage, r.outageEnd = false, time.Now()
+	o.end = time.Now()
+	r.current = nil
 	r.mu.Unlock()
+}
+
+// server is the API with its HTTP server, restartable.
+type server struct {
+	opts httpapi.Options
+	api  *httpapi.Server
+	http *http.Server
+}
+
+func (s *server) start(ctx context.Context, ln net.Listener) error {
+	api, err := httpapi.New(ctx, s.opts)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("server: %w", err)
+	}
+	s.api = api
+	s.http = &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.http.Serve(ln) }()
+	return nil
+}
+
+// stop shuts the server down gracefully: requests in flight are answered, new connections refused.
+func (s *server) stop(ctx context.Context) error {
+	if s.http == nil {
+		return nil
+	}
+	shutdownCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err := s.http.Shutdown(shutdownCtx)
+	s.api.Close()
+	s.http, s.api = nil, nil
+	return err
 }
 
 func (r *report) sampleMemory(ctx context.Context, every time.Duration) {
@@ -491,7 +565,7 @@ func (r *report) print(w io.Writer) {
 		strings.Join(kinds, ", "), float64(total)/r.duration.Seconds())
 	fmt.Fprintf(w, "latency p50 %v, p99 %v, max %v\n", pct(0.5), pct(0.99), pct(1))
 	failed := total - r.ok
-	fmt.Fprintf(w, "ok %d, failed %d (outside the PostgreSQL outage: %d)\n", r.ok, failed, r.errorsOutsideOutage)
+	fmt.Fprintf(w, "ok %d, failed %d (outside the outages: %d)\n", r.ok, failed, r.errorsOutsideOutage)
 	msgs := make([]string, 0, len(r.errors))
 	for m := range r.errors {
 		msgs = append(msgs, m)
@@ -500,14 +574,14 @@ func (r *report) print(w io.Writer) {
 	for _, m := range msgs {
 		fmt.Fprintf(w, "  %6d  %s\n", r.errors[m], m)
 	}
-	if !r.outageStart.IsZero() {
+	for _, o := range r.outages {
 		lastFailure := "none after it was back"
-		if r.lastFailure.After(r.outageEnd) {
-			lastFailure = r.lastFailure.Sub(r.outageEnd).Round(time.Millisecond).String() + " after it was back"
+		if o.lastFailure.After(o.end) {
+			lastFailure = o.lastFailure.Sub(o.end).Round(time.Millisecond).String() + " after it was back"
 		}
-		fmt.Fprintf(w, "PostgreSQL stopped for %v; first success %v after it was back; last failure %s\n",
-			r.outageEnd.Sub(r.outageStart).Round(100*time.Millisecond), r.firstOKAfterOutage.Sub(r.outageEnd).Round(time.Millisecond),
-			lastFailure)
+		fmt.Fprintf(w, "%s stopped at %v for %v; first success %v after it was back; last failure %s\n", o.what,
+			o.start.Sub(r.started).Round(time.Second), o.end.Sub(o.start).Round(100*time.Millisecond),
+			o.firstOK.Sub(o.end).Round(time.Millisecond), lastFailure)
 	}
 	fmt.Fprintf(w, "schema changes %d (failed %d)\n", r.ddl, r.ddlFailed)
 	fmt.Fprintf(w, "acknowledged inserts %d, rows at the end %d, lost %d %v\n", len(r.acknowledged), r.rows, r.lost, r.lostIDs)

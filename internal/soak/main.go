@@ -224,22 +224,31 @@ type report struct {
 	ok                  int
 	errors              map[string]int // by status and message
 	errorsOutsideOutage int
-	acknowledged        []int64
-	latencies           []time.Duration
-	outages             []*outage
-	current             *outage // the outage under way, if any
-	ddl, ddlFailed      int
-	rss                 []rssSample
-	serverLogLines      int64
-	lost                int
-	lostIDs             []int64
-	rows                int
+	// acknowledged and latencies are fixed-size or grow with the table's ids only, so that the run's own
+	// bookkeeping does not show as growth of the RSS it reports.
+	acknowledged   idSet
+	latencies      histogram
+	outages        []*outage
+	current        *outage // the outage under way, if any
+	ddl, ddlFailed int
+	rss            []rssSample
+	serverLogLines int64
+	lost           int
+	lostIDs        []int64
+	rows           int
 }
 
 type rssSample struct {
 	at         time.Duration
 	rssKB      int64
+	heapKB     int64 // Go heap in use, to tell the process's own growth from the allocator's
 	goroutines int
+}
+
+func takeSample(at time.Duration) rssSample {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return rssSample{at: at, rssKB: rssKB(), heapKB: int64(m.HeapInuse >> 10), goroutines: runtime.NumGoroutine()}
 }
 
 // drive is one client: inserts (recording the ids the server acknowledged), reads and updates, until ctx ends.
@@ -328,7 +337,7 @@ func (r *report) record(kind string, status int, body []byte, err error, elapsed
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.requests[kind]++
-	r.latencies = append(r.latencies, elapsed)
+	r.latencies.add(elapsed)
 	if failure == "" {
 		r.ok++
 		for _, o := range r.outages {
@@ -337,7 +346,7 @@ func (r *report) record(kind string, status int, body []byte, err error, elapsed
 			}
 		}
 		if kind == "insert" {
-			r.acknowledged = append(r.acknowledged, id)
+			r.acknowledged.add(id)
 		}
 		return true
 	}
@@ -470,7 +479,7 @@ func (s *server) stop(ctx context.Context) error {
 func (r *report) sampleMemory(ctx context.Context, every time.Duration) {
 	start := time.Now()
 	r.mu.Lock()
-	r.rss = append(r.rss, rssSample{at: 0, rssKB: rssKB(), goroutines: runtime.NumGoroutine()})
+	r.rss = append(r.rss, takeSample(0))
 	r.mu.Unlock()
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -480,7 +489,7 @@ func (r *report) sampleMemory(ctx context.Context, every time.Duration) {
 			return
 		case <-t.C:
 			r.mu.Lock()
-			r.rss = append(r.rss, rssSample{at: time.Since(start).Round(time.Second), rssKB: rssKB(), goroutines: runtime.NumGoroutine()})
+			r.rss = append(r.rss, takeSample(time.Since(start).Round(time.Second)))
 			r.mu.Unlock()
 		}
 	}
@@ -489,7 +498,7 @@ func (r *report) sampleMemory(ctx context.Context, every time.Duration) {
 func (r *report) sample() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.rss = append(r.rss, rssSample{at: -1, rssKB: rssKB(), goroutines: runtime.NumGoroutine()})
+	r.rss = append(r.rss, takeSample(-1))
 }
 
 // rssKB is this process's resident set size (VmRSS in /proc/self/status), 0 where there is no /proc.
@@ -532,15 +541,15 @@ func (r *report) checkWrites(ctx context.Context, dbURL string) error {
 		return fmt.Errorf("read back: %w", err)
 	}
 	r.rows = len(present)
-	for _, id := range r.acknowledged {
+	r.acknowledged.each(func(id int64) {
 		if !present[id] {
 			r.lost++
 			if len(r.lostIDs) < 20 {
 				r.lostIDs = append(r.lostIDs, id)
 			}
 		}
-	}
-	if len(r.acknowledged) == 0 {
+	})
+	if r.acknowledged.n == 0 {
 		return errors.New("no insert was acknowledged: the load did not run")
 	}
 	return nil
@@ -554,16 +563,10 @@ func (r *report) print(w io.Writer) {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
 	}
 	sort.Strings(kinds)
-	sort.Slice(r.latencies, func(i, j int) bool { return r.latencies[i] < r.latencies[j] })
-	pct := func(p float64) time.Duration {
-		if len(r.latencies) == 0 {
-			return 0
-		}
-		return r.latencies[int(p*float64(len(r.latencies)-1))].Round(100 * time.Microsecond)
-	}
+	pct := r.latencies.percentile
 	fmt.Fprintf(w, "duration %v, %d clients, %d requests (%s), %.0f/s\n", r.duration, r.clients, total,
 		strings.Join(kinds, ", "), float64(total)/r.duration.Seconds())
-	fmt.Fprintf(w, "latency p50 %v, p99 %v, max %v\n", pct(0.5), pct(0.99), pct(1))
+	fmt.Fprintf(w, "latency p50 %v, p99 %v, max %v (upper bounds of 12%% wide buckets)\n", pct(0.5), pct(0.99), pct(1))
 	failed := total - r.ok
 	fmt.Fprintf(w, "ok %d, failed %d (outside the outages: %d)\n", r.ok, failed, r.errorsOutsideOutage)
 	msgs := make([]string, 0, len(r.errors))
@@ -584,7 +587,7 @@ func (r *report) print(w io.Writer) {
 			o.firstOK.Sub(o.end).Round(time.Millisecond), lastFailure)
 	}
 	fmt.Fprintf(w, "schema changes %d (failed %d)\n", r.ddl, r.ddlFailed)
-	fmt.Fprintf(w, "acknowledged inserts %d, rows at the end %d, lost %d %v\n", len(r.acknowledged), r.rows, r.lost, r.lostIDs)
+	fmt.Fprintf(w, "acknowledged inserts %d, rows at the end %d, lost %d %v\n", r.acknowledged.n, r.rows, r.lost, r.lostIDs)
 	fmt.Fprintf(w, "server log lines %d\n", r.serverLogLines)
 	fmt.Fprintln(w, "RSS over time:")
 	for _, s := range r.rss {
@@ -592,6 +595,71 @@ func (r *report) print(w io.Writer) {
 		if s.at < 0 {
 			at = "end"
 		}
-		fmt.Fprintf(w, "  %6s  %6.1f MB  %4d goroutines\n", at, float64(s.rssKB)/1024, s.goroutines)
+		fmt.Fprintf(w, "  %6s  RSS %6.1f MB  heap %6.1f MB  %4d goroutines\n", at, float64(s.rssKB)/1024, float64(s.heapKB)/1024, s.goroutines)
 	}
+}
+
+// idSet holds int64 ids as a bitmap: the table's ids are dense (a sequence), so a million of them take 128 KB.
+type idSet struct {
+	bits []uint64
+	n    int
+}
+
+func (s *idSet) add(id int64) {
+	if id < 0 {
+		return
+	}
+	w := int(id / 64)
+	for len(s.bits) <= w {
+		s.bits = append(s.bits, 0)
+	}
+	if s.bits[w]&(1<<(id%64)) == 0 {
+		s.bits[w] |= 1 << (id % 64)
+		s.n++
+	}
+}
+
+func (s *idSet) each(fn func(int64)) {
+	for w, b := range s.bits {
+		for i := 0; i < 64; i++ {
+			if b&(1<<i) != 0 {
+				fn(int64(w*64 + i))
+			}
+		}
+	}
+}
+
+// histogram counts durations in buckets growing by 12% from 10µs, enough for percentiles of a soak.
+type histogram struct {
+	counts [160]int
+	total  int
+}
+
+const histogramBase = 10 * time.Microsecond
+
+func (h *histogram) add(d time.Duration) {
+	i := 0
+	for bound := float64(histogramBase); time.Duration(bound) < d && i < len(h.counts)-1; bound *= 1.12 {
+		i++
+	}
+	h.counts[i]++
+	h.total++
+}
+
+// percentile is the upper bound of the bucket holding the p-th fraction of the durations.
+func (h *histogram) percentile(p float64) time.Duration {
+	if h.total == 0 {
+		return 0
+	}
+	rank := int(p * float64(h.total-1))
+	seen := 0
+	bound := float64(histogramBase)
+	for i, c := range h.counts {
+		seen += c
+		if seen > rank || i == len(h.counts)-1 {
+			return time.Duration(bound).Round(100 * time.Microsecond)
+		}
+		bound *= 1.12
+	}
+	return 0
 }

@@ -10,7 +10,11 @@ BENCH_DURATION ?= 16s
 # More flags of bin/benchcmp (bin/benchcmp -h), e.g. BENCH_ARGS=-contenders=pgreflect,ceiling.
 BENCH_ARGS ?=
 
-.PHONY: build run test vet bench deps clean
+# How long `make fuzz` runs each fuzz target, and how long `make soak` drives load.
+FUZZTIME      ?= 30s
+SOAK_DURATION ?= 3m
+
+.PHONY: build run test vet bench deps clean fuzz soak
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/pgreflect
@@ -19,8 +23,24 @@ build:
 run: deps build
 	./$(BIN) start $(ARGS)
 
+# With the race detector: the engine, the caches and the auth store are all used concurrently.
 test: vet
-	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 60m ./...
+
+# Every Fuzz target of the module, one after another, FUZZTIME each; a failure stops the run and leaves the
+# input in the package's testdata/fuzz/<FuzzName>/, which `make test` then replays.
+fuzz:
+	@set -e; grep -rlE --include='*_test.go' '^func Fuzz' . | sort | while read -r file; do \
+		for name in $$(sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' "$$file"); do \
+			echo "== $$name ($$(dirname $$file), $(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$(dirname $$file)"; \
+		done; \
+	done
+
+# A bounded soak: its own PostgreSQL and server, mixed load on 127.0.0.1, DDL, restarts of PostgreSQL and of
+# the server.
+soak:
+	$(GO) run ./internal/soak -duration $(SOAK_DURATION)
 
 vet:
 	$(GO) vet ./...

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/testidp"
 )
 
@@ -37,10 +38,7 @@ var (
 // nodeCommand returns node's path and the flags it needs, or skips the test when Node is not installed.
 func nodeCommand(t *testing.T) (string, []string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; the supabase-js end-to-end tests need Node.js 20 or later")
-	}
+	node := testenv.LookPath(t, "the supabase-js end-to-end tests need Node.js 20 or later", "node")
 	out, err := exec.Command(node, "-p", "process.versions.node").Output()
 	if err != nil {
 		t.Fatalf("node -p process.versions.node: %v", err)

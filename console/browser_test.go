@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/pgreflect/pgreflect/console"
+	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/stacktest"
 )
@@ -34,16 +34,7 @@ func newStack(t *testing.T) *stacktest.Stack {
 // findChromium returns Debian's chromium, skipping the test when it is missing, unless CI is set.
 func findChromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed (apt-get install -y chromium); CI must run the browser test")
-	}
-	t.Skip("chromium is not installed (apt-get install -y chromium)")
-	return ""
+	return testenv.LookPath(t, "the console's browser test needs it (apt-get install -y chromium)", "/usr/bin/chromium", "chromium", "chromium-browser")
 }
 
 // screenshotDir is where screenshots go: PGREFLECT_SCREENSHOT_DIR to keep them, else the test's temp dir.

@@ -35,12 +35,12 @@ type compiledRoot struct {
 }
 
 // compile turns a request into statements and the recipe of its response.
-func compile(ctx context.Context, schema *gqlschema.Schema, req Request) *compiled {
+func compile(ctx context.Context, schema *gqlschema.Schema, limits Limits, req Request) *compiled {
 	doc, op, variables, err := parse(req.Query, req.OperationName, req.Variables)
 	if err != nil {
 		return &compiled{response: errorsOnly(err)}
 	}
-	r := &request{schema: schema, doc: doc, op: op, variables: variables}
+	r := &request{schema: schema, doc: doc, op: op, variables: variables, limits: limits}
 	if op.Operation == ast.Mutation {
 		if schema.Mutation == nil {
 			return &compiled{response: dataNull(gqlError("Unknown type Mutation"))}
@@ -83,6 +83,9 @@ func compile(ctx context.Context, schema *gqlschema.Schema, req Request) *compil
 	var stmts []statement
 	if len(sqlFields) > 0 {
 		q := sqlgen.Query(sqlFields)
+		if err := limits.checkParameters(len(q.Args)); err != nil {
+			return &compiled{response: dataNull(err)}
+		}
 		stmts = []statement{{sql: q.SQL, args: q.Args, row: true}}
 	}
 	return assemble(stmts, plans, fieldErrors)

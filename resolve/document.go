@@ -37,6 +37,9 @@ type request struct {
 	fragments map[string]*ast.FragmentDefinition
 	// fragmentDepth guards against runaway spreads (cycles are rejected up front).
 	fragmentDepth int
+	// limits bound the operation; zero fields take their defaults, so a request built without them is still
+	// bounded.
+	limits Limits
 }
 
 // selection is a field after fragments, @skip/@include and merging are applied.
@@ -283,9 +286,14 @@ func checkFragmentCycles(doc *ast.QueryDocument) error {
 	return nil
 }
 
-// collect flattens set for an object of the named type: it applies @skip/@include, named fragment spreads and
-// inline fragments whose type condition is typeName (or absent), and merges fields with the same key.
+// collect flattens the operation's root selection set for the root type typeName: it applies @skip/@include,
+// named fragment spreads and inline fragments whose type condition is typeName (or absent), and merges fields
+// with the same key. It is where planning starts, so it first refuses an operation beyond the limits, before
+// anything is expanded.
 func (r *request) collect(set ast.SelectionSet, typeName string) ([]*selection, error) {
+	if err := r.limits.checkDocument(r.doc, r.op); err != nil {
+		return nil, err
+	}
 	var out []*selection
 	c := &collection{byKey: map[string]*selection{}, visited: map[string]bool{}}
 	if err := r.collectInto(set, typeName, &out, c); err != nil {

@@ -44,6 +44,9 @@ type Options struct {
 	StatementTimeout time.Duration
 	// Logger receives internal failures with the request id; default slog.Default().
 	Logger *slog.Logger
+	// Limits bound what one request may ask (expanded fields, depth, aliases, parameters); zero fields take
+	// DefaultLimits.
+	Limits Limits
 }
 
 // Engine resolves requests. It caches the generated schema per (schema generation, role, search_path) and
@@ -143,7 +146,7 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 // run answers req against schema: from the compiled-request cache when it can, running the statements in
 // one round trip.
 func (e *Engine) run(ctx context.Context, conn *pgx.Conn, schema *gqlschema.Schema, req Request, b batch) []byte {
-	c := e.compiled.get(ctx, schema, req, func() *compiled { return compile(ctx, schema, req) })
+	c := e.compiled.get(ctx, schema, req, func() *compiled { return compile(ctx, schema, e.opts.Limits, req) })
 	if c.response != nil {
 		return c.response
 	}

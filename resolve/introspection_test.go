@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/internal/testenv"
 )
 
 // introDemoSQL is a demo-like schema: tables with foreign keys, an enum, a view with primary_key_columns and a
@@ -672,10 +674,7 @@ var (
 // Node.js is not installed.
 func introNode(t *testing.T, stdin []byte, args ...string) []byte {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; the graphql-js introspection test needs Node.js 20 or later")
-	}
+	node := testenv.LookPath(t, "the graphql-js introspection test needs Node.js 20 or later", "node")
 	introNPMOnce.Do(func() {
 		lock := filepath.Join(introJSDir, "package-lock.json")
 		hidden := filepath.Join(introJSDir, "node_modules", ".package-lock.json")

@@ -49,6 +49,9 @@ func (r *request) planMutation() ([]statement, []*rootPlan, error) {
 		default:
 			return nil, nil, gqlError(`Unknown field "%s" on type Mutation`, sel.Name)
 		}
+		if err := r.limits.checkParameters(len(st.Args)); err != nil {
+			return nil, nil, err
+		}
 		stmts = append(stmts, statement{sql: st.SQL, args: st.Args})
 		plans = append(plans, &rootPlan{key: sel.Key, sql: &sqlgen.RootField{}})
 	}
@@ -78,6 +81,9 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 	case gqlschema.FieldUpdate:
 		responseName, unknown = t.TypeName+"UpdateResponse", "unknown field in update"
 		m.TooMany = "update impacts too many records"
+		if pkReadable(t) {
+			m.PK = pkNames(t)
+		}
 		set, _ := args["set"].(map[string]any)
 		input := r.schema.Types[t.TypeName+"UpdateInput"]
 		for _, in := range input.InputFields {
@@ -98,6 +104,11 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 		responseName, unknown = t.TypeName+"DeleteResponse", "unknown field in delete"
 		m.TooMany = "delete impacts too many records"
 		m.Delete = true
+		// Locking first selects FOR UPDATE, which needs UPDATE privilege and applies UPDATE policies; only on
+		// a table without row level security, for a role that may update it, does it find the delete's rows.
+		if t.Rel.Kind == "r" && !t.Rel.RLS && pkReadable(t) && anyUpdatable(t) {
+			m.PK = pkNames(t)
+		}
 	}
 	if f.Kind != gqlschema.FieldInsert {
 		atMost := json.Number("1")
@@ -201,4 +212,24 @@ func writeValue(v any, c *gqlschema.Column) (sqlgen.Value, error) {
 		return val, err
 	}
 	return val, nil
+}
+
+// pkReadable reports whether the role may read every primary key column: an update locks its rows by key
+// first (sqlgen.Mutation.PK), which reads the key, where a plain update needs only the filter's columns.
+func pkReadable(t *gqlschema.Table) bool {
+	for _, c := range t.PK {
+		if !c.SQL.CanSelect {
+			return false
+		}
+	}
+	return true
+}
+
+func anyUpdatable(t *gqlschema.Table) bool {
+	for _, c := range t.AllColumns {
+		if c.SQL.CanUpdate {
+			return true
+		}
+	}
+	return false
 }

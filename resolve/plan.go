@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -361,7 +362,7 @@ func decodeCursor(s string) ([]*string, error) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
+	if err := dec.Decode(&v); err != nil || !atEOF(dec) {
 		return nil, gqlError("Failed to decode cursor, error 3")
 	}
 	list, ok := v.([]any)
@@ -373,6 +374,13 @@ func decodeCursor(s string) ([]*string, error) {
 		out[i] = jsonText(e)
 	}
 	return out, nil
+}
+
+// atEOF reports whether dec has nothing but whitespace left: serde_json, which pg_graphql decodes cursors and
+// node ids with, refuses trailing data where Go's decoder stops after the first value.
+func atEOF(dec *json.Decoder) bool {
+	_, err := dec.Token()
+	return err == io.EOF
 }
 
 // jsonText is the text a JSON scalar stands for (strings unquoted); objects and arrays keep their JSON text.

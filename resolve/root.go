@@ -132,7 +132,7 @@ func (r *request) decodeNodeID(v any) (*gqlschema.Table, []*string, error) {
 	var parsed any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	if err := dec.Decode(&parsed); err != nil {
+	if err := dec.Decode(&parsed); err != nil || !atEOF(dec) {
 		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 4")
 	}
 	list, ok := parsed.([]any)

@@ -97,9 +97,9 @@ var goldenCases = map[string]func() Statement{
 	"update_and_delete": func() Statement {
 		u := MutationStatement(&Mutation{Relation: account, Set: []Assignment{{Column: "email", Value: Value{Value: str("b@x.com"), Cast: "text"}}},
 			Filter: And{Compare{Column: "id", Op: "<", Value: str("5"), Cast: "integer"}}, AtMost: 1, TooMany: "update impacts too many records",
-			Returning: []string{"id", "email"},
-			Fields:    []MutationField{{Key: "records", Records: &Node{Fields: []NodeField{{Key: "email", Column: &Column{Name: "email"}}}}}}})
-		d := MutationStatement(&Mutation{Relation: account, Delete: true, AtMost: 2, TooMany: "delete impacts too many records",
+			PK: []string{"id"}, Returning: []string{"id", "email"},
+			Fields: []MutationField{{Key: "records", Records: &Node{Fields: []NodeField{{Key: "email", Column: &Column{Name: "email"}}}}}}})
+		d := MutationStatement(&Mutation{Relation: account, Delete: true, AtMost: 2, TooMany: "delete impacts too many records", PK: []string{"id"},
 			Fields: []MutationField{{Key: "__typename", Typename: "AccountDeleteResponse"}}})
 		return Statement{SQL: u.SQL + ";\n" + d.SQL, Args: append(u.Args, d.Args...)}
 	},

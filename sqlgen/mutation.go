@@ -49,6 +49,9 @@ type Mutation struct {
 	// AtMost limits the rows an update or delete may touch; TooMany is the error raised beyond it.
 	AtMost  int
 	TooMany string
+	// PK names the key an update or delete locks its rows by, in this order, before writing them; without it
+	// the statement locks rows in whatever order its scan meets them.
+	PK []string
 	// Returning lists the columns the role may read; nil returns every column (needed by computed fields,
 	// which take the whole row).
 	Returning []string
@@ -59,7 +62,12 @@ type Mutation struct {
 func MutationStatement(m *Mutation) Statement {
 	g := &gen{sb: &strings.Builder{}, rowCast: map[string]string{}}
 	a := g.alias()
-	g.w("with ", a, "_affected as (")
+	g.w("with ")
+	lockedInOrder := m.Rows == nil && len(m.PK) > 0
+	if lockedInOrder {
+		g.lockInOrder(m, a)
+	}
+	g.w(a, "_affected as (")
 	switch {
 	case m.Rows != nil:
 		g.w("insert into ", m.Relation.sql(), " as ", a, " (")
@@ -85,7 +93,12 @@ func MutationStatement(m *Mutation) Statement {
 		}
 	case m.Delete:
 		g.w("delete from ", m.Relation.sql(), " ", a)
-		g.where(a, "", nil, m.Filter)
+		if lockedInOrder {
+			g.w(" using ", a, "_locked")
+			g.whereLocked(m, a)
+		} else {
+			g.where(a, "", nil, m.Filter)
+		}
 	default:
 		g.w("update ", m.Relation.sql(), " ", a, " set ")
 		for i, s := range m.Set {
@@ -95,7 +108,12 @@ func MutationStatement(m *Mutation) Statement {
 			g.w(Ident(s.Column), " = ")
 			g.mutationValue(s.Value)
 		}
-		g.where(a, "", nil, m.Filter)
+		if lockedInOrder {
+			g.w(" from ", a, "_locked")
+			g.whereLocked(m, a)
+		} else {
+			g.where(a, "", nil, m.Filter)
+		}
 	}
 	g.w(" returning ")
 	if m.Returning == nil {
@@ -153,4 +171,47 @@ func (g *gen) mutationValue(v Value) {
 	default:
 		g.value(v.Value, v.Cast)
 	}
+}
+
+// lockInOrder writes a CTE that locks the rows an update will write, in key order. An update otherwise locks
+// rows in the order its scan meets them, which differs between plans and moves as rows get new versions: two
+// concurrent updates of overlapping rows then each hold a row the other waits for, and Postgres aborts one
+// with "deadlock detected". Taking the locks in one global order first makes them queue instead. The update
+// then joins the locked rows by key (not ctid: a row updated concurrently and locked in its newest version is
+// invisible to the statement's snapshot by ctid, while the key finds its old version and follows it).
+//
+// SELECT ... FOR UPDATE needs UPDATE privilege and applies UPDATE policies, so the caller sets PK on a delete
+// only where that selects the same rows as the delete (a table without row level security, a role with
+// UPDATE on some column).
+func (g *gen) lockInOrder(m *Mutation, a string) {
+	// materialized: the locks must all be taken, in order, before the update joins the rows (an inlined CTE
+	// would let the planner fold the lock into the join).
+	g.w(a, "_locked as materialized (select ")
+	for i, k := range m.PK {
+		if i > 0 {
+			g.w(", ")
+		}
+		g.w(col(a, k))
+	}
+	g.w(" from ", m.Relation.sql(), " ", a)
+	g.where(a, "", nil, m.Filter)
+	g.w(" order by ")
+	for i, k := range m.PK {
+		if i > 0 {
+			g.w(", ")
+		}
+		g.w(col(a, k))
+	}
+	g.w(" for update of ", a, "), ")
+}
+
+// whereLocked joins the written rows to the locked ones by key, and applies the filter again: a view's
+// primary_key_columns directive need not be unique, and the key alone would then reach rows the filter does
+// not select.
+func (g *gen) whereLocked(m *Mutation, a string) {
+	join := make([]Join, len(m.PK))
+	for i, k := range m.PK {
+		join[i] = Join{Child: k, Parent: k}
+	}
+	g.where(a, a+"_locked", join, m.Filter)
 }

@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/config"
 	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/testidp"
 )
@@ -55,25 +55,7 @@ type world struct {
 	anon    string
 	service string
 	inst    *instance
-	logs    *syncBuffer // what the instances log (JSON lines)
-}
-
-// syncBuffer collects log output written from the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	logs    *testenv.SyncBuffer // what the instances log (JSON lines)
 }
 
 func newWorld(t *testing.T, change func(*config.Auth)) *world {
@@ -97,7 +79,7 @@ func newWorld(t *testing.T, change func(*config.Auth)) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, pool: pool, keys: keys, logs: &syncBuffer{}}
+	w := &world{t: t, pool: pool, keys: keys, logs: &testenv.SyncBuffer{}}
 	w.anon, _ = keys.SignAPIKey("anon", tRef)
 	w.service, _ = keys.SignAPIKey("service_role", tRef)
 	// The provider must know the callback URL, which needs the first instance's address: reserve it first.

@@ -23,6 +23,7 @@ import (
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/obs"
+	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgcluster"
 )
 
@@ -295,7 +296,7 @@ func TestHealthAndReadyFollowPostgres(t *testing.T) {
 	t.Cleanup(pool.Close)
 	keys, _ := auth.NewKeys(secret)
 	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
-	logs := &syncBuffer{}
+	logs := &testenv.SyncBuffer{}
 	s, err := New(ctx, Options{Pool: pool, Keys: keys, AnonKey: anon, Logger: slogJSON(logs, t)})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/obs"
+	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
 )
 
@@ -33,7 +33,7 @@ type fixture struct {
 	admin   *pgx.Conn
 	pool    *pgxpool.Pool
 	srv     *httptest.Server
-	logs    *syncBuffer
+	logs    *testenv.SyncBuffer
 	keys    *auth.Keys
 	anon    string
 	service string
@@ -69,7 +69,7 @@ func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture 
 	keys, _ := auth.NewKeys(secret)
 	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
 	service, _ := keys.SignAPIKey("service_role", "abcdefghijklmnopqrst")
-	logs := &syncBuffer{}
+	logs := &testenv.SyncBuffer{}
 	s, err := New(ctx, Options{Pool: pool, Keys: keys, AnonKey: anon, ServiceRoleKey: service, MaxBodyBytes: 4096,
 		Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(logs, testWriter{t}), nil)), Metrics: metrics})
 	if err != nil {
@@ -79,24 +79,6 @@ func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture 
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return &fixture{t: t, admin: admin, pool: pool, srv: srv, keys: keys, anon: anon, service: service, logs: logs}
-}
-
-// syncBuffer collects log output written from the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // testWriter shows log output with the test's own output.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgcluster"
 )
 
@@ -99,7 +99,7 @@ func freePort(t *testing.T) int {
 // wait on a zombie, and killed when the test ends if it still runs.
 type process struct {
 	cmd    *exec.Cmd
-	output *syncBuffer
+	output *testenv.SyncBuffer
 	exited chan struct{} // closed once err is set
 	err    error
 }
@@ -109,7 +109,7 @@ func launch(t *testing.T, bin string, env []string, args ...string) *process {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	p := &process{cmd: cmd, output: &syncBuffer{}, exited: make(chan struct{})}
+	p := &process{cmd: cmd, output: &testenv.SyncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.output, p.output
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -170,23 +170,6 @@ func (p *process) waitFor(t *testing.T, marker string, port int) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startProject runs `pgreflect start` (with extra flags) and waits until it serves HTTP.
@@ -652,7 +635,7 @@ func TestServeAndSetup(t *testing.T) {
 
 // serveProcess runs `pgreflect serve` with args until the test ends (then SIGINT, which must stop it cleanly)
 // and returns its output once it serves.
-func serveProcess(t *testing.T, bin string, env []string, args ...string) *syncBuffer {
+func serveProcess(t *testing.T, bin string, env []string, args ...string) *testenv.SyncBuffer {
 	t.Helper()
 	p := launch(t, bin, env, append([]string{"serve"}, args...)...)
 	// Runs before launch's cleanup.

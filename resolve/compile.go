@@ -2,10 +2,11 @@ package resolve
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"sort"
+	"sync"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
@@ -161,10 +162,22 @@ func (c *compiled) respond(results [][]byte) []byte {
 	return buf.Bytes()
 }
 
-// compiledCache holds compiled requests, bounded by count; requests larger than maxCompiledKey are compiled
-// every time rather than let one client fill the cache with huge keys.
+// compiledCache holds compiled requests, bounded by the bytes they hold (query, variables, SQL, rendered
+// answers), least recently used first out: a client sending many large distinct queries cannot make it grow
+// past its budget. Requests larger than maxCompiledKey are compiled every time.
 type compiledCache struct {
-	lru *lru.Cache[compiledKey, *compiled]
+	maxBytes int
+
+	mu      sync.Mutex
+	bytes   int
+	order   *list.List // of *compiledEntry, most recently used first
+	entries map[compiledKey]*list.Element
+}
+
+type compiledEntry struct {
+	key   compiledKey
+	value *compiled
+	size  int
 }
 
 // maxCompiledKey bounds the size of a request (query plus variables) the cache keeps.
@@ -176,35 +189,77 @@ type compiledKey struct {
 	query, operation, variables string
 }
 
-func newCompiledCache(size int) *compiledCache {
-	if size < 0 {
-		return &compiledCache{}
-	}
-	c, err := lru.New[compiledKey, *compiled](size)
-	if err != nil {
-		panic(err) // size > 0 here
-	}
-	return &compiledCache{lru: c}
+func newCompiledCache(maxBytes int) *compiledCache {
+	return &compiledCache{maxBytes: maxBytes, order: list.New(), entries: map[compiledKey]*list.Element{}}
 }
 
 // get returns the compiled request, compiling it on a miss. A compilation cut short by ctx is not kept.
 func (c *compiledCache) get(ctx context.Context, schema *gqlschema.Schema, req Request, compileFn func() *compiled) *compiled {
-	if c.lru == nil || len(req.Query)+len(req.Variables) > maxCompiledKey {
+	if c.maxBytes <= 0 || len(req.Query)+len(req.Variables) > maxCompiledKey {
 		return compileFn()
 	}
 	key := compiledKey{schema: schema, query: req.Query, operation: req.OperationName, variables: string(req.Variables)}
-	if v, ok := c.lru.Get(key); ok {
+	c.mu.Lock()
+	if el, ok := c.entries[key]; ok {
+		c.order.MoveToFront(el)
+		c.mu.Unlock()
+		return el.Value.(*compiledEntry).value
+	}
+	c.mu.Unlock()
+	v := compileFn()
+	if ctx.Err() != nil {
 		return v
 	}
-	v := compileFn()
-	if ctx.Err() == nil {
-		c.lru.Add(key, v)
+	size := v.size() + len(key.query) + len(key.operation) + len(key.variables)
+	if size > c.maxBytes/8 {
+		return v // one entry may not take a large share of the budget
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[key]; ok {
+		return v // compiled concurrently by another request
+	}
+	c.entries[key] = c.order.PushFront(&compiledEntry{key: key, value: v, size: size})
+	c.bytes += size
+	for c.bytes > c.maxBytes {
+		oldest := c.order.Back()
+		e := oldest.Value.(*compiledEntry)
+		c.order.Remove(oldest)
+		delete(c.entries, e.key)
+		c.bytes -= e.size
 	}
 	return v
 }
 
 func (c *compiledCache) purge() {
-	if c.lru != nil {
-		c.lru.Purge()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.order.Init()
+	clear(c.entries)
+	c.bytes = 0
+}
+
+// size approximates the bytes a compiled request holds.
+func (c *compiled) size() int {
+	n := 256 + len(c.response) + len(c.errors)
+	for _, s := range c.stmts {
+		n += len(s.sql) + 16*len(s.args)
+		for _, a := range s.args {
+			switch a := a.(type) {
+			case string:
+				n += len(a)
+			case []*string:
+				for _, v := range a {
+					n += 16
+					if v != nil {
+						n += len(*v)
+					}
+				}
+			}
+		}
 	}
+	for _, r := range c.roots {
+		n += 64 + len(r.key) + len(r.value)
+	}
+	return n
 }

@@ -36,8 +36,9 @@ type Options struct {
 	MaxRows int
 	// CacheSize bounds the number of schemas kept (one per role and search path); default 64.
 	CacheSize int
-	// CompiledCacheSize bounds the number of compiled requests kept; default 2048, negative disables.
-	CompiledCacheSize int
+	// CompiledCacheBytes bounds the memory compiled requests are kept in (query, SQL, rendered answers);
+	// default 32 MiB, negative disables the cache.
+	CompiledCacheBytes int
 	// StatementTimeout applies to ExecuteAs requests whose role sets no statement_timeout of its own (ALTER
 	// ROLE ... SET statement_timeout, as Supabase configures anon and authenticated); default 8s, negative
 	// disables.
@@ -70,8 +71,8 @@ func NewEngine(opts Options) *Engine {
 	if opts.CacheSize == 0 {
 		opts.CacheSize = 64
 	}
-	if opts.CompiledCacheSize == 0 {
-		opts.CompiledCacheSize = 2048
+	if opts.CompiledCacheBytes == 0 {
+		opts.CompiledCacheBytes = 32 << 20
 	}
 	if opts.StatementTimeout == 0 {
 		opts.StatementTimeout = 8 * time.Second
@@ -79,7 +80,7 @@ func NewEngine(opts Options) *Engine {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheSize)}
+	return &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheBytes)}
 }
 
 // Invalidate forgets every cached schema and compiled request.

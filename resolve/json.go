@@ -140,15 +140,7 @@ func writeNormalizedNumbers(buf *bytes.Buffer, raw []byte) {
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; {
 		case c == '"':
-			// Skip the string in one go.
-			j := i + 1
-			for j < len(raw) && raw[j] != '"' {
-				if raw[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			i = j
+			i = stringEnd(raw, i+1)
 		case c == ' ' || c == '\n' || c == '\t' || c == '\r':
 			buf.Write(raw[start:i])
 			start = i + 1
@@ -174,6 +166,26 @@ func writeNormalizedNumbers(buf *bytes.Buffer, raw []byte) {
 		}
 	}
 	buf.Write(raw[start:])
+}
+
+// stringEnd returns the index of the quote that closes the string starting at from (or len(raw)): the next
+// quote not escaped by an odd run of backslashes, found with IndexByte rather than byte by byte.
+func stringEnd(raw []byte, from int) int {
+	for {
+		k := bytes.IndexByte(raw[from:], '"')
+		if k < 0 {
+			return len(raw)
+		}
+		q := from + k
+		backslashes := 0
+		for b := q - 1; b >= from && raw[b] == '\\'; b-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return q
+		}
+		from = q + 1
+	}
 }
 
 // plainInteger reports, without allocating, a token that serdeNumber leaves alone for sure: an integer of at

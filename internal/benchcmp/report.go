@@ -50,6 +50,7 @@ type Setup struct {
 	Blogs            int     `json:"blogs"`
 	Posts            int     `json:"posts"`
 	Connections      int     `json:"connections"`
+	PoolSize         int     `json:"pool_size"`
 	Rounds           int     `json:"rounds"`
 	SlotSeconds      float64 `json:"slot_seconds"`
 	WarmupSeconds    float64 `json:"warmup_seconds"`

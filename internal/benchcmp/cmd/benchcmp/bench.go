@@ -168,7 +168,7 @@ func (b *bench) start(ctx context.Context) error {
 		switch name {
 		case "pgreflect":
 			s.cmd = exec.Command(b.o.pgreflectBin, "serve", "--db-url", authURL, "--port", strconv.Itoa(port),
-				"--schemas", "public", "--workdir", b.dir)
+				"--schemas", "public", "--workdir", b.dir, "--pool-size", strconv.Itoa(b.o.poolSize))
 			s.cmd.Env = append(os.Environ(), "PGREFLECT_JWT_SECRET="+secret, "PGREFLECT_ANON_KEY="+b.anonKey,
 				"PGREFLECT_SERVICE_ROLE_KEY="+serviceKey, "PGREFLECT_PROJECT_REF="+ref)
 		case "ceiling":
@@ -176,7 +176,8 @@ func (b *bench) start(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			s.cmd = exec.Command(self, "ceiling", "--port", strconv.Itoa(port), "--accounts", strconv.Itoa(b.o.accounts))
+			s.cmd = exec.Command(self, "ceiling", "--port", strconv.Itoa(port), "--accounts", strconv.Itoa(b.o.accounts),
+				"--pool-size", strconv.Itoa(b.o.poolSize))
 			s.cmd.Env = append(os.Environ(), "BENCH_DATABASE_URL="+authURL, "BENCH_JWT_SECRET="+secret,
 				"BENCH_ANON_KEY="+b.anonKey, "BENCH_SERVICE_ROLE_KEY="+serviceKey)
 		case "postgraphile":
@@ -402,7 +403,7 @@ func (b *bench) report(ctx context.Context) error {
 		Machine: benchcmp.DescribeMachine(),
 		Setup: benchcmp.Setup{
 			Accounts: b.o.accounts, Blogs: 2 * b.o.accounts, Posts: 20 * b.o.accounts,
-			Connections: b.o.conns, Rounds: b.o.rounds,
+			Connections: b.o.conns, PoolSize: b.o.poolSize, Rounds: b.o.rounds,
 			SlotSeconds:      (b.o.duration / time.Duration(b.o.rounds)).Seconds(),
 			WarmupSeconds:    b.o.warmup.Seconds(),
 			Variants:         benchcmp.Variants(b.o.accounts),

@@ -15,7 +15,7 @@ import (
 	"github.com/pgreflect/pgreflect/internal/benchcmp"
 )
 
-func serveCeiling(ctx context.Context, port, accounts int, dbURL, secret string, apiKeys auth.APIKeys) error {
+func serveCeiling(ctx context.Context, port, accounts, poolSize int, dbURL, secret string, apiKeys auth.APIKeys) error {
 	if dbURL == "" || secret == "" || apiKeys.Anon == "" {
 		return errors.New("the ceiling needs BENCH_DATABASE_URL, BENCH_JWT_SECRET and BENCH_ANON_KEY")
 	}
@@ -23,8 +23,13 @@ func serveCeiling(ctx context.Context, port, accounts int, dbURL, secret string,
 	if err != nil {
 		return err
 	}
-	// pgxpool's defaults, as pgreflect's: the same number of database connections for both.
-	pool, err := pgxpool.New(ctx, dbURL)
+	// As many database connections as pgreflect is given (--pool-size on both).
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	cfg.MaxConns = int32(poolSize)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}

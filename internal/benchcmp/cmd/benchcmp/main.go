@@ -42,6 +42,7 @@ func main() {
 type options struct {
 	duration, warmup time.Duration
 	rounds, conns    int
+	poolSize         int
 	accounts         int
 	pgreflectBin     string
 	postgraphileDir  string
@@ -77,6 +78,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", 4, "rounds: each runs every query on every contender once")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured load per contender and query before the rounds")
 	fs.IntVar(&o.conns, "conns", 16, "concurrent connections of the load generator")
+	fs.IntVar(&o.poolSize, "pool-size", 8, "database connections of pgreflect and of the ceiling (the same for both)")
 	fs.IntVar(&o.accounts, "accounts", accountsDefault, "accounts of the dataset (blogs 2x, posts 20x; env BENCH_ACCOUNTS)")
 	fs.StringVar(&o.pgreflectBin, "pgreflect", "bin/pgreflect", "the pgreflect binary (make build)")
 	fs.StringVar(&o.postgraphileDir, "postgraphile-dir", "testdata/bench/postgraphile", "PostGraphile's npm project (npm ci runs there when node_modules is missing)")
@@ -123,12 +125,13 @@ func runCeiling(args []string) error {
 	fs := flag.NewFlagSet("ceiling", flag.ContinueOnError)
 	port := fs.Int("port", 0, "HTTP port on 127.0.0.1")
 	accounts := fs.Int("accounts", benchdata.Full, "accounts of the dataset (for the requests' variants)")
+	poolSize := fs.Int("pool-size", 8, "database connections")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serveCeiling(ctx, *port, *accounts, os.Getenv("BENCH_DATABASE_URL"), os.Getenv("BENCH_JWT_SECRET"),
+	return serveCeiling(ctx, *port, *accounts, *poolSize, os.Getenv("BENCH_DATABASE_URL"), os.Getenv("BENCH_JWT_SECRET"),
 		auth.APIKeys{Anon: os.Getenv("BENCH_ANON_KEY"), ServiceRole: os.Getenv("BENCH_SERVICE_ROLE_KEY")})
 }
 

@@ -137,29 +137,28 @@ func (c *compiled) respond(results [][]byte) []byte {
 			size += len(results[r.result])
 		}
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	buf.WriteString(`{"data": {`)
+	out := make([]byte, 0, size)
+	out = append(out, `{"data": {`...)
 	for i, r := range c.roots {
 		if i > 0 {
-			buf.WriteString(", ")
+			out = append(out, ", "...)
 		}
-		buf.Write(r.key)
+		out = append(out, r.key...)
 		switch {
 		case r.result < 0:
-			buf.Write(r.value)
+			out = append(out, r.value...)
 		case r.result >= len(results) || results[r.result] == nil:
-			buf.WriteString("null")
+			out = append(out, "null"...)
 		default:
-			writeNormalizedNumbers(buf, results[r.result])
+			out = appendJSONB(out, results[r.result])
 		}
 	}
-	buf.WriteByte('}')
+	out = append(out, '}')
 	if c.errors != nil {
-		buf.WriteString(`, "errors": `)
-		buf.Write(c.errors)
+		out = append(out, `, "errors": `...)
+		out = append(out, c.errors...)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes()
+	return append(out, '}')
 }
 
 // compiledCache holds compiled requests, bounded by the bytes they hold (query, variables, SQL, rendered

@@ -129,43 +129,46 @@ func writeString(buf *bytes.Buffer, s string) {
 	buf.WriteByte('"')
 }
 
-// writeNormalizedNumbers copies JSON text produced by Postgres in jsonb's layout: one space after each colon
-// and comma and none elsewhere outside strings (json_build_object writes " : ", array_to_json no spaces at all;
-// keys already come in jsonb's order), with numbers rewritten the way they come out of pg_graphql. pg_graphql
+// writeNormalizedNumbers writes JSON text produced by Postgres as appendJSONB lays it out.
+func writeNormalizedNumbers(buf *bytes.Buffer, raw []byte) {
+	buf.Write(appendJSONB(buf.AvailableBuffer(), raw))
+}
+
+// appendJSONB appends JSON text produced by Postgres in jsonb's layout: one space after each colon and comma
+// and none elsewhere outside strings (json_build_object writes " : ", array_to_json no spaces at all; keys
+// already come in jsonb's order), with numbers rewritten the way they come out of pg_graphql. pg_graphql
 // reads every result into a serde_json value (without arbitrary precision) and hands it back as jsonb, so a
 // number that is not a 64-bit integer becomes an f64, is printed shortest-round-trip by ryu ("2.0", "0.15")
 // and is read back by numeric_in: an average of 2.0000000000000000 answers 2.0.
-func writeNormalizedNumbers(buf *bytes.Buffer, raw []byte) {
-	start := 0 // raw[start:i] is pending verbatim output
+func appendJSONB(dst, raw []byte) []byte {
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; {
 		case c == '"':
-			i = stringEnd(raw, i+1)
+			end := stringEnd(raw, i+1)
+			dst = append(dst, raw[i:min(end+1, len(raw))]...)
+			i = end
 		case c == ' ' || c == '\n' || c == '\t' || c == '\r':
-			buf.Write(raw[start:i])
-			start = i + 1
 		case c == ':' || c == ',':
-			buf.Write(raw[start : i+1])
-			buf.WriteByte(' ')
-			start = i + 1
+			dst = append(dst, c, ' ')
 		case c == '-' || c >= '0' && c <= '9':
 			j := i + 1
 			for j < len(raw) && strings.IndexByte("0123456789.eE+-", raw[j]) >= 0 {
 				j++
 			}
-			if plainInteger(raw[i:j]) {
-				i = j - 1
-				continue
-			}
-			if n, ok := serdeNumber(string(raw[i:j])); ok {
-				buf.Write(raw[start:i])
-				buf.WriteString(n)
-				start = j
-			}
+			tok := raw[i:j]
 			i = j - 1
+			if !plainInteger(tok) {
+				if n, changed := serdeNumber(string(tok)); changed {
+					dst = append(dst, n...)
+					continue
+				}
+			}
+			dst = append(dst, tok...)
+		default:
+			dst = append(dst, c)
 		}
 	}
-	buf.Write(raw[start:])
+	return dst
 }
 
 // stringEnd returns the index of the quote that closes the string starting at from (or len(raw)): the next

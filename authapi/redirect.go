@@ -44,12 +44,26 @@ func (st *settings) validRedirect(raw string) bool {
 		}
 	}
 	withoutFragment, _, _ := strings.Cut(raw, "#")
-	for _, g := range st.allowGlobs {
-		if g.Match(withoutFragment) {
+	for i, g := range st.allowGlobs {
+		if g.Match(withoutFragment) && (!httpLike || hostMatches(st.AllowList[i], u.Host)) {
 			return true
 		}
 	}
 	return false
+}
+
+// hostMatches checks an http(s) redirect's host against the host part of the allow-list entry that matched the
+// whole URL. The glob runs over the raw text, where `*` also swallows a '?' that ends the host:
+// "https://*.example.org/**" matches "https://evil?.example.org/", whose host is "evil" (found by
+// FuzzValidRedirect).
+func hostMatches(pattern, host string) bool {
+	_, rest, ok := strings.Cut(pattern, "://")
+	if !ok {
+		return true // an entry without an authority ("**") allows any host, as it always did
+	}
+	authority, _, _ := strings.Cut(rest, "/")
+	g, err := compileAllowGlob(authority)
+	return err == nil && g.Match(host)
 }
 
 // redirectTarget picks the flow's redirect: redirect_to if allowed, else the Referer if allowed, else site_url.

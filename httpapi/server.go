@@ -48,6 +48,11 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxRows caps page sizes where no directive does; default pg_graphql's 30.
 	MaxRows int
+	// RequestLimits bound what one GraphQL request may ask (fields, depth, aliases); zero fields take
+	// resolve.DefaultLimits.
+	RequestLimits resolve.Limits
+	// StatementTimeout applies to requests whose role sets none of its own; 0: resolve's default (8s).
+	StatementTimeout time.Duration
 	// Logger receives the request lines and operational messages; default slog.Default().
 	Logger *slog.Logger
 	// Metrics, when set, count requests and schema reloads and are served at /metrics to the service_role key.
@@ -91,7 +96,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if len(opts.SearchPath) == 0 {
 		opts.SearchPath = []string{"public"}
 	}
-	s := &Server{opts: opts, log: opts.Logger, engine: resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Logger: opts.Logger}), mux: http.NewServeMux(), done: make(chan struct{}),
+	s := &Server{opts: opts, log: opts.Logger, engine: resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Logger: opts.Logger,
+		Limits: opts.RequestLimits, StatementTimeout: opts.StatementTimeout}), mux: http.NewServeMux(), done: make(chan struct{}),
 		tokens: auth.NewTokenCache(opts.Keys, 4096)}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)

@@ -127,12 +127,18 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 	port, metricsPort := freePort(t), freePort(t)
 	const readTimeout, maxConns = 3 * time.Second, 24
 	p := startProject(t, bin, dir, port, freePort(t), "--read-timeout", readTimeout.String(),
-		"--max-connections", strconv.Itoa(maxConns), "--metrics-addr", "127.0.0.1:"+strconv.Itoa(metricsPort), "--log-format", "json")
+		"--max-connections", strconv.Itoa(maxConns), "--metrics-addr", "127.0.0.1:"+strconv.Itoa(metricsPort), "--log-format", "json",
+		"--max-depth", "6")
 	env, err := readProjectEnv(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
+	// The engine's limits come from the flags too: seven levels are refused under --max-depth 6.
+	deep := `{"query": "{ accountCollection(first: 1) { edges { node { blogCollection { edges { node { id } } } } } } }"}`
+	if status, body := postGraphQL(t, env["API_URL"], env["ANON_KEY"], deep); status != 200 || body != `{"errors": [{"message": "Query is nested more than 6 levels deep"}]}` {
+		t.Errorf("a query 7 levels deep under --max-depth 6: %d %s", status, body)
+	}
 	metricsURL := "http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics"
 
 	// Fewer slow clients than the cap: a normal request is answered while they trickle, and each of them is
@@ -183,4 +189,18 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 			t.Errorf("the log lacks %s:\n%s", want, out)
 		}
 	}
+}
+
+func postGraphQL(t *testing.T, apiURL, anonKey, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, apiURL+"/graphql/v1", strings.NewReader(body))
+	req.Header.Set("apikey", anonKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST /graphql/v1: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

@@ -115,20 +115,22 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	defer listener.Close()
 	apiURL := "http://" + listener.Addr().String()
 	srv, err := stack.New(setupCtx, stack.Options{
-		RequestURL:      dbURL,
-		AdminURL:        authDBURL,
-		JWTSecret:       jwtSecret,
-		AnonKey:         anonKey,
-		ServiceRoleKey:  serviceRoleKey,
-		ProjectRef:      projectRef,
-		ManagementToken: managementToken,
-		SearchPath:      searchPath,
-		Config:          cfg,
-		APIURL:          apiURL,
-		Console:         console.Handler(console.Options{APIURL: apiURL, AnonKey: anonKey}),
-		PoolSize:        sf.poolSize,
-		Limits:          sf.limits,
-		Logger:          sf.logger(stderr),
+		RequestURL:       dbURL,
+		AdminURL:         authDBURL,
+		JWTSecret:        jwtSecret,
+		AnonKey:          anonKey,
+		ServiceRoleKey:   serviceRoleKey,
+		ProjectRef:       projectRef,
+		ManagementToken:  managementToken,
+		SearchPath:       searchPath,
+		Config:           cfg,
+		APIURL:           apiURL,
+		Console:          console.Handler(console.Options{APIURL: apiURL, AnonKey: anonKey}),
+		PoolSize:         sf.poolSize,
+		RequestLimits:    sf.requests,
+		StatementTimeout: sf.statementTimeout,
+		Limits:           sf.limits,
+		Logger:           sf.logger(stderr),
 	})
 	if err != nil {
 		return err

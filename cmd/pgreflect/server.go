@@ -12,9 +12,11 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/pgreflect/pgreflect/config"
 	"github.com/pgreflect/pgreflect/internal/stack"
+	"github.com/pgreflect/pgreflect/resolve"
 )
 
 // serverFlags are the flags `start` and `serve` share: limits, logging and metrics.
@@ -23,6 +25,9 @@ type serverFlags struct {
 	metricsAddr string
 	poolSize    int
 	limits      stack.Limits
+	requests    resolve.Limits
+	// statementTimeout applies to roles without a statement_timeout of their own.
+	statementTimeout time.Duration
 }
 
 func addServerFlags(fs *flag.FlagSet) *serverFlags {
@@ -36,6 +41,11 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 	fs.DurationVar(&f.limits.WriteTimeout, "write-timeout", d.WriteTimeout, "longest time from the end of a request's headers to the end of its answer")
 	fs.DurationVar(&f.limits.IdleTimeout, "idle-timeout", d.IdleTimeout, "how long an idle keep-alive connection stays open")
 	fs.IntVar(&f.limits.MaxConnections, "max-connections", d.MaxConnections, "most HTTP connections served at once; more wait to be accepted")
+	r := resolve.DefaultLimits()
+	fs.IntVar(&f.requests.MaxFields, "max-fields", r.MaxFields, "most fields of a GraphQL request once its fragments are spread (-1: no limit)")
+	fs.IntVar(&f.requests.MaxDepth, "max-depth", r.MaxDepth, "deepest nesting of a GraphQL request (-1: no limit)")
+	fs.IntVar(&f.requests.MaxAliases, "max-aliases", r.MaxAliases, "most aliases of a GraphQL request (-1: no limit)")
+	fs.DurationVar(&f.statementTimeout, "statement-timeout", 8*time.Second, "statement_timeout of a request whose role sets none (alter role ... set statement_timeout)")
 	return f
 }
 

@@ -148,20 +148,22 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	srv, err := stack.New(setupCtx, stack.Options{
-		RequestURL:      requestURL,
-		AdminURL:        adminURL,
-		JWTSecret:       secrets.JWTSecret,
-		AnonKey:         secrets.AnonKey,
-		ServiceRoleKey:  secrets.ServiceRoleKey,
-		ProjectRef:      secrets.ProjectRef,
-		ManagementToken: secrets.ManagementToken,
-		SearchPath:      searchPath,
-		Config:          cfg,
-		APIURL:          apiURL,
-		Console:         console.Handler(console.Options{APIURL: apiURL, AnonKey: secrets.AnonKey}),
-		PoolSize:        sf.poolSize,
-		Limits:          sf.limits,
-		Logger:          sf.logger(stderr),
+		RequestURL:       requestURL,
+		AdminURL:         adminURL,
+		JWTSecret:        secrets.JWTSecret,
+		AnonKey:          secrets.AnonKey,
+		ServiceRoleKey:   secrets.ServiceRoleKey,
+		ProjectRef:       secrets.ProjectRef,
+		ManagementToken:  secrets.ManagementToken,
+		SearchPath:       searchPath,
+		Config:           cfg,
+		APIURL:           apiURL,
+		Console:          console.Handler(console.Options{APIURL: apiURL, AnonKey: secrets.AnonKey}),
+		PoolSize:         sf.poolSize,
+		RequestLimits:    sf.requests,
+		StatementTimeout: sf.statementTimeout,
+		Limits:           sf.limits,
+		Logger:           sf.logger(stderr),
 	})
 	if err != nil {
 		return err

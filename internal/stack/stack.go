@@ -23,6 +23,7 @@ import (
 	"github.com/pgreflect/pgreflect/config"
 	"github.com/pgreflect/pgreflect/httpapi"
 	"github.com/pgreflect/pgreflect/internal/obs"
+	"github.com/pgreflect/pgreflect/resolve"
 )
 
 // Options say what to serve.
@@ -46,7 +47,10 @@ type Options struct {
 	// PoolSize bounds the connections of API requests; 0: Config's [db.pool] pool_size, else DefaultPoolSize.
 	PoolSize int
 	Limits   Limits
-	Logger   *slog.Logger // nil: slog.Default()
+	// RequestLimits and StatementTimeout bound each GraphQL request (see httpapi.Options).
+	RequestLimits    resolve.Limits
+	StatementTimeout time.Duration
+	Logger           *slog.Logger // nil: slog.Default()
 }
 
 // Limits are the HTTP server's; zero fields take DefaultLimits' values.
@@ -170,16 +174,18 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	api, err := httpapi.New(ctx, httpapi.Options{
-		Pool:           pool,
-		Keys:           s.keys,
-		AnonKey:        o.AnonKey,
-		ServiceRoleKey: o.ServiceRoleKey,
-		SearchPath:     o.SearchPath,
-		Auth:           authHandler,
-		Management:     managementHandler,
-		Console:        o.Console,
-		Logger:         s.log,
-		Metrics:        s.metrics,
+		Pool:             pool,
+		Keys:             s.keys,
+		AnonKey:          o.AnonKey,
+		ServiceRoleKey:   o.ServiceRoleKey,
+		SearchPath:       o.SearchPath,
+		RequestLimits:    o.RequestLimits,
+		StatementTimeout: o.StatementTimeout,
+		Auth:             authHandler,
+		Management:       managementHandler,
+		Console:          o.Console,
+		Logger:           s.log,
+		Metrics:          s.metrics,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)

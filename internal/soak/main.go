@@ -25,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -302,6 +303,9 @@ func post(ctx context.Context, c *http.Client, endpoint, key, query string) (int
 const failurePause = 20 * time.Millisecond
 
 // record counts one answer and reports whether it was a success.
+// requestIDs are grouped away: every failure carries its own.
+var requestIDs = regexp.MustCompile(`\(request id [^)]*\)`)
+
 func (r *report) record(kind string, status int, body []byte, err error, elapsed time.Duration) bool {
 	var resp struct {
 		Data   map[string]json.RawMessage `json:"data"`
@@ -318,7 +322,7 @@ func (r *report) record(kind string, status int, body []byte, err error, elapsed
 	case status != http.StatusOK || len(resp.Errors) > 0 || resp.Data == nil:
 		msg := ""
 		if len(resp.Errors) > 0 {
-			msg = resp.Errors[0].Message
+			msg = requestIDs.ReplaceAllString(resp.Errors[0].Message, "(request id …)")
 		}
 		failure = fmt.Sprintf("%d: %.120s", status, msg)
 	}

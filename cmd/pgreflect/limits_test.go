@@ -190,17 +190,3 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 		}
 	}
 }
-
-func postGraphQL(t *testing.T, apiURL, anonKey, body string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, apiURL+"/graphql/v1", strings.NewReader(body))
-	req.Header.Set("apikey", anonKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("POST /graphql/v1: %v", err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}

@@ -392,10 +392,18 @@ func countAccounts(t *testing.T, dbURL string) int {
 // checkGraphQL asks the running server for __typename with the anon key.
 func checkGraphQL(t *testing.T, apiURL, anonKey string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, apiURL+"/graphql/v1", strings.NewReader(`{"query":"{ __typename }"}`))
-	if err != nil {
-		t.Fatal(err)
+	status, body := postGraphQL(t, apiURL, anonKey, `{"query":"{ __typename }"}`)
+	if status != http.StatusOK {
+		t.Fatalf("POST /graphql/v1: %d %s", status, body)
 	}
+	want := map[string]any{"data": map[string]any{"__typename": "Query"}}
+	if !sameJSON(body, want) {
+		t.Fatalf("POST /graphql/v1 = %s, want the JSON of %v", body, want)
+	}
+}
+func postGraphQL(t *testing.T, apiURL, anonKey, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, apiURL+"/graphql/v1", strings.NewReader(body))
 	req.Header.Set("apikey", anonKey)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -403,14 +411,8 @@ func checkGraphQL(t *testing.T, apiURL, anonKey string) {
 		t.Fatalf("POST /graphql/v1: %v", err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /graphql/v1: %d %s", resp.StatusCode, body)
-	}
-	want := map[string]any{"data": map[string]any{"__typename": "Query"}}
-	if !sameJSON(string(body), want) {
-		t.Fatalf("POST /graphql/v1 = %s, want the JSON of %v", body, want)
-	}
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // sameJSON reports whether body is the JSON of want, whatever the spacing and key order.

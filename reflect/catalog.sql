@@ -10,7 +10,11 @@ schemas as (
 ),
 rels as (
     select c.oid, c.relname, c.relkind, c.relnamespace, c.reltype, c.relrowsecurity,
-           obj_description(c.oid, 'pg_class') as comment
+           obj_description(c.oid, 'pg_class') as comment,
+           has_table_privilege(c.oid, 'SELECT') as can_select,
+           has_table_privilege(c.oid, 'INSERT') as can_insert,
+           has_table_privilege(c.oid, 'UPDATE') as can_update,
+           has_table_privilege(c.oid, 'DELETE') as can_delete
     from pg_class c
     join schemas s on s.oid = c.relnamespace
     -- partitions are ordinary tables (relkind r); partitioned parents (relkind p) are not reflected
@@ -25,12 +29,15 @@ cols as (
                   and d.refobjid = a.attrelid and d.refobjsubid = a.attnum
                   and d.deptype in ('a', 'i') and seq.relkind = 'S')) as serial,
            format_type(a.atttypid, a.atttypmod) as format_type,
-           col_description(a.attrelid, a.attnum) as comment,
-           has_column_privilege(a.attrelid, a.attnum, 'SELECT') as can_select,
-           has_column_privilege(a.attrelid, a.attnum, 'INSERT') as can_insert,
-           has_column_privilege(a.attrelid, a.attnum, 'UPDATE') as can_update
+           d.description as comment,
+           -- a privilege on the table covers every column: ask per column only where it does not
+           c.can_select or has_column_privilege(a.attrelid, a.attnum, 'SELECT') as can_select,
+           c.can_insert or has_column_privilege(a.attrelid, a.attnum, 'INSERT') as can_insert,
+           c.can_update or has_column_privilege(a.attrelid, a.attnum, 'UPDATE') as can_update
     from pg_attribute a
     join rels c on c.oid = a.attrelid
+    left join pg_description d
+      on d.objoid = a.attrelid and d.classoid = 'pg_class'::regclass and d.objsubid = a.attnum
     where a.attnum > 0 and not a.attisdropped
 ),
 -- Each relation's columns, grouped once: a lookup per relation into cols would read every column per relation.
@@ -93,10 +100,8 @@ select json_build_object(
     'relations', coalesce((select json_agg(json_build_object(
             'oid', c.oid::int8, 'name', c.relname, 'kind', c.relkind, 'schema_oid', c.relnamespace::int8,
             'row_type', c.reltype::int8, 'rls', c.relrowsecurity, 'comment', c.comment,
-            'can_select', has_table_privilege(c.oid, 'SELECT'),
-            'can_insert', has_table_privilege(c.oid, 'INSERT'),
-            'can_update', has_table_privilege(c.oid, 'UPDATE'),
-            'can_delete', has_table_privilege(c.oid, 'DELETE'),
+            'can_select', c.can_select, 'can_insert', c.can_insert,
+            'can_update', c.can_update, 'can_delete', c.can_delete,
             'primary_key', (select to_json(array(
                     select a.attname from unnest(i.indkey) with ordinality k(num, pos)
                     join pg_attribute a on a.attrelid = c.oid and a.attnum = k.num order by k.pos))

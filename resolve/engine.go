@@ -100,17 +100,16 @@ type Session struct {
 // ExecuteAs resolves req on conn as the session's role with its claims and search path, all set local to the
 // request's own transaction. With a cached schema the whole request is one round trip.
 func (e *Engine) ExecuteAs(ctx context.Context, conn *pgx.Conn, s Session, req Request) []byte {
-	prelude, err := sessionPrelude(s)
-	if err != nil {
-		return errorsOnly(e.internal(ctx, err))
-	}
 	rs, err := e.schemas.Get(ctx, s.Role, s.SearchPath, func(ctx context.Context) (*roleSchema, error) {
-		return e.loadAs(ctx, conn, s.Role, prelude)
+		return e.loadAs(ctx, conn, s)
 	})
 	if err != nil {
 		return e.schemaFailure(ctx, req, err)
 	}
-	prelude.args = append(prelude.args, e.statementTimeout(rs))
+	prelude, err := sessionPrelude(s, e.statementTimeout(rs))
+	if err != nil {
+		return errorsOnly(e.internal(ctx, err))
+	}
 	return e.run(ctx, conn, rs.schema, req, batch{role: s.Role, prelude: []statement{prelude}, retryable: true})
 }
 
@@ -128,7 +127,7 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 		if err != nil {
 			return nil, err
 		}
-		return &roleSchema{schema: gqlschema.Build(cat, gqlschema.Options{MaxRows: e.opts.MaxRows})}, nil
+		return &roleSchema{schema: e.build(cat)}, nil
 	})
 	if err != nil {
 		return e.schemaFailure(ctx, req, err)
@@ -142,6 +141,11 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 		b.retryable = true
 	}
 	return e.run(ctx, conn, rs.schema, req, b)
+}
+
+// build makes the GraphQL schema of a catalog with the engine's options.
+func (e *Engine) build(cat *reflect.Catalog) *gqlschema.Schema {
+	return gqlschema.Build(cat, gqlschema.Options{MaxRows: e.opts.MaxRows})
 }
 
 // run answers req against schema: from the compiled-request cache when it can, running the statements in

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/reflect"
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
@@ -22,9 +21,9 @@ const preludeSQL = "select set_config('role', $1, true), set_config('search_path
 	"set_config('request.jwt.claim.role', $5, true), set_config('request.jwt.claim.email', $6, true), " +
 	"set_config('statement_timeout', $7, true)"
 
-// sessionPrelude returns the prelude without its last argument, the statement timeout, which depends on the
-// role's settings.
-func sessionPrelude(s Session) (statement, error) {
+// sessionPrelude returns the statement that switches the request's transaction to the session, with the
+// statement timeout it runs under.
+func sessionPrelude(s Session, statementTimeout string) (statement, error) {
 	claims, err := json.Marshal(s.Claims)
 	if err != nil {
 		return statement{}, fmt.Errorf("encode claims: %w", err)
@@ -35,10 +34,8 @@ func sessionPrelude(s Session) (statement, error) {
 		}
 		return ""
 	}
-	args := make([]any, 6, 7)
-	args[0], args[1], args[2] = s.Role, quoteSearchPath(s.SearchPath), string(claims)
-	args[3], args[4], args[5] = claim("sub"), claim("role"), claim("email")
-	return statement{sql: preludeSQL, args: args}, nil
+	return statement{sql: preludeSQL, args: []any{s.Role, quoteSearchPath(s.SearchPath), string(claims),
+		claim("sub"), claim("role"), claim("email"), statementTimeout}}, nil
 }
 
 // roleSettingsSQL reads the role's statement_timeout as ALTER ROLE ... SET stored it (this database's setting
@@ -50,12 +47,14 @@ const roleSettingsSQL = `select coalesce((select split_part(c, '=', 2)
 	  and c like 'statement\_timeout=%'
 	order by s.setdatabase desc limit 1), '')`
 
-// loadAs loads the catalog as the role (after the prelude switched to it) and builds its schema, in one round
-// trip. The timeout argument the prelude lacks does not matter here: the catalog query is the server's own.
-func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, role string, prelude statement) (*roleSchema, error) {
-	p := prelude
-	p.args = append(append([]any{}, prelude.args...), "0")
-	results, err := runPipeline(ctx, conn, role, []statement{p, {sql: reflect.CatalogQuery}, {sql: roleSettingsSQL}})
+// loadAs loads the catalog as the session's role (after the prelude switched to it) and builds its schema, in
+// one round trip. No statement timeout applies: the catalog query is the server's own.
+func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSchema, error) {
+	prelude, err := sessionPrelude(s, "0")
+	if err != nil {
+		return nil, err
+	}
+	results, err := runPipeline(ctx, conn, s.Role, []statement{prelude, {sql: reflect.CatalogQuery}, {sql: roleSettingsSQL}})
 	if err != nil {
 		return nil, err
 	}
@@ -63,10 +62,7 @@ func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, role string, prelud
 	if err != nil {
 		return nil, err
 	}
-	return &roleSchema{
-		schema:           gqlschema.Build(cat, gqlschema.Options{MaxRows: e.opts.MaxRows}),
-		statementTimeout: string(results[2]),
-	}, nil
+	return &roleSchema{schema: e.build(cat), statementTimeout: string(results[2])}, nil
 }
 
 // statementTimeout is the statement_timeout a request of the role runs with.

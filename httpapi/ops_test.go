@@ -136,18 +136,10 @@ func TestInternalFailureIsGenericAndLogged(t *testing.T) {
 				}
 			}
 			f.pool.Close()
-			req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/graphql/v1", strings.NewReader(`{"query": "{ __typename }"}`))
-			req.Header.Set("apikey", f.anon)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			id := resp.Header.Get(obs.RequestIDHeader)
+			status, b, id := postGraphQL(t, f.srv.URL, f.anon, `{"query": "{ __typename }"}`)
 			want := `{"data":null,"errors":[{"message":"Database unavailable (request id ` + id + `)"}]}`
-			if resp.StatusCode != http.StatusServiceUnavailable || id == "" || string(b) != want {
-				t.Fatalf("%d %s\nwant 503 %s", resp.StatusCode, b, want)
+			if status != http.StatusServiceUnavailable || id == "" || b != want {
+				t.Fatalf("%d %s\nwant 503 %s", status, b, want)
 			}
 			var found bool
 			for _, l := range strings.Split(f.logs.String(), "\n") {
@@ -340,17 +332,9 @@ func TestHealthAndReadyFollowPostgres(t *testing.T) {
 		t.Errorf("/health while Postgres is stopped: %d", got)
 	}
 	// The API answers the outage in its one 503 shape, with the request id and nothing of the reason.
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/graphql/v1", strings.NewReader(`{"query": "{ __typename }"}`))
-	req.Header.Set("apikey", anon)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	id := resp.Header.Get(obs.RequestIDHeader)
-	if want := `{"data":null,"errors":[{"message":"Database unavailable (request id ` + id + `)"}]}`; resp.StatusCode != 503 || string(b) != want {
-		t.Errorf("graphql while Postgres is stopped: %d %s, want 503 %s", resp.StatusCode, b, want)
+	code, b, id := postGraphQL(t, srv.URL, anon, `{"query": "{ __typename }"}`)
+	if want := `{"data":null,"errors":[{"message":"Database unavailable (request id ` + id + `)"}]}`; code != 503 || b != want {
+		t.Errorf("graphql while Postgres is stopped: %d %s, want 503 %s", code, b, want)
 	}
 	if !strings.Contains(logs.String(), `"request_id":"`+id+`"`) {
 		t.Errorf("the outage was not logged under %s", id)

@@ -276,3 +276,18 @@ func TestSchemaChangesShowWithoutRestart(t *testing.T) {
 	f.eventually(`{ widgetCollection { edges { node { __typename } } } }`,
 		`{"data": {"widgetCollection": {"edges": [{"node": {"__typename": "Widget"}}]}}}`)
 }
+
+// postGraphQL sends body to baseURL's /graphql/v1 with the API key and returns the status, the answer and the
+// request id the server gave it.
+func postGraphQL(t testing.TB, baseURL, apikey, body string) (status int, answer, requestID string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, baseURL+"/graphql/v1", strings.NewReader(body))
+	req.Header.Set("apikey", apikey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header.Get(obs.RequestIDHeader)
+}

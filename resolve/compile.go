@@ -112,7 +112,7 @@ func assemble(stmts []statement, plans []*rootPlan, fieldErrors []error) *compil
 		c.roots = append(c.roots, root)
 	}
 	// Keys are unique once fields are merged, so a stable sort gives jsonb's order.
-	sort.SliceStable(c.roots, func(i, j int) bool { return jsonbKeyLess(c.roots[i].name, c.roots[j].name) })
+	sort.SliceStable(c.roots, func(i, j int) bool { return sqlgen.JSONBKeyLess(c.roots[i].name, c.roots[j].name) })
 	if len(fieldErrors) > 0 {
 		var b bytes.Buffer
 		list := make([]any, len(fieldErrors))

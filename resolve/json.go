@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pgreflect/pgreflect/sqlgen"
 )
 
 // rawJSON is JSON text produced by Postgres (jsonb text), embedded verbatim.
@@ -43,14 +45,6 @@ func errorsOnly(err error) []byte {
 // dataNull is the shape of mutation and SQL failures.
 func dataNull(err error) []byte { return encodeResponse(nil, []error{err}) }
 
-// jsonbKeyLess orders object keys as jsonb stores them.
-func jsonbKeyLess(a, b string) bool {
-	if len(a) != len(b) {
-		return len(a) < len(b)
-	}
-	return a < b
-}
-
 func writeJSON(buf *bytes.Buffer, v any) {
 	switch v := v.(type) {
 	case nil:
@@ -83,7 +77,7 @@ func writeJSON(buf *bytes.Buffer, v any) {
 		for k := range v {
 			keys = append(keys, k)
 		}
-		sort.Slice(keys, func(i, j int) bool { return jsonbKeyLess(keys[i], keys[j]) })
+		sort.Slice(keys, func(i, j int) bool { return sqlgen.JSONBKeyLess(keys[i], keys[j]) })
 		buf.WriteByte('{')
 		for i, k := range keys {
 			if i > 0 {

@@ -164,6 +164,14 @@ func (g *gen) pairs(keys []string, values []func()) {
 	}
 }
 
+// JSONBKeyLess orders object keys as jsonb stores them: shorter first, then bytewise.
+func JSONBKeyLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
 // jsonbOrder sorts keys as jsonb stores them, keeping the last of repeated keys.
 func jsonbOrder(keys []string, values []func()) ([]string, []func()) {
 	last := make(map[string]int, len(keys))
@@ -176,13 +184,7 @@ func jsonbOrder(keys []string, values []func()) ([]string, []func()) {
 			idx = append(idx, i)
 		}
 	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		ka, kb := keys[idx[a]], keys[idx[b]]
-		if len(ka) != len(kb) {
-			return len(ka) < len(kb)
-		}
-		return ka < kb
-	})
+	sort.SliceStable(idx, func(a, b int) bool { return JSONBKeyLess(keys[idx[a]], keys[idx[b]]) })
 	sk := make([]string, len(idx))
 	sv := make([]func(), len(idx))
 	for i, j := range idx {

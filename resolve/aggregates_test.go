@@ -1,7 +1,6 @@
 package resolve
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 )
@@ -175,10 +174,9 @@ func TestSerdeNumber(t *testing.T) {
 			t.Errorf("serdeNumber(%s) = %s, want %s", in, got, want)
 		}
 	}
-	var buf bytes.Buffer
-	writeNormalizedNumbers(&buf, []byte(`{"a": "2.50 \"3.0\"", "b": [2.50, -1, {"c": 1e2}], "d\\": 0.50}`))
-	if got, want := buf.String(), `{"a": "2.50 \"3.0\"", "b": [2.5, -1, {"c": 100.0}], "d\\": 0.5}`; got != want {
-		t.Errorf("writeNormalizedNumbers\n got: %s\nwant: %s", got, want)
+	out := appendJSONB(nil, []byte(`{"a": "2.50 \"3.0\"", "b": [2.50, -1, {"c": 1e2}], "d\\": 0.50}`))
+	if got, want := string(out), `{"a": "2.50 \"3.0\"", "b": [2.5, -1, {"c": 100.0}], "d\\": 0.5}`; got != want {
+		t.Errorf("appendJSONB\n got: %s\nwant: %s", got, want)
 	}
 }
 

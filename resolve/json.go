@@ -11,9 +11,6 @@ import (
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
 
-// rawJSON is JSON text produced by Postgres (jsonb text), embedded verbatim.
-type rawJSON []byte
-
 // encodeResponse renders {"data": ..., "errors": [...]} as Postgres renders jsonb: keys ordered shorter first
 // then bytewise, ", " and ": " separators. A nil data with errors renders "data": null.
 func encodeResponse(data map[string]any, errs []error) []byte {
@@ -49,12 +46,6 @@ func writeJSON(buf *bytes.Buffer, v any) {
 	switch v := v.(type) {
 	case nil:
 		buf.WriteString("null")
-	case rawJSON:
-		if v == nil {
-			buf.WriteString("null")
-		} else {
-			writeNormalizedNumbers(buf, v)
-		}
 	case bool:
 		buf.WriteString(strconv.FormatBool(v))
 	case string:
@@ -121,11 +112,6 @@ func writeString(buf *bytes.Buffer, s string) {
 		}
 	}
 	buf.WriteByte('"')
-}
-
-// writeNormalizedNumbers writes JSON text produced by Postgres as appendJSONB lays it out.
-func writeNormalizedNumbers(buf *bytes.Buffer, raw []byte) {
-	buf.Write(appendJSONB(buf.AvailableBuffer(), raw))
 }
 
 // appendJSONB appends JSON text produced by Postgres in jsonb's layout: one space after each colon and comma

@@ -35,11 +35,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/dbsetup"
-	"github.com/pgreflect/pgreflect/httpapi"
+	"github.com/pgreflect/pgreflect/internal/stack"
 	"github.com/pgreflect/pgreflect/pgcluster"
 )
 
@@ -128,11 +127,6 @@ func run(ctx context.Context, c config) (*report, error) {
 		return nil, err
 	}
 	u.User = url.User("authenticator")
-	pool, err := pgxpool.New(ctx, u.String())
-	if err != nil {
-		return nil, fmt.Errorf("pool: %w", err)
-	}
-	defer pool.Close()
 	keys, err := auth.NewKeys(jwtSecret)
 	if err != nil {
 		return nil, err
@@ -140,7 +134,9 @@ func run(ctx context.Context, c config) (*report, error) {
 	anon, _ := keys.SignAPIKey("anon", "soaksoaksoaksoaksoak")
 	service, _ := keys.SignAPIKey("service_role", "soaksoaksoaksoaksoak")
 	var logLines atomic.Int64
-	server := &server{opts: httpapi.Options{Pool: pool, Keys: keys, AnonKey: anon, ServiceRoleKey: service,
+	// The server as `pgreflect serve` assembles it (pool, limits, metrics), minus the auth routes.
+	server := &server{opts: stack.Options{RequestURL: u.String(), JWTSecret: jwtSecret, AnonKey: anon,
+		ServiceRoleKey: service, SearchPath: []string{"public"},
 		Logger: slog.New(slog.NewTextHandler(lineCounter{&logLines}, &slog.HandlerOptions{Level: slog.LevelWarn}))}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -451,33 +447,33 @@ func (r *report) outage(ctx context.Context, what string, at time.Duration, inte
 
 // server is the API with its HTTP server, restartable.
 type server struct {
-	opts httpapi.Options
-	api  *httpapi.Server
-	http *http.Server
+	opts   stack.Options
+	st     *stack.Stack
+	cancel context.CancelFunc
+	served chan error
 }
 
 func (s *server) start(ctx context.Context, ln net.Listener) error {
-	api, err := httpapi.New(ctx, s.opts)
+	st, err := stack.New(ctx, s.opts)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("server: %w", err)
 	}
-	s.api = api
-	s.http = &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.http.Serve(ln) }()
+	serveCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.st, s.cancel, s.served = st, cancel, make(chan error, 1)
+	go func() { s.served <- st.Serve(serveCtx, ln) }()
 	return nil
 }
 
 // stop shuts the server down gracefully: requests in flight are answered, new connections refused.
-func (s *server) stop(ctx context.Context) error {
-	if s.http == nil {
+func (s *server) stop(context.Context) error {
+	if s.st == nil {
 		return nil
 	}
-	shutdownCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	err := s.http.Shutdown(shutdownCtx)
-	s.api.Close()
-	s.http, s.api = nil, nil
+	s.cancel()
+	err := <-s.served
+	s.st.Close()
+	s.st = nil
 	return err
 }
 

@@ -1,7 +1,7 @@
-package console_test
-
-// A minimal Chrome DevTools protocol client over --remote-debugging-pipe (file descriptors 3 and 4,
-// messages separated by NUL bytes), so the browser test needs no websocket library or extra module.
+// Package browsertest drives Debian's headless chromium from tests: a minimal Chrome DevTools protocol client
+// over --remote-debugging-pipe (file descriptors 3 and 4, messages separated by NUL bytes), so browser tests
+// need no websocket library or extra module.
+package browsertest
 
 import (
 	"bufio"
@@ -29,8 +29,8 @@ type cdpMessage struct {
 	} `json:"error,omitempty"`
 }
 
-type browser struct {
-	t        *testing.T
+type Browser struct {
+	t        testing.TB
 	cmd      *exec.Cmd
 	toChrome io.WriteCloser
 
@@ -41,8 +41,8 @@ type browser struct {
 	closed  bool
 }
 
-// startBrowser launches headless chromium with a throwaway profile and returns a client attached to it.
-func startBrowser(t *testing.T, chromium string) *browser {
+// Start launches headless chromium with a throwaway profile and returns a client attached to it.
+func Start(t testing.TB, chromium string) *Browser {
 	t.Helper()
 	profile := t.TempDir()
 	toChromeR, toChromeW, err := os.Pipe()
@@ -66,7 +66,7 @@ func startBrowser(t *testing.T, chromium string) *browser {
 	}
 	toChromeR.Close()
 	fromChromeW.Close()
-	b := &browser{t: t, cmd: cmd, toChrome: toChromeW, pending: map[int64]chan cdpMessage{}}
+	b := &Browser{t: t, cmd: cmd, toChrome: toChromeW, pending: map[int64]chan cdpMessage{}}
 	go b.read(fromChromeR)
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -90,7 +90,7 @@ func startBrowser(t *testing.T, chromium string) *browser {
 	return b
 }
 
-func (b *browser) read(r io.Reader) {
+func (b *Browser) read(r io.Reader) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	for {
 		frame, err := br.ReadBytes(0)
@@ -171,7 +171,7 @@ func describeEvent(m cdpMessage) string {
 }
 
 // call sends one command (to the browser when session is empty) and returns its result.
-func (b *browser) call(ctx context.Context, session, method string, params any) (json.RawMessage, error) {
+func (b *Browser) call(ctx context.Context, session, method string, params any) (json.RawMessage, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
@@ -210,21 +210,21 @@ func (b *browser) call(ctx context.Context, session, method string, params any) 
 	}
 }
 
-// pageLogs returns what went wrong in pages so far.
-func (b *browser) pageLogs() []string {
+// PageLogs returns what went wrong in pages so far.
+func (b *Browser) PageLogs() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]string(nil), b.logs...)
 }
 
-// tab is one page of the browser.
-type tab struct {
-	b       *browser
+// Tab is one page of the browser.
+type Tab struct {
+	b       *Browser
 	session string
 	ctx     context.Context
 }
 
-func (b *browser) newTab(ctx context.Context) *tab {
+func (b *Browser) NewTab(ctx context.Context) *Tab {
 	b.t.Helper()
 	res, err := b.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"})
 	if err != nil {
@@ -242,16 +242,16 @@ func (b *browser) newTab(ctx context.Context) *tab {
 		SessionID string `json:"sessionId"`
 	}
 	_ = json.Unmarshal(res, &att)
-	tb := &tab{b: b, session: att.SessionID, ctx: ctx}
+	tb := &Tab{b: b, session: att.SessionID, ctx: ctx}
 	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable"} {
-		tb.must(m, nil)
+		tb.Must(m, nil)
 	}
-	tb.must("Emulation.setDeviceMetricsOverride",
+	tb.Must("Emulation.setDeviceMetricsOverride",
 		map[string]any{"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": false})
 	return tb
 }
 
-func (tb *tab) must(method string, params any) json.RawMessage {
+func (tb *Tab) Must(method string, params any) json.RawMessage {
 	tb.b.t.Helper()
 	res, err := tb.b.call(tb.ctx, tb.session, method, params)
 	if err != nil {
@@ -260,9 +260,9 @@ func (tb *tab) must(method string, params any) json.RawMessage {
 	return res
 }
 
-func (tb *tab) navigate(url string) {
+func (tb *Tab) Navigate(url string) {
 	tb.b.t.Helper()
-	res := tb.must("Page.navigate", map[string]any{"url": url})
+	res := tb.Must("Page.navigate", map[string]any{"url": url})
 	var nav struct {
 		ErrorText string `json:"errorText"`
 	}
@@ -270,13 +270,13 @@ func (tb *tab) navigate(url string) {
 	if nav.ErrorText != "" {
 		tb.b.t.Fatalf("navigate to %s: %s", url, nav.ErrorText)
 	}
-	tb.waitFor("document.readyState === 'complete'", 20*time.Second)
+	tb.WaitFor("document.readyState === 'complete'", 20*time.Second)
 }
 
-// eval evaluates a JavaScript expression (awaiting promises) and decodes its value into out.
-func (tb *tab) eval(expr string, out any) {
+// Eval evaluates a JavaScript expression (awaiting promises) and decodes its value into out.
+func (tb *Tab) Eval(expr string, out any) {
 	tb.b.t.Helper()
-	res := tb.must("Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true})
+	res := tb.Must("Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true})
 	var r struct {
 		Result struct {
 			Value json.RawMessage `json:"value"`
@@ -301,61 +301,61 @@ func (tb *tab) eval(expr string, out any) {
 	}
 }
 
-func (tb *tab) evalString(expr string) string {
+func (tb *Tab) EvalString(expr string) string {
 	tb.b.t.Helper()
 	var s string
-	tb.eval(expr, &s)
+	tb.Eval(expr, &s)
 	return s
 }
 
-// waitFor polls a JavaScript condition until it is true.
-func (tb *tab) waitFor(cond string, timeout time.Duration) {
+// WaitFor polls a JavaScript condition until it is true.
+func (tb *Tab) WaitFor(cond string, timeout time.Duration) {
 	tb.b.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		var ok bool
-		tb.eval("Boolean("+cond+")", &ok)
+		tb.Eval("Boolean("+cond+")", &ok)
 		if ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			tb.b.t.Fatalf("timed out after %s waiting for %s; page logs: %q", timeout, cond, tb.b.pageLogs())
+			tb.b.t.Fatalf("timed out after %s waiting for %s; page logs: %q", timeout, cond, tb.b.PageLogs())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
-// click sends a real mouse click to the middle of the element the selector names.
-func (tb *tab) click(selector string) {
+// Click sends a real mouse click to the middle of the element the selector names.
+func (tb *Tab) Click(selector string) {
 	tb.b.t.Helper()
 	var box struct{ X, Y float64 }
-	tb.eval(fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect();
+	tb.Eval(fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect();
 		return {X: r.x + r.width / 2, Y: r.y + r.height / 2}; })()`, selector), &box)
 	for _, typ := range []string{"mousePressed", "mouseReleased"} {
-		tb.must("Input.dispatchMouseEvent", map[string]any{"type": typ, "x": box.X, "y": box.Y,
+		tb.Must("Input.dispatchMouseEvent", map[string]any{"type": typ, "x": box.X, "y": box.Y,
 			"button": "left", "clickCount": 1})
 	}
 }
 
-// key sends one key press with modifiers (2 = Ctrl).
-func (tb *tab) key(key, code string, keyCode, modifiers int) {
+// Key sends one key press with modifiers (2 = Ctrl).
+func (tb *Tab) Key(key, code string, keyCode, modifiers int) {
 	tb.b.t.Helper()
 	for _, typ := range []string{"rawKeyDown", "keyUp"} {
-		tb.must("Input.dispatchKeyEvent", map[string]any{"type": typ, "key": key, "code": code,
+		tb.Must("Input.dispatchKeyEvent", map[string]any{"type": typ, "key": key, "code": code,
 			"windowsVirtualKeyCode": keyCode, "modifiers": modifiers})
 	}
 }
 
-// typeText inserts text at the focus as a keyboard would.
-func (tb *tab) typeText(text string) {
+// TypeText inserts text at the focus as a keyboard would.
+func (tb *Tab) TypeText(text string) {
 	tb.b.t.Helper()
-	tb.must("Input.insertText", map[string]any{"text": text})
+	tb.Must("Input.insertText", map[string]any{"text": text})
 }
 
-// screenshot saves a PNG of the viewport.
-func (tb *tab) screenshot(path string) {
+// Screenshot saves a PNG of the viewport.
+func (tb *Tab) Screenshot(path string) {
 	tb.b.t.Helper()
-	res := tb.must("Page.captureScreenshot", map[string]any{"format": "png"})
+	res := tb.Must("Page.captureScreenshot", map[string]any{"format": "png"})
 	var shot struct {
 		Data []byte `json:"data"` // base64 in JSON, decoded by encoding/json
 	}

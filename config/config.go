@@ -15,6 +15,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/joho/godotenv"
+
+	catalog "github.com/pgreflect/pgreflect/reflect"
 )
 
 // Config is the part of supabase/config.toml that pgreflect understands. Unknown sections are ignored so that
@@ -23,6 +25,26 @@ type Config struct {
 	API  API  `toml:"api"`
 	DB   DB   `toml:"db"`
 	Auth Auth `toml:"auth"`
+	// GraphQL is pgreflect's own section: how the GraphQL API departs from pg_graphql's defaults.
+	GraphQL GraphQL `toml:"graphql"`
+}
+
+// GraphQL is [graphql].
+type GraphQL struct {
+	// Features turns extensions beyond pg_graphql (upsert, nestedInsert, relatedFilter, relatedOrder,
+	// distinct, composite) on for every table; comment directives turn them on per schema or table instead.
+	Features []string `toml:"features"`
+}
+
+// FeatureSet is the set [graphql] features names; check has rejected unknown names.
+func (g GraphQL) FeatureSet() catalog.FeatureSet {
+	set := catalog.FeatureSet{}
+	for _, name := range g.Features {
+		if f, err := catalog.ParseFeature(name); err == nil {
+			set[f] = true
+		}
+	}
+	return set
 }
 
 // DB is the part of [db] that pgreflect reads.
@@ -145,6 +167,11 @@ func (c Config) check() error {
 	}
 	if c.Auth.RateLimit.TokenRefresh < 0 || c.Auth.RateLimit.SignInSignUps < 0 {
 		errs = append(errs, errors.New("[auth.rate_limit] limits must not be negative"))
+	}
+	for _, name := range c.GraphQL.Features {
+		if _, err := catalog.ParseFeature(name); err != nil {
+			errs = append(errs, fmt.Errorf("[graphql] features: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

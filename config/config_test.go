@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -191,5 +192,22 @@ sign_in_sign_ups = 5
 	bad := writeProject(t, map[string]string{"config.toml": "[db.pool]\npool_size = -1\n"})
 	if _, _, err := Load(bad, env(nil)); err == nil {
 		t.Error("a negative pool size was accepted")
+	}
+}
+
+func TestGraphQLFeatures(t *testing.T) {
+	dir := writeProject(t, map[string]string{"config.toml": "[graphql]\nfeatures = [\"upsert\", \"relatedFilter\"]\n"})
+	cfg, _, err := Load(dir, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := cfg.GraphQL.FeatureSet()
+	if len(set) != 2 || !set.Has("upsert") || !set.Has("relatedFilter") || set.Has("distinct") {
+		t.Errorf("features = %v", set)
+	}
+	bad := writeProject(t, map[string]string{"config.toml": "[graphql]\nfeatures = [\"upsrt\"]\n"})
+	_, _, err = Load(bad, env(nil))
+	if err == nil || !strings.Contains(err.Error(), "unknown feature `upsrt`, expected one of `upsert`") {
+		t.Errorf("a misspelt feature: err = %v", err)
 	}
 }

@@ -16,12 +16,17 @@ type builder struct {
 	visible map[uint32]bool
 	// defaultMaxRows applies when neither relation nor schema sets max_rows
 	defaultMaxRows int
+	// features are on for every table, whatever the directives say
+	features reflect.FeatureSet
 }
 
 // Options tune schema generation.
 type Options struct {
 	// MaxRows is the page-size cap when no directive sets one; 0 means pg_graphql's 30.
 	MaxRows int
+	// Features are extensions beyond pg_graphql turned on for every table (the server's setting); directives
+	// add to them per schema and per table.
+	Features reflect.FeatureSet
 }
 
 func str(s string) *string { return &s }
@@ -34,6 +39,7 @@ func Build(cat *reflect.Catalog, opts Options) *Schema {
 		enumNames:      map[uint32]string{},
 		visible:        map[uint32]bool{},
 		defaultMaxRows: 30,
+		features:       opts.Features,
 	}
 	if opts.MaxRows > 0 {
 		b.defaultMaxRows = opts.MaxRows
@@ -181,7 +187,7 @@ func (b *builder) collectTables() []*Table {
 			continue
 		}
 		inflect := r.Schema.Directives.InflectNames
-		t := &Table{Rel: r, Inflect: inflect, TypeName: r.Directives.Name}
+		t := &Table{Rel: r, Inflect: inflect, TypeName: r.Directives.Name, Features: b.tableFeatures(r)}
 		if t.TypeName == "" {
 			t.TypeName = base(r.Name, inflect)
 		}
@@ -320,6 +326,24 @@ func coversUniqueIndex(r *reflect.Relation, cols []string) bool {
 		}
 	}
 	return false
+}
+
+// tableFeatures is the server's features with those the schema's and the table's directives add.
+func (b *builder) tableFeatures(r *reflect.Relation) reflect.FeatureSet {
+	if len(b.features) == 0 && len(r.Schema.Directives.Features) == 0 && len(r.Directives.Features) == 0 {
+		return nil
+	}
+	set := reflect.FeatureSet{}
+	for f := range b.features {
+		set[f] = true
+	}
+	for _, f := range r.Schema.Directives.Features {
+		set[f] = true
+	}
+	for _, f := range r.Directives.Features {
+		set[f] = true
+	}
+	return set
 }
 
 // relationshipName names a relationship field from single-column keys ending in _id (inflected) or Id (not),

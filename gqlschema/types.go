@@ -208,6 +208,8 @@ type Table struct {
 	PK         []*Column
 	MaxRows    int
 	Inflect    bool
+	// Features are the extensions beyond pg_graphql on for this table; nil when none is.
+	Features reflect.FeatureSet
 }
 
 // ColumnByName returns the exposed (selectable) column with that SQL name, or nil.

@@ -48,6 +48,8 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxRows caps page sizes where no directive does; default pg_graphql's 30.
 	MaxRows int
+	// Features are extensions beyond pg_graphql on for every table (see resolve.Options).
+	Features reflect.FeatureSet
 	// RequestLimits bound what one GraphQL request may ask (fields, depth, aliases); zero fields take
 	// resolve.DefaultLimits.
 	RequestLimits resolve.Limits
@@ -96,7 +98,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if len(opts.SearchPath) == 0 {
 		opts.SearchPath = []string{"public"}
 	}
-	s := &Server{opts: opts, log: opts.Logger, engine: resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Logger: opts.Logger,
+	s := &Server{opts: opts, log: opts.Logger, engine: resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Features: opts.Features, Logger: opts.Logger,
 		Limits: opts.RequestLimits, StatementTimeout: opts.StatementTimeout}), mux: http.NewServeMux(), done: make(chan struct{}),
 		tokens: auth.NewTokenCache(opts.Keys, 4096)}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {

@@ -45,6 +45,8 @@ type SchemaDirectives struct {
 	InflectNames  bool  `json:"inflect_names"`
 	MaxRows       *uint `json:"max_rows"`
 	Introspection bool  `json:"introspection"`
+	// Features turns extensions beyond pg_graphql on for every table of the schema.
+	Features []Feature `json:"features"`
 }
 
 // Relation is a table, view, materialized view or foreign table.
@@ -75,6 +77,8 @@ type RelationDirectives struct {
 	PrimaryKeyColumns []string              `json:"primary_key_columns"`
 	ForeignKeys       []ForeignKeyDirective `json:"foreign_keys"`
 	MaxRows           *uint                 `json:"max_rows"`
+	// Features adds extensions beyond pg_graphql for this table to those of its schema.
+	Features []Feature `json:"features"`
 }
 
 type enabled struct {
@@ -220,6 +224,9 @@ func parseDirective(comment *string, dst any) error {
 	}
 	if err := json.Unmarshal(doc, dst); err != nil {
 		return &DirectiveError{Detail: directiveMessage(err, string(doc))}
+	}
+	if c, ok := dst.(interface{ check() error }); ok {
+		return c.check()
 	}
 	return nil
 }

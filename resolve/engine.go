@@ -45,6 +45,9 @@ type Options struct {
 	StatementTimeout time.Duration
 	// Logger receives internal failures with the request id; default slog.Default().
 	Logger *slog.Logger
+	// Features are extensions beyond pg_graphql turned on for every table; comment directives turn them on per
+	// schema or table.
+	Features reflect.FeatureSet
 	// Limits bound what one request may ask (expanded fields, depth, aliases, parameters); zero fields take
 	// DefaultLimits.
 	Limits Limits
@@ -145,7 +148,7 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 
 // build makes the GraphQL schema of a catalog with the engine's options.
 func (e *Engine) build(cat *reflect.Catalog) *gqlschema.Schema {
-	return gqlschema.Build(cat, gqlschema.Options{MaxRows: e.opts.MaxRows})
+	return gqlschema.Build(cat, gqlschema.Options{MaxRows: e.opts.MaxRows, Features: e.opts.Features})
 }
 
 // run answers req against schema: from the compiled-request cache when it can, running the statements in

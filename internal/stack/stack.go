@@ -181,6 +181,7 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		SearchPath:       o.SearchPath,
 		RequestLimits:    o.RequestLimits,
 		StatementTimeout: o.StatementTimeout,
+		Features:         o.Config.GraphQL.FeatureSet(),
 		Auth:             authHandler,
 		Management:       managementHandler,
 		Console:          o.Console,

@@ -14,11 +14,17 @@ rels as (
            has_table_privilege(c.oid, 'SELECT') as can_select,
            has_table_privilege(c.oid, 'INSERT') as can_insert,
            has_table_privilege(c.oid, 'UPDATE') as can_update,
-           has_table_privilege(c.oid, 'DELETE') as can_delete
+           has_table_privilege(c.oid, 'DELETE') as can_delete,
+           c.relispartition as partition,
+           -- a partition is hidden when its root table says so; the root may be outside the search path
+           case when c.relispartition then obj_description(pg_partition_root(c.oid), 'pg_class') end
+               as partition_root_comment
     from pg_class c
     join schemas s on s.oid = c.relnamespace
-    -- partitions are ordinary tables (relkind r); partitioned parents (relkind p) are not reflected
-    where c.relkind in ('r', 'v', 'm', 'f')
+    -- As in pg_graphql, partitions are shown as the ordinary tables they are (relkind r, or f) and partitioned
+    -- tables (relkind p) are not. A top-level partitioned table is read too: Decode shows it, and hides its
+    -- partitions, when its comment opts in ({"partitions": "hidden"}). Nested partitioned tables never show.
+    where c.relkind in ('r', 'v', 'm', 'f') or (c.relkind = 'p' and not c.relispartition)
 ),
 cols as (
     select a.attrelid, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull, a.atthasdef,
@@ -102,6 +108,7 @@ select json_build_object(
             'row_type', c.reltype::int8, 'rls', c.relrowsecurity, 'comment', c.comment,
             'can_select', c.can_select, 'can_insert', c.can_insert,
             'can_update', c.can_update, 'can_delete', c.can_delete,
+            'partition', c.partition, 'partition_root_comment', c.partition_root_comment,
             'primary_key', (select to_json(array(
                     select a.attname from unnest(i.indkey) with ordinality k(num, pos)
                     join pg_attribute a on a.attrelid = c.oid and a.attnum = k.num order by k.pos))

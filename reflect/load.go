@@ -49,6 +49,8 @@ type rawCatalog struct {
 		CanInsert     bool       `json:"can_insert"`
 		CanUpdate     bool       `json:"can_update"`
 		CanDelete     bool       `json:"can_delete"`
+		Partition     bool       `json:"partition"`
+		RootComment   *string    `json:"partition_root_comment"`
 		PrimaryKey    []string   `json:"primary_key"`
 		UniqueIndexes [][]string `json:"unique_indexes"`
 		Columns       []struct {
@@ -140,6 +142,9 @@ func Decode(doc []byte) (*Catalog, error) {
 		c.Types[t.OID] = t
 	}
 	for _, rr := range raw.Relations {
+		if rr.Kind == "p" && !partitionsHidden(rr.Comment) || rr.Partition && partitionsHidden(rr.RootComment) {
+			continue
+		}
 		r := &Relation{OID: rr.OID, Schema: c.schemaByOID[rr.SchemaOID], Name: rr.Name, Kind: rr.Kind,
 			RowType: rr.RowType, RLS: rr.RLS, PrimaryKey: rr.PrimaryKey, UniqueIndexes: rr.UniqueIndexes,
 			CanSelect: rr.CanSelect, CanInsert: rr.CanInsert, CanUpdate: rr.CanUpdate, CanDelete: rr.CanDelete}
@@ -164,6 +169,9 @@ func Decode(doc []byte) (*Catalog, error) {
 	for _, rf := range raw.ForeignKeys {
 		fk := &ForeignKey{Name: rf.Name, Local: c.relationByOID[rf.Local], Foreign: c.relationByOID[rf.Foreign],
 			LocalColumns: rf.LocalColumns, ForeignColumns: rf.ForeignColumns}
+		if fk.Local == nil || fk.Foreign == nil {
+			continue // an end is a partitioned table or a partition that is not shown
+		}
 		if err := parseDirective(rf.Comment, &fk.Directives); err != nil {
 			return nil, err
 		}
@@ -184,6 +192,17 @@ func Decode(doc []byte) (*Catalog, error) {
 		c.Functions = append(c.Functions, f)
 	}
 	return c, nil
+}
+
+// partitionsHidden reports whether a partitioned table's comment asks for it to be shown as one collection with
+// its partitions hidden: @graphql({"partitions": "hidden"}). It is read leniently, apart from the relation's
+// other directives, because pg_graphql never reads the comment of a partitioned table: one that is not valid
+// JSON, or of another shape, leaves the pg_graphql default rather than failing every request.
+func partitionsHidden(comment *string) bool {
+	var d struct {
+		Partitions any `json:"partitions"`
+	}
+	return parseDirective(comment, &d) == nil && d.Partitions == "hidden"
 }
 
 func (r *Relation) hasColumns(names []string) bool {

@@ -54,7 +54,7 @@ type Relation struct {
 	OID        uint32
 	Schema     *Schema
 	Name       string
-	Kind       string // r, v, m, f
+	Kind       string // r, v, m, f, or p: a partitioned table shown whole by the partitions directive
 	RowType    uint32
 	RLS        bool
 	Columns    []*Column

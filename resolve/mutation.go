@@ -106,7 +106,7 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 		m.Delete = true
 		// Locking first selects FOR UPDATE, which needs UPDATE privilege and applies UPDATE policies; only on
 		// a table without row level security, for a role that may update it, does it find the delete's rows.
-		if t.Rel.Kind == "r" && !t.Rel.RLS && pkReadable(t) && anyUpdatable(t) {
+		if (t.Rel.Kind == "r" || t.Rel.Kind == "p") && !t.Rel.RLS && pkReadable(t) && anyUpdatable(t) {
 			m.PK = pkNames(t)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/config"
@@ -40,6 +41,11 @@ type Options struct {
 	Demo bool
 	// Schema is SQL run as the superuser after the setup (and the demo).
 	Schema string
+	// AuthTables creates the auth service's tables (auth.users, ...) before Schema runs, for schemas that
+	// reference them as a Supabase project's do.
+	AuthTables bool
+	// SearchPath is the API's search path; empty means public.
+	SearchPath []string
 	// SignIn serves /auth/v1 with the test identity provider as "google"; Configure may adjust its config.
 	SignIn    bool
 	Configure func(*config.Auth)
@@ -76,6 +82,11 @@ func New(t testing.TB, o Options) *Stack {
 			t.Fatal(err)
 		}
 	}
+	if o.AuthTables {
+		if err := migrateAuth(ctx, dbURL); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if o.Schema != "" {
 		if _, err := admin.Exec(ctx, o.Schema); err != nil {
 			t.Fatalf("schema: %v", err)
@@ -90,6 +101,9 @@ func New(t testing.TB, o Options) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(o.SearchPath) == 0 {
+		o.SearchPath = []string{"public"}
+	}
 	s := &Stack{Admin: admin, Keys: keys}
 	s.Anon, _ = keys.SignAPIKey("anon", ProjectRef)
 	s.Service, _ = keys.SignAPIKey("service_role", ProjectRef)
@@ -101,7 +115,7 @@ func New(t testing.TB, o Options) *Stack {
 	opts := stack.Options{
 		RequestURL: u.String(), JWTSecret: JWTSecret, AnonKey: s.Anon, ServiceRoleKey: s.Service,
 		ProjectRef: ProjectRef, ManagementToken: "sbp_0000000000000000000000000000000000000000",
-		SearchPath: []string{"public"}, Config: config.Default(), APIURL: s.URL,
+		SearchPath: o.SearchPath, Config: config.Default(), APIURL: s.URL,
 		Logger: slog.New(slog.NewTextHandler(testLog{t}, nil)),
 	}
 	if o.Console != nil {
@@ -128,6 +142,16 @@ func New(t testing.TB, o Options) *Stack {
 		st.Close()
 	})
 	return s
+}
+
+// migrateAuth runs the auth service's migrations on the database at dbURL.
+func migrateAuth(ctx context.Context, dbURL string) error {
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return auth.Migrate(ctx, pool)
 }
 
 // testLog shows the server's log lines with the test's output, and drops them once the test has ended (a

@@ -142,7 +142,11 @@ func schemaSummary(t *testing.T, s *stacktest.Stack, caller string) string {
 			}
 		}
 		sort.Strings(names)
-		fmt.Fprintf(&out, "%s: %s\n", root.name, strings.Join(names, " "))
+		fmt.Fprintf(&out, "%s:", root.name)
+		for _, n := range names {
+			fmt.Fprintf(&out, " %s", n)
+		}
+		out.WriteString("\n")
 	}
 	var types []string
 	for _, ty := range sc.Types {

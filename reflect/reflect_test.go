@@ -3,6 +3,7 @@ package reflect
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -174,5 +175,45 @@ func TestDirectiveTypeErrorIsReported(t *testing.T) {
 	_, err := Load(context.Background(), conn)
 	if err == nil || err.Error() != "Error while loading schema, check comment directives. invalid value: integer `-1`, expected u64" {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPartitionsDirective(t *testing.T) {
+	ctx := context.Background()
+	conn := connect(t, `
+		create table shown(id int, at date, primary key (id, at)) partition by range (at);
+		comment on table shown is '@graphql({"partitions": "hidden", "name": "Shown"})';
+		create table shown_a partition of shown for values from ('2024-01-01') to ('2025-01-01') partition by range (at);
+		create table shown_a1 partition of shown_a for values from ('2024-01-01') to ('2024-07-01');
+		create table other(id int primary key, shown_id int, shown_at date, foreign key (shown_id, shown_at) references shown(id, at));
+		create schema hidden_root;
+		create table hidden_root.log(id int, at date, primary key (id, at)) partition by range (at);
+		comment on table hidden_root.log is '@graphql({"partitions": "hidden"})';
+		create table public.log_2024 partition of hidden_root.log for values from ('2024-01-01') to ('2025-01-01');
+		create table plain(id int, at date, primary key (id, at)) partition by range (at);
+		create table plain_2024 partition of plain for values from ('2024-01-01') to ('2025-01-01');
+	`)
+	cat, err := Load(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range cat.Relations {
+		names = append(names, r.Name+":"+r.Kind)
+	}
+	// The opted-in table is shown whole with its other directives; its partitions at every level, and those
+	// of an opted-in table outside the search path, are not; a table without the directive keeps pg_graphql's
+	// default (partitions shown, the partitioned table not).
+	if got, want := strings.Join(names, " "), "shown:p other:r plain_2024:r"; got != want {
+		t.Errorf("relations = %s, want %s", got, want)
+	}
+	if r := cat.Relations[0]; r.Directives.Name != "Shown" || strings.Join(r.PrimaryKey, ",") != "id,at" {
+		t.Errorf("shown = %+v", r)
+	}
+	// The foreign key to the partitioned table is kept, and Postgres' clones onto its partitions are not.
+	if len(cat.ForeignKeys) != 1 || cat.ForeignKeys[0].Foreign.Name != "shown" || cat.ForeignKeys[0].Local.Name != "other" {
+		for _, fk := range cat.ForeignKeys {
+			t.Errorf("foreign key %s: %s -> %s", fk.Name, fk.Local.Name, fk.Foreign.Name)
+		}
 	}
 }

@@ -36,6 +36,10 @@ func TestSaaS(t *testing.T) {
 			// The service role sees every tenant, pages through billing's max_rows, and writes billing.
 			{caller: "service_role", query: `{ invoicesCollection(orderBy: [{number: AscNullsLast}]) { pageInfo { hasNextPage endCursor } edges { node { number total subscription { organization { slug } } } } } }`},
 			{caller: "service_role", query: `mutation { updateInvoicesCollection(set: {paid: true}, filter: {number: {eq: "INV-0003"}}) { affectedCount records { number paid } } }`},
+			// Node ids name the schema; a row another tenant owns is null for a member.
+			{caller: "anon", query: `{ node(nodeId: "WyJiaWxsaW5nIiwgInBsYW5zIiwgInRlYW0iXQ==") { nodeId ... on Plans { name seats } } }`},
+			{caller: hank, query: `{ task: node(nodeId: "WyJhcHAiLCAidGFza3MiLCAxXQ==") { ... on Tasks { title } } member: node(nodeId: "WyJhcHAiLCAibWVtYmVycyIsICJhYWFhYWFhYS0wMDAwLTQwMDAtODAwMC0wMDAwMDAwMDAwMDEiLCAiYmJiYmJiYmItMDAwMC00MDAwLTgwMDAtMDAwMDAwMDAwMDAyIl0=") { ... on Members { email } } }`},
+			{caller: wile, query: `{ task: node(nodeId: "WyJhcHAiLCAidGFza3MiLCAxXQ==") { ... on Tasks { title assignee { nodeId email } } } }`},
 			{caller: "service_role", query: `{ tasksCollection(orderBy: [{id: DescNullsLast}], first: 2) { edges { node { id title project { organization { name } } } } } }`},
 		},
 	})

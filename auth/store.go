@@ -129,17 +129,11 @@ func loadUser(ctx context.Context, q querier, id uuid.UUID) (*User, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := q.Query(ctx, `SELECT id, provider_id, user_id, identity_data, provider, last_sign_in_at,
-		created_at, updated_at, coalesce(email, '') FROM auth.identities WHERE user_id = $1 ORDER BY created_at, id`, id)
+	rows, err := q.Query(ctx, `SELECT `+identityColumns+` FROM auth.identities WHERE user_id = $1 ORDER BY created_at, id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("read identities: %w", err)
 	}
-	u.Identities, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Identity, error) {
-		var i Identity
-		err := r.Scan(&i.IdentityID, &i.ProviderID, &i.UserID, &i.IdentityData, &i.Provider, &i.LastSignInAt,
-			&i.CreatedAt, &i.UpdatedAt, &i.Email)
-		return i, err
-	})
+	u.Identities, err = pgx.CollectRows(rows, scanIdentity)
 	if err != nil {
 		return nil, fmt.Errorf("read identities: %w", err)
 	}
@@ -147,6 +141,16 @@ func loadUser(ctx context.Context, q querier, id uuid.UUID) (*User, error) {
 		u.Identities = []Identity{}
 	}
 	return u, nil
+}
+
+const identityColumns = `id, provider_id, user_id, identity_data, provider, last_sign_in_at, created_at,
+	updated_at, coalesce(email, '')`
+
+func scanIdentity(r pgx.CollectableRow) (Identity, error) {
+	var i Identity
+	err := r.Scan(&i.IdentityID, &i.ProviderID, &i.UserID, &i.IdentityData, &i.Provider, &i.LastSignInAt,
+		&i.CreatedAt, &i.UpdatedAt, &i.Email)
+	return i, err
 }
 
 // Session loads a session with its authentication methods.
@@ -408,3 +412,41 @@ func (s *Store) Logout(ctx context.Context, user *User, sessionID uuid.UUID, sco
 
 // normalizeEmail lower-cases an address as Supabase Auth stores it.
 func normalizeEmail(e string) string { return strings.ToLower(strings.TrimSpace(e)) }
+
+// Users loads one page of users, newest first as Supabase Auth lists them, with their identities, and the
+// number of users in all.
+func (s *Store) Users(ctx context.Context, offset, limit int) ([]*User, int, error) {
+	var total int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM auth.users`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count users: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+userColumns+` FROM auth.users ORDER BY created_at DESC, id
+		OFFSET $1 LIMIT $2`, offset, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list users: %w", err)
+	}
+	users, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*User, error) { return scanUser(r) })
+	if err != nil {
+		return nil, 0, err
+	}
+	byID := make(map[uuid.UUID]*User, len(users))
+	ids := make([]uuid.UUID, len(users))
+	for i, u := range users {
+		u.Identities = []Identity{}
+		byID[u.ID] = u
+		ids[i] = u.ID
+	}
+	rows, err = s.pool.Query(ctx, `SELECT `+identityColumns+` FROM auth.identities WHERE user_id = any($1)
+		ORDER BY created_at, id`, ids)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read identities: %w", err)
+	}
+	identities, err := pgx.CollectRows(rows, scanIdentity)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read identities: %w", err)
+	}
+	for _, i := range identities {
+		byID[i.UserID].Identities = append(byID[i.UserID].Identities, i)
+	}
+	return users, total, nil
+}

@@ -132,6 +132,7 @@ func (s *Service) AuthHandler() http.Handler {
 	keyed("GET /settings", s.settingsHandler)
 	keyed("GET /user", s.user)
 	keyed("POST /logout", s.logout)
+	keyed("GET /admin/users", s.adminUsers)
 	keyed("/", func(w http.ResponseWriter, r *http.Request) error {
 		return newError(http.StatusNotFound, "not_found", "Not Found")
 	})

@@ -1,7 +1,14 @@
-// Package console serves the small management console of a project on the API listener: a settings page
-// with the API URL, the GraphQL URL and the anon key, and GraphiQL (API Docs > GraphQL > GraphiQL) talking to
-// /graphql/v1 with the anon key. The same GraphiQL also ships as a standalone page, graphiql.html, which
-// takes the endpoint and the key from its query string or a form, so it works from any origin or as a file.
+// Package console serves the small management console of a project on the API listener: Settings > General
+// (project name, Reference ID, API URL), Settings > API (the URLs and the project's API keys), Authentication
+// > Providers (read and written through the management API), Authentication > Users (read-only, through
+// GET /auth/v1/admin/users), and GraphiQL (API Docs > GraphQL > GraphiQL) talking to /graphql/v1 with the anon
+// key. The same GraphiQL also ships as a standalone page, graphiql.html, which takes the endpoint and the key
+// from its query string or a form, so it works from any origin or as a file.
+//
+// The console answers only to a browser on the server's own machine (a loopback client that names a loopback
+// host, so that DNS rebinding does not count) or to a request that carries the management token, as a Bearer
+// header or as the cookie the login form sets. Its pages never carry the JWT secret; the service_role key and
+// the management token reach the browser only through /console/api/credentials, when a page needs them.
 //
 // Everything the browser loads is embedded: GraphiQL and React come from npm (console/web pins them and
 // update-assets.sh copies their prebuilt bundles into assets/vendor), so neither building nor using the
@@ -10,9 +17,12 @@ package console
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/subtle"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"html/template"
 	"io/fs"
 	"net"
@@ -37,9 +47,16 @@ type Options struct {
 	APIURL string
 	// AnonKey is the API key the pages show and GraphiQL sends as the apikey header.
 	AnonKey string
-	// ServiceRoleKey, when set, is also shown on the settings page (never given to GraphiQL). It bypasses
-	// row level security, so set it only on a listener nobody else can reach.
+	// ServiceRoleKey is shown on Settings > API after a click on Reveal, and the Users page lists users with it
+	// (never given to GraphiQL). Empty: the pages say it is not available.
 	ServiceRoleKey string
+	// ProjectName and ProjectRef are shown on Settings > General; ProjectRef also names the project in the
+	// management API calls of the Providers page.
+	ProjectName string
+	ProjectRef  string
+	// ManagementToken opens the console to clients that are not on loopback, and the Providers page sends it
+	// to the management API. Empty: only loopback clients get in, and the Providers page is unavailable.
+	ManagementToken string
 }
 
 //go:embed assets
@@ -73,8 +90,18 @@ const (
 type handler struct {
 	opts   Options
 	index  *template.Template
+	login  []byte
 	assets map[string]asset // by path relative to Path
+	// tokenHash and sessionCookie are what a request must present when it is not from loopback; hasToken is
+	// false when no management token is configured, and then nothing else than loopback gets in.
+	tokenHash     [sha256.Size]byte
+	sessionCookie string
+	hasToken      bool
 }
+
+// sessionCookieName is the cookie the login form sets: a value derived from the management token, so that the
+// token itself is not stored in the browser's cookie jar.
+const sessionCookieName = "pgreflect-console"
 
 // Handler returns the console. It serves paths under Path and answers 404 for anything else.
 func Handler(opts Options) http.Handler {
@@ -105,21 +132,61 @@ func Handler(opts Options) http.Handler {
 	// index.html is a template: the one page that carries the project's URLs and keys.
 	h.index = template.Must(template.New("index.html").Parse(string(h.assets["index.html"].body)))
 	delete(h.assets, "index.html")
+	h.login = h.assets["login.html"].body
+	delete(h.assets, "login.html")
+	if opts.ManagementToken != "" {
+		h.hasToken = true
+		h.tokenHash = sha256.Sum256([]byte(opts.ManagementToken))
+		mac := hmac.New(sha256.New, []byte(opts.ManagementToken))
+		mac.Write([]byte("pgreflect console session"))
+		h.sessionCookie = hex.EncodeToString(mac.Sum(nil))
+	}
 	return h
 }
 
-// pageConfig is what the settings page and its GraphiQL need; it is rendered into the page as JSON.
+// pageConfig is what the pages and GraphiQL need; it is rendered into the page as JSON. Secrets are not part
+// of it: the pages fetch them from /console/api/credentials when they need them.
 type pageConfig struct {
-	APIURL         string `json:"apiUrl"`
-	GraphQLURL     string `json:"graphqlUrl"`
-	AnonKey        string `json:"anonKey"`
-	ServiceRoleKey string `json:"serviceRoleKey,omitempty"`
+	APIURL            string `json:"apiUrl"`
+	GraphQLURL        string `json:"graphqlUrl"`
+	AnonKey           string `json:"anonKey"`
+	ProjectName       string `json:"projectName"`
+	ProjectRef        string `json:"projectRef"`
+	HasServiceRoleKey bool   `json:"hasServiceRoleKey"`
+	HasManagement     bool   `json:"hasManagement"`
+}
+
+// credentials are the secrets a page may fetch once the console has let the client in.
+type credentials struct {
+	ServiceRoleKey  string `json:"serviceRoleKey,omitempty"`
+	ManagementToken string `json:"managementToken,omitempty"`
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, ok := strings.CutPrefix(r.URL.Path, Path)
 	if !ok {
 		http.NotFound(w, r)
+		return
+	}
+	switch {
+	case name == "login" && r.Method == http.MethodPost:
+		h.serveLogin(w, r)
+		return
+	case name == "console.css":
+		// The login page's look; nothing in it is the project's.
+	case !h.allowed(r):
+		h.deny(w, r, "")
+		return
+	}
+	if name == "api/credentials" {
+		if !allowRead(w, r) {
+			return
+		}
+		hdr := w.Header()
+		setSecurityHeaders(hdr)
+		hdr.Set("Cache-Control", "no-store")
+		hdr.Set("Content-Type", contentTypes[".json"])
+		_ = json.NewEncoder(w).Encode(credentials{ServiceRoleKey: h.opts.ServiceRoleKey, ManagementToken: h.opts.ManagementToken})
 		return
 	}
 	if name == "" || name == "index.html" {
@@ -160,7 +227,8 @@ func (h *handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 		apiURL = scheme + "://" + r.Host
 	}
 	cfg := pageConfig{APIURL: apiURL, GraphQLURL: apiURL + GraphQLPath, AnonKey: h.opts.AnonKey,
-		ServiceRoleKey: h.opts.ServiceRoleKey}
+		ProjectName: h.opts.ProjectName, ProjectRef: h.opts.ProjectRef,
+		HasServiceRoleKey: h.opts.ServiceRoleKey != "", HasManagement: h.opts.ManagementToken != "" && h.opts.ProjectRef != ""}
 	var buf bytes.Buffer
 	if err := h.index.Execute(&buf, cfg); err != nil {
 		http.Error(w, "console: could not render the page", http.StatusInternalServerError)
@@ -175,6 +243,92 @@ func (h *handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = w.Write(buf.Bytes())
+}
+
+// allowed reports whether the client may use the console: it is on this machine, or it presents the
+// management token.
+func (h *handler) allowed(r *http.Request) bool {
+	if h.fromLoopback(r) {
+		return true
+	}
+	if !h.hasToken {
+		return false
+	}
+	if scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "bearer") {
+		presented := sha256.Sum256([]byte(strings.TrimSpace(token)))
+		return subtle.ConstantTimeCompare(presented[:], h.tokenHash[:]) == 1
+	}
+	if c, err := r.Cookie(sessionCookieName); err == nil {
+		return subtle.ConstantTimeCompare([]byte(c.Value), []byte(h.sessionCookie)) == 1
+	}
+	return false
+}
+
+// fromLoopback reports whether the request comes straight from this machine and names it. A proxy on this
+// machine relays other clients, so forwarding headers disqualify a request; and a page of another site whose
+// name resolves to 127.0.0.1 (DNS rebinding) sends its own name as Host, which is neither a loopback name nor
+// the configured API host.
+func (h *handler) fromLoopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return false
+	}
+	for _, hdr := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-Ip"} {
+		if r.Header.Get(hdr) != "" {
+			return false
+		}
+	}
+	name := r.Host
+	if hn, _, err := net.SplitHostPort(name); err == nil {
+		name = hn
+	}
+	name = strings.TrimSuffix(strings.Trim(name, "[]"), ".")
+	if strings.EqualFold(name, "localhost") {
+		return true
+	}
+	if ip := net.ParseIP(name); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	if u, err := url.Parse(h.opts.APIURL); err == nil && h.opts.APIURL != "" && !listensEverywhere(h.opts.APIURL) {
+		return strings.EqualFold(u.Hostname(), name)
+	}
+	return false
+}
+
+// deny answers a client that may not use the console: 401 with the login form for a browser, and nothing of
+// the project.
+func (h *handler) deny(w http.ResponseWriter, r *http.Request, msg string) {
+	hdr := w.Header()
+	setSecurityHeaders(hdr)
+	hdr.Set("Content-Security-Policy", cspConsole)
+	hdr.Set("Content-Type", contentTypes[".html"])
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("WWW-Authenticate", `Bearer realm="pgreflect console"`)
+	w.WriteHeader(http.StatusUnauthorized)
+	if r.Method == http.MethodHead {
+		return
+	}
+	page := h.login
+	if msg != "" {
+		page = bytes.Replace(page, []byte(`<p class="login-error" hidden></p>`),
+			[]byte(`<p class="login-error">`+template.HTMLEscapeString(msg)+`</p>`), 1)
+	}
+	_, _ = w.Write(page)
+}
+
+// serveLogin checks the management token of the login form and sets the console's session cookie.
+func (h *handler) serveLogin(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	token := strings.TrimSpace(r.PostFormValue("token"))
+	presented := sha256.Sum256([]byte(token))
+	if !h.hasToken || subtle.ConstantTimeCompare(presented[:], h.tokenHash[:]) != 1 {
+		h.deny(w, r, "That is not the project's management token.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookieName, Value: h.sessionCookie, Path: Path, HttpOnly: true,
+		Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https", SameSite: http.SameSiteStrictMode})
+	setSecurityHeaders(w.Header())
+	http.Redirect(w, r, Path, http.StatusSeeOther)
 }
 
 // allowRead answers 405 to anything but GET and HEAD.

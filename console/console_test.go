@@ -17,6 +17,9 @@ import (
 	"github.com/pgreflect/pgreflect/stacktest"
 )
 
+// mgmtToken is a management token in the shape pgreflect start makes.
+const mgmtToken = "sbp_0123456789abcdef0123456789abcdef01234567"
+
 // testKeys are a project's keys as pgreflect start makes them.
 func testKeys(t *testing.T) (anon, service string) {
 	t.Helper()
@@ -29,9 +32,15 @@ func testKeys(t *testing.T) (anon, service string) {
 	return anon, service
 }
 
+// get sends a request from a browser on the server's machine (loopback, naming a loopback host), unless
+// header says otherwise.
 func get(t *testing.T, h http.Handler, method, path string, header map[string]string) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest(method, path, nil)
+	req.RemoteAddr = "127.0.0.1:40000"
+	if !strings.Contains(path, "://") {
+		req.Host = "127.0.0.1:54321"
+	}
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
@@ -43,13 +52,13 @@ func get(t *testing.T, h http.Handler, method, path string, header map[string]st
 var configScript = regexp.MustCompile(`(?s)<script id="pgreflect-config" type="application/json">(.*?)</script>`)
 
 // pageConfig decodes the configuration the console page carries.
-func pageConfig(t *testing.T, body string) map[string]string {
+func pageConfig(t *testing.T, body string) map[string]any {
 	t.Helper()
 	m := configScript.FindStringSubmatch(body)
 	if m == nil {
 		t.Fatalf("the page has no config script:\n%s", body)
 	}
-	var cfg map[string]string
+	var cfg map[string]any
 	if err := json.Unmarshal([]byte(m[1]), &cfg); err != nil {
 		t.Fatalf("config %q: %v", m[1], err)
 	}
@@ -127,12 +136,13 @@ func TestConsolePageCarriesTheProjectConfig(t *testing.T) {
 
 func TestAPIURLFromTheRequestIsEscaped(t *testing.T) {
 	anon, _ := testKeys(t)
-	h := console.Handler(console.Options{AnonKey: anon})
+	h := console.Handler(console.Options{AnonKey: anon, ManagementToken: mgmtToken})
 	cfg := pageConfig(t, get(t, h, http.MethodGet, "http://127.0.0.1:54321/console/", nil).Body.String())
 	if cfg["graphqlUrl"] != "http://127.0.0.1:54321/graphql/v1" {
 		t.Errorf("graphqlUrl = %q", cfg["graphqlUrl"])
 	}
 	req := httptest.NewRequest(http.MethodGet, "/console/", nil)
+	req.Header.Set("Authorization", "Bearer "+mgmtToken)
 	req.Host = `x"></script><script>alert(1)</script>`
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -146,8 +156,9 @@ func TestAPIURLFromTheRequestIsEscaped(t *testing.T) {
 }
 
 func TestUnspecifiedListenAddressFallsBackToTheRequestHost(t *testing.T) {
-	h := console.Handler(console.Options{APIURL: "http://0.0.0.0:54321"})
-	cfg := pageConfig(t, get(t, h, http.MethodGet, "http://192.0.2.7:54321/console/", nil).Body.String())
+	h := console.Handler(console.Options{APIURL: "http://0.0.0.0:54321", ManagementToken: mgmtToken})
+	cfg := pageConfig(t, get(t, h, http.MethodGet, "http://192.0.2.7:54321/console/",
+		map[string]string{"Authorization": "Bearer " + mgmtToken}).Body.String())
 	if cfg["apiUrl"] != "http://192.0.2.7:54321" {
 		t.Errorf("apiUrl = %q", cfg["apiUrl"])
 	}
@@ -170,37 +181,59 @@ func TestNotReadableByOtherOrigins(t *testing.T) {
 	}
 }
 
-func TestNeverShowsSecretsUnlessConfigured(t *testing.T) {
+func TestPagesNeverCarrySecrets(t *testing.T) {
 	anon, service := testKeys(t)
 	every := []string{"/console/", "/console/index.html", "/console/graphiql.html", "/console/console.js",
-		"/console/graphiql-mount.js", "/console/standalone.js", "/console/vendor/versions.json"}
-
-	h := console.Handler(console.Options{AnonKey: anon})
-	for _, p := range every {
-		body := get(t, h, http.MethodGet, p, nil).Body.String()
-		for name, secret := range map[string]string{"service_role key": service, "JWT secret": stacktest.JWTSecret} {
-			if strings.Contains(body, secret) {
-				t.Errorf("%s shows the %s", p, name)
+		"/console/auth-pages.js", "/console/graphiql-mount.js", "/console/standalone.js", "/console/vendor/versions.json"}
+	secrets := map[string]string{"service_role key": service, "JWT secret": stacktest.JWTSecret, "management token": mgmtToken}
+	for _, opts := range []console.Options{
+		{AnonKey: anon},
+		{AnonKey: anon, ServiceRoleKey: service, ManagementToken: mgmtToken, ProjectRef: stacktest.ProjectRef},
+	} {
+		h := console.Handler(opts)
+		for _, p := range every {
+			body := get(t, h, http.MethodGet, p, nil).Body.String()
+			for name, secret := range secrets {
+				if strings.Contains(body, secret) {
+					t.Errorf("%s shows the %s", p, name)
+				}
 			}
 		}
-		if strings.Contains(body, "serviceRoleKey\":") {
-			t.Errorf("%s carries a serviceRoleKey entry although none is configured", p)
+		cfg := pageConfig(t, get(t, h, http.MethodGet, "/console/", nil).Body.String())
+		configured := opts.ServiceRoleKey != ""
+		if cfg["hasServiceRoleKey"] != configured || cfg["hasManagement"] != configured {
+			t.Errorf("config %v for options with a service_role key: %v", cfg, configured)
 		}
 	}
+}
 
-	// Configured explicitly, it shows on the settings page only; GraphiQL still uses the anon key.
-	h = console.Handler(console.Options{AnonKey: anon, ServiceRoleKey: service})
-	for _, p := range every {
-		body := get(t, h, http.MethodGet, p, nil).Body.String()
-		onSettings := p == "/console/" || p == "/console/index.html"
-		if strings.Contains(body, service) != onSettings {
-			t.Errorf("%s: shows the service_role key = %v, want %v", p, !onSettings, onSettings)
-		}
-		if onSettings {
-			if cfg := pageConfig(t, body); cfg["anonKey"] != anon || cfg["serviceRoleKey"] != service {
-				t.Errorf("%s: config %v", p, cfg)
-			}
-		}
+// The secrets come from api/credentials, only to clients the console lets in, and are never cached.
+func TestCredentialsEndpoint(t *testing.T) {
+	anon, service := testKeys(t)
+	h := console.Handler(console.Options{AnonKey: anon, ServiceRoleKey: service, ManagementToken: mgmtToken,
+		ProjectRef: stacktest.ProjectRef})
+	rec := get(t, h, http.MethodGet, "/console/api/credentials", nil)
+	var got map[string]string
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("status %d, body %s", rec.Code, rec.Body)
+	}
+	if got["serviceRoleKey"] != service || got["managementToken"] != mgmtToken || len(got) != 2 {
+		t.Errorf("credentials %v", got)
+	}
+	if rec.Header().Get("Cache-Control") != "no-store" || rec.Header().Get("Content-Type") != "application/json" {
+		t.Errorf("headers %v", rec.Header())
+	}
+	if rec := get(t, h, http.MethodPost, "/console/api/credentials", nil); rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST: status %d", rec.Code)
+	}
+	rec = get(t, h, http.MethodGet, "/console/api/credentials", map[string]string{"X-Forwarded-For": "198.51.100.7"})
+	if rec.Code != http.StatusUnauthorized || strings.Contains(rec.Body.String(), service) {
+		t.Errorf("through a proxy without the token: status %d", rec.Code)
+	}
+	// Without them configured, the answer is empty rather than an error.
+	h = console.Handler(console.Options{AnonKey: anon})
+	if body := strings.TrimSpace(get(t, h, http.MethodGet, "/console/api/credentials", nil).Body.String()); body != "{}" {
+		t.Errorf("unconfigured credentials %s", body)
 	}
 }
 

@@ -114,6 +114,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	defer listener.Close()
 	apiURL := "http://" + listener.Addr().String()
+	consoleOpts := console.Options{APIURL: apiURL, AnonKey: anonKey, ServiceRoleKey: serviceRoleKey,
+		ProjectName: projectName(workdir), ProjectRef: projectRef, ManagementToken: managementToken}
 	srv, err := stack.New(setupCtx, stack.Options{
 		RequestURL:       dbURL,
 		AdminURL:         authDBURL,
@@ -125,7 +127,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		SearchPath:       searchPath,
 		Config:           cfg,
 		APIURL:           apiURL,
-		Console:          console.Handler(console.Options{APIURL: apiURL, AnonKey: anonKey}),
+		Console:          console.Handler(consoleOpts),
 		PoolSize:         sf.poolSize,
 		RequestLimits:    sf.requests,
 		StatementTimeout: sf.statementTimeout,

@@ -147,6 +147,8 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if err := writeProjectEnv(o.dir, env); err != nil {
 		return err
 	}
+	consoleOpts := console.Options{APIURL: apiURL, AnonKey: secrets.AnonKey, ServiceRoleKey: secrets.ServiceRoleKey,
+		ProjectName: projectName(o.workdir), ProjectRef: secrets.ProjectRef, ManagementToken: secrets.ManagementToken}
 	srv, err := stack.New(setupCtx, stack.Options{
 		RequestURL:       requestURL,
 		AdminURL:         adminURL,
@@ -158,7 +160,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		SearchPath:       searchPath,
 		Config:           cfg,
 		APIURL:           apiURL,
-		Console:          console.Handler(console.Options{APIURL: apiURL, AnonKey: secrets.AnonKey}),
+		Console:          console.Handler(consoleOpts),
 		PoolSize:         sf.poolSize,
 		RequestLimits:    sf.requests,
 		StatementTimeout: sf.statementTimeout,
@@ -174,6 +176,15 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	printProject(stdout, env)
 	fmt.Fprintf(stdout, "\nServing on %s (search path: %s). Stop with Ctrl-C or: pgreflect stop --dir %s\n", apiURL, joinComma(searchPath), o.dir)
 	return serveStack(ctx, srv, listener, sf)
+}
+
+// projectName is what the console calls the project: the name of the directory it lives in, as the Supabase
+// CLI names a project after its directory.
+func projectName(workdir string) string {
+	if abs, err := filepath.Abs(workdir); err == nil {
+		return filepath.Base(abs)
+	}
+	return filepath.Base(workdir)
 }
 
 // prepareDir creates the project directory. With a local cluster and pgreflect running as root, PostgreSQL runs

@@ -1,19 +1,56 @@
-// The settings page and the GraphiQL tab of the console. The server renders the project's URLs and keys
-// into #pgreflect-config.
+// The console's pages and its GraphiQL tab. The server renders the project's URLs, its anon key and what it
+// has configured into #pgreflect-config; secrets (the service_role key, the management token) are fetched from
+// api/credentials only when a page needs them.
 (function () {
   'use strict';
   var cfg = JSON.parse(document.getElementById('pgreflect-config').textContent);
 
   function $(id) { return document.getElementById(id); }
 
+  var credentialsPromise = null;
+  // credentials resolves to {serviceRoleKey, managementToken} (either may be missing), fetched once.
+  function credentials() {
+    if (!credentialsPromise) {
+      credentialsPromise = fetch('api/credentials', { credentials: 'same-origin', cache: 'no-store' })
+        .then(function (res) {
+          if (!res.ok) throw new Error('the console could not read its credentials (HTTP ' + res.status + ')');
+          return res.json();
+        })
+        .catch(function (e) { credentialsPromise = null; throw e; });
+    }
+    return credentialsPromise;
+  }
+
+  function copyText(text, button) {
+    var label = button.textContent;
+    var done = function () {
+      button.textContent = 'Copied';
+      setTimeout(function () { button.textContent = label; }, 1500);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done);
+      return;
+    }
+    var area = document.createElement('textarea');
+    area.value = text;
+    area.setAttribute('readonly', '');
+    area.style.position = 'fixed';
+    area.style.opacity = '0';
+    document.body.appendChild(area);
+    area.select();
+    document.execCommand('copy');
+    document.body.removeChild(area);
+    done();
+  }
+
   $('project-url').textContent = cfg.apiUrl;
+  $('project-name').value = cfg.projectName || '';
+  $('project-ref').value = cfg.projectRef || '';
+  $('general-api-url').value = cfg.apiUrl;
   $('api-url').value = cfg.apiUrl;
   $('graphql-url').value = cfg.graphqlUrl;
   $('anon-key').value = cfg.anonKey;
-  if (cfg.serviceRoleKey) {
-    $('service-role-key').value = cfg.serviceRoleKey;
-    document.querySelectorAll('.service-role').forEach(function (el) { el.hidden = false; });
-  }
+  $('callback-url').value = cfg.apiUrl + '/auth/v1/callback';
   $('curl-example').textContent =
     "curl -X POST '" + cfg.graphqlUrl + "' \\\n" +
     "  -H 'apikey: " + cfg.anonKey + "' \\\n" +
@@ -21,23 +58,30 @@
     "  -d '{\"query\": \"{ __typename }\"}'";
 
   document.querySelectorAll('button[data-copy]').forEach(function (button) {
-    button.addEventListener('click', function () {
-      var input = $(button.dataset.copy);
-      var done = function () {
-        button.textContent = 'Copied';
-        setTimeout(function () { button.textContent = 'Copy'; }, 1500);
-      };
-      if (navigator.clipboard && window.isSecureContext) {
-        navigator.clipboard.writeText(input.value).then(done);
-      } else {
-        var type = input.type;
-        input.type = 'text';
-        input.select();
-        document.execCommand('copy');
-        input.type = type;
-        done();
-      }
-    });
+    button.addEventListener('click', function () { copyText($(button.dataset.copy).value, button); });
+  });
+
+  // The service_role key is in the page only after a click on Reveal, and leaves it on Hide.
+  if (!cfg.hasServiceRoleKey) {
+    document.querySelectorAll('.service-role').forEach(function (el) { el.hidden = true; });
+    document.querySelector('.service-role-missing').hidden = false;
+  }
+  $('reveal-service-role').addEventListener('click', function () {
+    var input = $('service-role-key');
+    var button = $('reveal-service-role');
+    if (input.value) {
+      input.value = '';
+      button.textContent = 'Reveal';
+      return;
+    }
+    credentials().then(function (c) {
+      input.value = c.serviceRoleKey || '';
+      button.textContent = 'Hide';
+    }, function (e) { input.placeholder = e.message; });
+  });
+  $('copy-service-role').addEventListener('click', function () {
+    var button = $('copy-service-role');
+    credentials().then(function (c) { copyText(c.serviceRoleKey || '', button); });
   });
 
   // The role a request runs as, from the pasted JWT's payload (not verified here; the server does that).
@@ -56,13 +100,17 @@
     var role = jwt ? roleOf(jwt) : 'anon';
     $('request-role').textContent = role ? 'role: ' + role : 'not a JWT';
   });
-  ['jwt-form', 'settings-form'].forEach(function (id) {
-    $(id).addEventListener('submit', function (e) { e.preventDefault(); });
+  document.querySelectorAll('form.settings-form, #jwt-form').forEach(function (form) {
+    form.addEventListener('submit', function (e) { e.preventDefault(); });
   });
 
+  // The pages by hash; anything else shows Settings > API.
+  var pages = { '#settings/general': 'general', '#settings/api': 'settings', '#auth/providers': 'providers',
+    '#auth/users': 'users' };
   var mounted = false;
   function show() {
-    var page = (location.hash || '').indexOf('#api-docs/graphql') === 0 ? 'graphiql' : 'settings';
+    var hash = location.hash || '';
+    var page = hash.indexOf('#api-docs/graphql') === 0 ? 'graphiql' : pages[hash] || 'settings';
     document.querySelectorAll('.page').forEach(function (el) { el.hidden = el.id !== 'page-' + page; });
     document.querySelectorAll('.nav-item[data-page]').forEach(function (el) {
       el.classList.toggle('active', el.dataset.page === page);
@@ -77,7 +125,11 @@
         banner: $('schema-banner')
       });
     }
+    document.dispatchEvent(new CustomEvent('pgreflect:page', { detail: page }));
   }
+
+  // For auth-pages.js, which loads after this file and registers for pgreflect:page before the first show.
+  window.pgreflectConsole = { cfg: cfg, credentials: credentials };
   window.addEventListener('hashchange', show);
-  show();
+  window.addEventListener('DOMContentLoaded', show);
 })();

@@ -1,0 +1,135 @@
+package console_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/pgreflect/pgreflect/console"
+	"github.com/pgreflect/pgreflect/stacktest"
+)
+
+// request is one request as the server sees it: the peer's address, the Host header, and headers.
+func request(h http.Handler, method, path, remote, host string, header map[string]string, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.RemoteAddr = remote
+	req.Host = host
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestOnlyLoopbackOrTheManagementTokenGetIn(t *testing.T) {
+	anon, service := testKeys(t)
+	h := console.Handler(console.Options{APIURL: "http://api.internal.test:54321", AnonKey: anon, ServiceRoleKey: service,
+		ManagementToken: mgmtToken, ProjectRef: stacktest.ProjectRef})
+	guarded := []string{"/console/", "/console/index.html", "/console/api/credentials", "/console/console.js",
+		"/console/auth-pages.js", "/console/graphiql.html", "/console/vendor/graphiql.min.js"}
+	bearer := map[string]string{"Authorization": "Bearer " + mgmtToken}
+
+	for _, c := range []struct {
+		what, remote, host string
+		header             map[string]string
+		in                 bool
+	}{
+		{"loopback naming 127.0.0.1", "127.0.0.1:5000", "127.0.0.1:54321", nil, true},
+		{"loopback naming localhost", "127.0.0.1:5000", "localhost:54321", nil, true},
+		{"IPv6 loopback", "[::1]:5000", "[::1]:54321", nil, true},
+		{"loopback naming the API host", "127.0.0.1:5000", "api.internal.test:54321", nil, true},
+		{"another machine", "192.0.2.10:5000", "api.internal.test:54321", nil, false},
+		{"another machine naming localhost", "192.0.2.10:5000", "localhost:54321", nil, false},
+		{"DNS rebinding: loopback naming another site", "127.0.0.1:5000", "evil.example:54321", nil, false},
+		{"a proxy on this machine (X-Forwarded-For)", "127.0.0.1:5000", "127.0.0.1:54321", map[string]string{"X-Forwarded-For": "198.51.100.7"}, false},
+		{"a proxy on this machine (Forwarded)", "127.0.0.1:5000", "127.0.0.1:54321", map[string]string{"Forwarded": "for=198.51.100.7"}, false},
+		{"a proxy on this machine (X-Real-IP)", "127.0.0.1:5000", "localhost", map[string]string{"X-Real-IP": "198.51.100.7"}, false},
+		{"another machine with the management token", "192.0.2.10:5000", "api.internal.test:54321", bearer, true},
+		{"through a proxy with the management token", "127.0.0.1:5000", "api.internal.test", map[string]string{"Authorization": "Bearer " + mgmtToken, "X-Forwarded-For": "198.51.100.7"}, true},
+		{"another machine with a wrong token", "192.0.2.10:5000", "api.internal.test:54321", map[string]string{"Authorization": "Bearer " + mgmtToken + "0"}, false},
+		{"another machine with the service_role key", "192.0.2.10:5000", "api.internal.test:54321", map[string]string{"Authorization": "Bearer " + service}, false},
+		{"another machine with the token as a cookie", "192.0.2.10:5000", "api.internal.test:54321", map[string]string{"Cookie": "pgreflect-console=" + mgmtToken}, false},
+	} {
+		for _, p := range guarded {
+			rec := request(h, http.MethodGet, p, c.remote, c.host, c.header, "")
+			if got := rec.Code == http.StatusOK; got != c.in {
+				t.Errorf("%s: GET %s: status %d, want in=%v", c.what, p, rec.Code, c.in)
+			}
+			if !c.in {
+				body := rec.Body.String()
+				if strings.Contains(body, anon) || strings.Contains(body, service) || strings.Contains(body, stacktest.ProjectRef) {
+					t.Errorf("%s: GET %s: the refusal carries project data", c.what, p)
+				}
+				if !strings.Contains(body, "Management token") || rec.Header().Get("Cache-Control") != "no-store" {
+					t.Errorf("%s: GET %s: the refusal is not the login form", c.what, p)
+				}
+			}
+		}
+	}
+	// The login page's stylesheet is the one file anyone may load.
+	if rec := request(h, http.MethodGet, "/console/console.css", "192.0.2.10:5000", "api.internal.test", nil, ""); rec.Code != http.StatusOK {
+		t.Errorf("console.css from another machine: %d", rec.Code)
+	}
+}
+
+func TestLoginFormSetsASessionCookie(t *testing.T) {
+	anon, service := testKeys(t)
+	h := console.Handler(console.Options{AnonKey: anon, ServiceRoleKey: service, ManagementToken: mgmtToken})
+	const remote, host = "192.0.2.10:5000", "api.example.test"
+	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
+
+	rec := request(h, http.MethodPost, "/console/login", remote, host, form, url.Values{"token": {"sbp_wrong"}}.Encode())
+	if rec.Code != http.StatusUnauthorized || rec.Header().Get("Set-Cookie") != "" ||
+		!strings.Contains(rec.Body.String(), "not the project&#39;s management token") {
+		t.Fatalf("wrong token: %d %q\n%s", rec.Code, rec.Header().Get("Set-Cookie"), rec.Body)
+	}
+	rec = request(h, http.MethodPost, "/console/login", remote, host, form, url.Values{"token": {mgmtToken}}.Encode())
+	cookies := rec.Result().Cookies()
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/console/" || len(cookies) != 1 {
+		t.Fatalf("right token: %d, Location %q, cookies %v", rec.Code, rec.Header().Get("Location"), cookies)
+	}
+	c := cookies[0]
+	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/console/" || c.Value == mgmtToken ||
+		strings.Contains(c.Value, mgmtToken) {
+		t.Errorf("session cookie %+v", c)
+	}
+	with := map[string]string{"Cookie": c.Name + "=" + c.Value}
+	rec = request(h, http.MethodGet, "/console/api/credentials", remote, host, with, "")
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), service) {
+		t.Errorf("with the session cookie: %d", rec.Code)
+	}
+	forged := map[string]string{"Cookie": c.Name + "=" + strings.Repeat("0", len(c.Value))}
+	if rec := request(h, http.MethodGet, "/console/", remote, host, forged, ""); rec.Code != http.StatusUnauthorized {
+		t.Errorf("forged cookie: %d", rec.Code)
+	}
+	// Behind a TLS proxy the cookie is Secure.
+	form["X-Forwarded-Proto"] = "https"
+	rec = request(h, http.MethodPost, "/console/login", remote, host, form, url.Values{"token": {mgmtToken}}.Encode())
+	if cs := rec.Result().Cookies(); len(cs) != 1 || !cs[0].Secure {
+		t.Errorf("behind TLS: cookies %v", cs)
+	}
+	// The session is tied to the token: another server's token opens nothing here.
+	other := console.Handler(console.Options{AnonKey: anon, ManagementToken: mgmtToken + "x"})
+	if rec := request(other, http.MethodGet, "/console/", remote, host, with, ""); rec.Code != http.StatusUnauthorized {
+		t.Errorf("a cookie of another token: %d", rec.Code)
+	}
+}
+
+// Without a management token only this machine gets in: no token, empty or not, opens the console.
+func TestWithoutAManagementTokenOnlyLoopback(t *testing.T) {
+	anon, _ := testKeys(t)
+	h := console.Handler(console.Options{AnonKey: anon})
+	for _, header := range []map[string]string{nil, {"Authorization": "Bearer "}, {"Authorization": "Bearer x"}} {
+		if rec := request(h, http.MethodGet, "/console/", "192.0.2.10:5000", "api.example.test", header, ""); rec.Code != http.StatusUnauthorized {
+			t.Errorf("%v: status %d", header, rec.Code)
+		}
+	}
+	rec := request(h, http.MethodPost, "/console/login", "192.0.2.10:5000", "api.example.test",
+		map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, "token=")
+	if rec.Code != http.StatusUnauthorized || rec.Header().Get("Set-Cookie") != "" {
+		t.Errorf("empty token login: %d %q", rec.Code, rec.Header().Get("Set-Cookie"))
+	}
+}

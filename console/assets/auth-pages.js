@@ -1,0 +1,222 @@
+// Authentication > Providers and Authentication > Users. Providers reads and writes the project's auth
+// configuration through the management API (GET and PATCH /v1/projects/{ref}/config/auth) with the management
+// token; Users reads GET /auth/v1/admin/users with the service_role key. Everything shown comes from those
+// answers and is set as text, never as HTML.
+(function () {
+  'use strict';
+  var consoleAPI = window.pgreflectConsole;
+  var cfg = consoleAPI.cfg;
+
+  function $(id) { return document.getElementById(id); }
+  function el(tag, attrs, children) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      if (k === 'text') e.textContent = attrs[k];
+      else if (k === 'className') e.className = attrs[k];
+      else e.setAttribute(k, attrs[k]);
+    });
+    (children || []).forEach(function (c) { e.appendChild(c); });
+    return e;
+  }
+  function status(id, text, kind) {
+    var b = $(id);
+    b.textContent = text || '';
+    b.hidden = !text;
+    b.className = 'banner ' + (kind === 'error' ? 'banner-error' : 'banner-info');
+  }
+
+  // errorOf turns a failed answer into a sentence: the JSON message when there is one.
+  function errorOf(res) {
+    return res.text().then(function (body) {
+      var msg = '';
+      try {
+        var j = JSON.parse(body);
+        msg = j.message || j.msg || j.error_description || j.error || '';
+      } catch (e) { /* not JSON: the server has no such route */ }
+      if (res.status === 404 && !msg) {
+        return 'Sign-in is off on this server (it was started without an auth database), so there is nothing to show.';
+      }
+      return (msg || 'request failed') + ' (HTTP ' + res.status + ')';
+    });
+  }
+
+  // ---- Providers ----
+
+  var configURL = '/v1/projects/' + encodeURIComponent(cfg.projectRef || '') + '/config/auth';
+
+  function managementFetch(method, body) {
+    return consoleAPI.credentials().then(function (c) {
+      var init = { method: method, cache: 'no-store',
+        headers: { Authorization: 'Bearer ' + (c.managementToken || '') } };
+      if (body) {
+        init.headers['Content-Type'] = 'application/json';
+        init.body = JSON.stringify(body);
+      }
+      return fetch(configURL, init);
+    });
+  }
+
+  var displayNames = { github: 'GitHub', gitlab: 'GitLab', linkedin_oidc: 'LinkedIn (OIDC)',
+    slack_oidc: 'Slack (OIDC)', workos: 'WorkOS', azure: 'Azure' };
+  function displayName(p) { return displayNames[p] || p.charAt(0).toUpperCase() + p.slice(1); }
+
+  function providerNames(conf) {
+    var names = [];
+    Object.keys(conf).forEach(function (k) {
+      var m = /^external_(.+)_enabled$/.exec(k);
+      if (m) names.push(m[1]);
+    });
+    // Enabled ones first, then by name.
+    return names.sort(function (a, b) {
+      var ea = conf['external_' + a + '_enabled'] ? 0 : 1, eb = conf['external_' + b + '_enabled'] ? 0 : 1;
+      return ea - eb || (a < b ? -1 : a > b ? 1 : 0);
+    });
+  }
+
+  function checkbox(id, label, checked) {
+    var input = el('input', { type: 'checkbox', id: id });
+    input.checked = !!checked;
+    return el('label', { className: 'check', 'for': id }, [input, document.createTextNode(' ' + label)]);
+  }
+
+  function providerForm(name, conf, open) {
+    var f = function (field) { return conf['external_' + name + '_' + field]; };
+    var id = function (field) { return 'provider-' + name + '-' + field; };
+    var enabled = !!f('enabled');
+    var summary = el('summary', {}, [
+      el('span', { className: 'provider-name', text: displayName(name) }),
+      el('span', { className: 'tag' + (enabled ? '' : ' off'), id: id('state'), text: enabled ? 'Enabled' : 'Disabled' })
+    ]);
+    var clientID = el('input', { id: id('client_id'), spellcheck: 'false', placeholder: 'web client ID, then iOS and Android client IDs' });
+    clientID.value = f('client_id') || '';
+    var secret = el('input', { id: id('secret'), type: 'password', spellcheck: 'false',
+      placeholder: f('secret') ? 'set; leave empty to keep it' : 'not set' });
+    var result = el('span', { className: 'muted', id: id('result'), role: 'status' });
+    var save = el('button', { type: 'submit', id: id('save'), text: 'Save' });
+    var form = el('form', { className: 'provider-form', 'data-provider': name, autocomplete: 'off' }, [
+      checkbox(id('enabled'), 'Enable Sign in with ' + displayName(name), enabled),
+      el('label', { 'for': id('client_id'), text: 'Client IDs' }), clientID,
+      el('p', { className: 'hint', text: 'Comma-separated, the web client ID first. ID tokens of any of them are accepted.' }),
+      el('label', { 'for': id('secret'), text: 'Client secret (for OAuth)' }), secret,
+      checkbox(id('skip_nonce_check'), 'Skip nonce checks', f('skip_nonce_check')),
+      el('p', { className: 'hint', text: 'Accept ID tokens without a nonce (for iOS sign-in, where the nonce cannot be read).' }),
+      checkbox(id('email_optional'), 'Allow users without an email', f('email_optional')),
+      el('div', { className: 'provider-actions' }, [save, result])
+    ]);
+    form.addEventListener('submit', function (e) {
+      e.preventDefault();
+      var prefix = 'external_' + name + '_';
+      var body = {};
+      body[prefix + 'enabled'] = $(id('enabled')).checked;
+      body[prefix + 'client_id'] = clientID.value.trim();
+      body[prefix + 'skip_nonce_check'] = $(id('skip_nonce_check')).checked;
+      body[prefix + 'email_optional'] = $(id('email_optional')).checked;
+      if (secret.value !== '') body[prefix + 'secret'] = secret.value;
+      save.disabled = true;
+      result.textContent = 'Saving…';
+      managementFetch('PATCH', body).then(function (res) {
+        if (!res.ok) return errorOf(res).then(function (msg) { throw new Error(msg); });
+        return res.json().then(function (conf) {
+          renderProviders(conf, name);
+          $(id('result')).textContent = 'Saved';
+        });
+      }).catch(function (err) {
+        save.disabled = false;
+        result.textContent = err.message;
+        result.className = 'error-text';
+      });
+    });
+    var details = el('details', { className: 'provider', id: 'provider-' + name }, [summary, form]);
+    details.open = !!open;
+    return details;
+  }
+
+  function renderProviders(conf, open) {
+    var list = $('provider-list');
+    list.textContent = '';
+    providerNames(conf).forEach(function (name) {
+      list.appendChild(providerForm(name, conf, name === open));
+    });
+    list.dataset.loaded = 'true';
+  }
+
+  function loadProviders() {
+    $('provider-list').dataset.loaded = '';
+    if (!cfg.hasManagement) {
+      status('providers-status', 'The management API is off: this server was started without a management token.');
+      return;
+    }
+    status('providers-status', 'Loading…');
+    managementFetch('GET').then(function (res) {
+      if (!res.ok) return errorOf(res).then(function (msg) { throw new Error(msg); });
+      return res.json().then(function (conf) {
+        status('providers-status', '');
+        renderProviders(conf, 'google');
+      });
+    }).catch(function (err) { status('providers-status', err.message, 'error'); });
+  }
+
+  // ---- Users ----
+
+  var perPage = 50;
+  var usersPage = 1;
+
+  function when(ts) { return ts ? new Date(ts).toLocaleString() : '—'; }
+
+  function userRow(u) {
+    var identities = el('ul', { className: 'identities' }, (u.identities || []).map(function (i) {
+      return el('li', {}, [
+        el('span', { className: 'tag', text: i.provider }),
+        document.createTextNode(' ' + (i.email || '') + ' '),
+        el('code', { className: 'muted', text: i.id })
+      ]);
+    }));
+    return el('tr', { 'data-user-id': u.id }, [
+      el('td', { className: 'user-email', text: u.email || '—' }),
+      el('td', {}, [identities]),
+      el('td', { text: when(u.created_at) }),
+      el('td', { text: when(u.last_sign_in_at) }),
+      el('td', {}, [el('code', { text: u.id })])
+    ]);
+  }
+
+  function loadUsers() {
+    var table = $('users-table');
+    table.dataset.loaded = '';
+    if (!cfg.hasServiceRoleKey) {
+      status('users-status', 'Listing users needs the service_role key, which this server was not given.');
+      return;
+    }
+    status('users-status', 'Loading…');
+    consoleAPI.credentials().then(function (c) {
+      var key = c.serviceRoleKey || '';
+      return fetch('/auth/v1/admin/users?page=' + usersPage + '&per_page=' + perPage, { cache: 'no-store',
+        headers: { apikey: key, Authorization: 'Bearer ' + key } });
+    }).then(function (res) {
+      if (!res.ok) return errorOf(res).then(function (msg) { throw new Error(msg); });
+      var total = parseInt(res.headers.get('X-Total-Count') || '0', 10);
+      return res.json().then(function (body) {
+        var users = body.users || [];
+        var tbody = $('users-body');
+        tbody.textContent = '';
+        users.forEach(function (u) { tbody.appendChild(userRow(u)); });
+        table.hidden = users.length === 0;
+        var first = (usersPage - 1) * perPage;
+        $('users-range').textContent = users.length ? (first + 1) + '–' + (first + users.length) + ' of ' + total : '';
+        $('users-prev').disabled = usersPage <= 1;
+        $('users-next').disabled = first + users.length >= total;
+        status('users-status', total === 0 ? 'No users yet: they appear here after their first sign-in.' : '');
+        table.dataset.loaded = 'true';
+      });
+    }).catch(function (err) { status('users-status', err.message, 'error'); });
+  }
+
+  $('users-prev').addEventListener('click', function () { usersPage = Math.max(1, usersPage - 1); loadUsers(); });
+  $('users-next').addEventListener('click', function () { usersPage++; loadUsers(); });
+  $('users-reload').addEventListener('click', loadUsers);
+
+  document.addEventListener('pgreflect:page', function (e) {
+    if (e.detail === 'providers') loadProviders();
+    if (e.detail === 'users') loadUsers();
+  });
+})();

@@ -33,6 +33,8 @@ const (
 	ProjectRef = "abcdefghijklmnopqrst"
 	ClientID   = "web.apps.example.com"
 	IDPSecret  = "idp-secret"
+	// ManagementToken opens the management API (/v1) and the console to clients that are not on loopback.
+	ManagementToken = "sbp_0000000000000000000000000000000000000000"
 )
 
 // Options say what the stack holds.
@@ -114,7 +116,7 @@ func New(t testing.TB, o Options) *Stack {
 	s.URL = "http://" + listener.Addr().String()
 	opts := stack.Options{
 		RequestURL: u.String(), JWTSecret: JWTSecret, AnonKey: s.Anon, ServiceRoleKey: s.Service,
-		ProjectRef: ProjectRef, ManagementToken: "sbp_0000000000000000000000000000000000000000",
+		ProjectRef: ProjectRef, ManagementToken: ManagementToken,
 		SearchPath: o.SearchPath, Config: config.Default(), APIURL: s.URL,
 		Logger: slog.New(slog.NewTextHandler(testLog{t}, nil)),
 	}

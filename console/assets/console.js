@@ -27,10 +27,16 @@
       button.textContent = 'Copied';
       setTimeout(function () { button.textContent = label; }, 1500);
     };
+    // The clipboard API needs a secure context and the browser's permission; the old way needs neither.
     if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(text).then(done);
+      navigator.clipboard.writeText(text).then(done, function () { copyBySelection(text); done(); });
       return;
     }
+    copyBySelection(text);
+    done();
+  }
+
+  function copyBySelection(text) {
     var area = document.createElement('textarea');
     area.value = text;
     area.setAttribute('readonly', '');
@@ -40,7 +46,6 @@
     area.select();
     document.execCommand('copy');
     document.body.removeChild(area);
-    done();
   }
 
   $('project-url').textContent = cfg.apiUrl;

@@ -1,0 +1,201 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgreflect/pgreflect/config"
+	"github.com/pgreflect/pgreflect/console"
+	"github.com/pgreflect/pgreflect/internal/browsertest"
+	"github.com/pgreflect/pgreflect/stacktest"
+	"github.com/pgreflect/pgreflect/testidp"
+)
+
+// call sends one request to the stack and decodes its JSON answer.
+func call(t *testing.T, method, url string, header map[string]string, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, raw)
+	}
+	return resp.StatusCode, out
+}
+
+// clickInView scrolls the element into the middle of the viewport first: Click aims at coordinates, and the
+// provider list is longer than the window.
+func clickInView(tb *browsertest.Tab, selector string) {
+	tb.Eval(fmt.Sprintf(`document.querySelector(%q).scrollIntoView({block: 'center'})`, selector), nil)
+	tb.Click(selector)
+}
+
+// The console's project, API-key, provider and users pages in a real browser, against a stack with sign-in
+// and the management API, where the provider "google" starts disabled.
+func TestBrowserConsolePages(t *testing.T) {
+	chromium := browsertest.Find(t)
+	s := stacktest.New(t, stacktest.Options{SignIn: true,
+		Configure: func(a *config.Auth) {
+			p := a.External["google"]
+			p.Enabled = false
+			a.External["google"] = p
+		},
+		Console: func(anon string) http.Handler {
+			_, service := testKeys(t)
+			return console.Handler(console.Options{AnonKey: anon, ServiceRoleKey: service, ProjectName: "demo-project",
+				ProjectRef: stacktest.ProjectRef, ManagementToken: stacktest.ManagementToken})
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	b := browsertest.Start(t, chromium)
+	shots := browsertest.ScreenshotDir(t)
+	mgmt := map[string]string{"Authorization": "Bearer " + stacktest.ManagementToken}
+	configURL := s.URL + "/v1/projects/" + stacktest.ProjectRef + "/config/auth"
+
+	t.Run("general page shows the project name, Reference ID and API URL", func(t *testing.T) {
+		tb := b.NewTab(ctx)
+		tb.Navigate(s.URL + "/console/#settings/general")
+		tb.WaitFor(`!document.getElementById('page-general').hidden`, 10*time.Second)
+		for id, want := range map[string]string{"project-name": "demo-project", "project-ref": stacktest.ProjectRef,
+			"general-api-url": s.URL} {
+			if got := tb.EvalString(fmt.Sprintf(`document.getElementById(%q).value`, id)); got != want {
+				t.Errorf("%s = %q, want %q", id, got, want)
+			}
+		}
+		tb.Click(`button[data-copy="project-ref"]`)
+		tb.WaitFor(`document.querySelector('button[data-copy="project-ref"]').textContent === 'Copied'`, 5*time.Second)
+		tb.Screenshot(filepath.Join(shots, "console-settings-general.png"))
+	})
+
+	t.Run("API page shows the service_role key only after Reveal", func(t *testing.T) {
+		tb := b.NewTab(ctx)
+		tb.Navigate(s.URL + "/console/#settings/api")
+		tb.WaitFor(`document.getElementById('anon-key').value !== ''`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('anon-key').value`); got != s.Anon {
+			t.Errorf("anon key = %q", got)
+		}
+		html := tb.EvalString(`document.documentElement.outerHTML`)
+		for name, secret := range map[string]string{"service_role key": s.Service, "JWT secret": stacktest.JWTSecret,
+			"management token": stacktest.ManagementToken} {
+			if strings.Contains(html, secret) {
+				t.Errorf("before Reveal the page holds the %s", name)
+			}
+		}
+		tb.Click("#reveal-service-role")
+		tb.WaitFor(`document.getElementById('service-role-key').value !== ''`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('service-role-key').value`); got != s.Service {
+			t.Errorf("revealed key = %q, want the service_role key", got)
+		}
+		tb.Screenshot(filepath.Join(shots, "console-settings-api-revealed.png"))
+		tb.Click("#reveal-service-role")
+		if got := tb.EvalString(`document.getElementById('service-role-key').value`); got != "" {
+			t.Errorf("after Hide the field holds %q", got)
+		}
+	})
+
+	t.Run("the provider page enables a provider and the change is visible through the management API", func(t *testing.T) {
+		if _, conf := call(t, http.MethodGet, configURL, mgmt, ""); conf["external_google_enabled"] != false {
+			t.Fatalf("google starts enabled: %v", conf["external_google_enabled"])
+		}
+		tb := b.NewTab(ctx)
+		tb.Navigate(s.URL + "/console/#auth/providers")
+		tb.WaitFor(`document.getElementById('provider-list').dataset.loaded === 'true'`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('callback-url').value`); got != s.URL+"/auth/v1/callback" {
+			t.Errorf("callback URL = %q", got)
+		}
+		if got := tb.EvalString(`document.getElementById('provider-google-state').textContent`); got != "Disabled" {
+			t.Errorf("google's state = %q", got)
+		}
+		if got := tb.EvalString(`document.getElementById('provider-google-client_id').value`); got != stacktest.ClientID {
+			t.Errorf("google's client IDs = %q, want the configured %q", got, stacktest.ClientID)
+		}
+		// Enabling github without a client ID is refused, with the management API's reason on the page.
+		clickInView(tb, "#provider-github summary")
+		clickInView(tb, "#provider-github-enabled")
+		clickInView(tb, "#provider-github-save")
+		tb.WaitFor(`document.getElementById('provider-github-result').textContent.includes('required')`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('provider-github-result').textContent`); !strings.Contains(got, "external_github_client_id") {
+			t.Errorf("refusal shown as %q", got)
+		}
+		// Google: enabled, a second client ID, a new secret, nonce checks skipped.
+		clickInView(tb, "#provider-google-enabled")
+		clickInView(tb, "#provider-google-client_id")
+		tb.TypeText(",ios.apps.example.com")
+		clickInView(tb, "#provider-google-secret")
+		tb.TypeText("a-new-secret")
+		clickInView(tb, "#provider-google-skip_nonce_check")
+		clickInView(tb, "#provider-google-save")
+		tb.WaitFor(`document.getElementById('provider-google-result') &&
+			document.getElementById('provider-google-result').textContent === 'Saved'`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('provider-google-state').textContent`); got != "Enabled" {
+			t.Errorf("after saving google's state = %q", got)
+		}
+		tb.Eval(`document.getElementById('provider-google').scrollIntoView({block: 'center'})`, nil)
+		tb.Screenshot(filepath.Join(shots, "console-auth-providers.png"))
+
+		_, conf := call(t, http.MethodGet, configURL, mgmt, "")
+		want := map[string]any{"external_google_enabled": true, "external_google_skip_nonce_check": true,
+			"external_google_client_id": stacktest.ClientID + ",ios.apps.example.com", "external_github_enabled": false}
+		for k, v := range want {
+			if conf[k] != v {
+				t.Errorf("management API %s = %v, want %v", k, conf[k], v)
+			}
+		}
+		// Secrets come back hashed: the hash of the new one, not of the old.
+		_, hashed := call(t, http.MethodPatch, configURL, mgmt, `{"external_google_secret": "a-new-secret"}`)
+		if conf["external_google_secret"] == nil || conf["external_google_secret"] != hashed["external_google_secret"] {
+			t.Errorf("secret %v, want the hash of the one typed (%v)", conf["external_google_secret"], hashed["external_google_secret"])
+		}
+		// And sign-in follows it: /settings lists google, and its ID tokens are accepted without a nonce.
+		_, settings := call(t, http.MethodGet, s.URL+"/auth/v1/settings", map[string]string{"apikey": s.Anon}, "")
+		if ext, _ := settings["external"].(map[string]any); ext["google"] != true {
+			t.Errorf("/settings external = %v", settings["external"])
+		}
+	})
+
+	t.Run("users page lists users and their identities", func(t *testing.T) {
+		user := testidp.User{Sub: "109876543210", Email: "console.user@example.com", EmailVerified: true}
+		token := s.IDP.MintIDToken(s.IDP.Claims(user), testidp.MintOptions{})
+		status, session := call(t, http.MethodPost, s.URL+"/auth/v1/token?grant_type=id_token",
+			map[string]string{"apikey": s.Anon, "Content-Type": "application/json"},
+			fmt.Sprintf(`{"provider": "google", "id_token": %q}`, token))
+		if status != http.StatusOK {
+			t.Fatalf("sign-in: %d %v", status, session)
+		}
+		userID := session["user"].(map[string]any)["id"].(string)
+		tb := b.NewTab(ctx)
+		tb.Navigate(s.URL + "/console/#auth/users")
+		tb.WaitFor(`document.getElementById('users-table').dataset.loaded === 'true'`, 10*time.Second)
+		row := tb.EvalString(fmt.Sprintf(`(document.querySelector('tr[data-user-id=%q]') || {innerText: ''}).innerText`, userID))
+		for _, want := range []string{"console.user@example.com", "google", "109876543210", userID} {
+			if !strings.Contains(row, want) {
+				t.Errorf("the user's row lacks %q: %q", want, row)
+			}
+		}
+		if got := tb.EvalString(`document.getElementById('users-range').textContent`); got != "1–1 of 1" {
+			t.Errorf("range %q", got)
+		}
+		tb.Screenshot(filepath.Join(shots, "console-auth-users.png"))
+	})
+
+	// The refused PATCH of the provider test is a 400 the page asked for.
+	b.CheckNoPageErrors(t, "status of 400")
+}

@@ -23,9 +23,10 @@ build:
 run: deps build
 	./$(BIN) start $(ARGS)
 
-# With the race detector: the engine, the caches and the auth store are all used concurrently.
+# With the race detector: the engine, the caches and the auth store are all used concurrently. testsummary
+# runs go test and lists at the end the tests that skipped, with their reasons; it exits with go test's status.
 test: vet
-	$(GO) test -race -count=1 -timeout 60m ./...
+	$(GO) run ./internal/testsummary -race -count=1 -timeout 60m ./...
 
 # Every Fuzz target of the module, one after another, FUZZTIME each; a failure stops the run and leaves the
 # input in the package's testdata/fuzz/<FuzzName>/, which `make test` then replays.

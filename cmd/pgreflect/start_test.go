@@ -239,8 +239,21 @@ func TestStartStatusStopRestart(t *testing.T) {
 		page, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 || !strings.Contains(string(page), env["ANON_KEY"]) ||
-			strings.Contains(string(page), env["SERVICE_ROLE_KEY"]) || strings.Contains(string(page), env["JWT_SECRET"]) {
+			strings.Contains(string(page), env["SERVICE_ROLE_KEY"]) || strings.Contains(string(page), env["JWT_SECRET"]) ||
+			strings.Contains(string(page), env["MANAGEMENT_TOKEN"]) || !strings.Contains(string(page), env["PROJECT_REF"]) {
 			t.Errorf("console page: %d (anon key shown: %v)", resp.StatusCode, strings.Contains(string(page), env["ANON_KEY"]))
+		}
+	}
+	// Its pages get the service_role key (behind Reveal) and the management token (for the Providers page)
+	// from the credentials endpoint, which answers this machine.
+	if resp, err := http.Get(env["STUDIO_URL"] + "api/credentials"); err != nil {
+		t.Errorf("console credentials: %v", err)
+	} else {
+		var creds map[string]string
+		err := json.NewDecoder(resp.Body).Decode(&creds)
+		resp.Body.Close()
+		if err != nil || creds["serviceRoleKey"] != env["SERVICE_ROLE_KEY"] || creds["managementToken"] != env["MANAGEMENT_TOKEN"] {
+			t.Errorf("console credentials: %d %v", resp.StatusCode, err)
 		}
 	}
 	if len(env["PROJECT_REF"]) != 20 || strings.ToLower(env["PROJECT_REF"]) != env["PROJECT_REF"] {

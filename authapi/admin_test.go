@@ -92,3 +92,42 @@ func TestAdminListUsers(t *testing.T) {
 		t.Errorf("POST /admin/users: %d (read-only here)", r.status)
 	}
 }
+
+// supabase-js's auth.admin.listUsers reads the users, and the next and last page from the Link header.
+func TestSupabaseJSAdminListUsers(t *testing.T) {
+	nodeCommand(t) // skips before any setup when Node is missing
+	w := newWorld(t, nil)
+	for i := range 3 {
+		w.idTokenSignIn(testidp.User{Sub: fmt.Sprintf("js-sub-%d", i), Email: fmt.Sprintf("js%d@example.com", i), EmailVerified: true})
+	}
+	type page struct {
+		Error      *jsError   `json:"error"`
+		Emails     []string   `json:"emails"`
+		Identities [][]string `json:"identities"`
+		Aud        string     `json:"aud"`
+		NextPage   *int       `json:"nextPage"`
+		LastPage   int        `json:"lastPage"`
+		Total      int        `json:"total"`
+	}
+	var out struct{ All, First, Second, Anon page }
+	in := w.jsInput()
+	in.ServiceKey = w.service
+	runJS(t, "adminUsers", in, &out)
+
+	if out.All.Error != nil || strings.Join(out.All.Emails, " ") != "js2@example.com js1@example.com js0@example.com" ||
+		out.All.Aud != "authenticated" || out.All.Total != 3 || out.All.LastPage != 1 || out.All.NextPage != nil {
+		t.Errorf("listUsers(): %+v", out.All)
+	}
+	if len(out.All.Identities) != 3 || len(out.All.Identities[0]) != 1 || out.All.Identities[0][0] != "google:js-sub-2" {
+		t.Errorf("identities %v", out.All.Identities)
+	}
+	if out.First.Error != nil || len(out.First.Emails) != 2 || out.First.NextPage == nil || *out.First.NextPage != 2 ||
+		out.First.LastPage != 2 || out.First.Total != 3 {
+		t.Errorf("page 1 of 2: %+v", out.First)
+	}
+	if out.Second.Error != nil || strings.Join(out.Second.Emails, " ") != "js0@example.com" || out.Second.NextPage != nil ||
+		out.Second.LastPage != 2 {
+		t.Errorf("page 2 of 2: %+v", out.Second)
+	}
+	wantJSError(t, "listUsers with the anon key", out.Anon.Error, "AuthApiError", "not_admin", 403)
+}

@@ -215,6 +215,7 @@ type (
 type jsInput struct {
 	URL          string      `json:"url"`
 	AnonKey      string      `json:"anonKey"`
+	ServiceKey   string      `json:"serviceRoleKey,omitempty"`
 	RedirectTo   string      `json:"redirectTo,omitempty"`
 	Offline      bool        `json:"offline,omitempty"`
 	SignOutScope string      `json:"signOutScope,omitempty"`

@@ -170,6 +170,25 @@ const scenarios = {
     return out
   },
 
+  // adminUsers lists users as a server-side app does with the service_role key (auth.admin.listUsers), page
+  // by page, and once with the anon key, which must be refused.
+  async adminUsers() {
+    const admin = createClient(input.url, input.serviceRoleKey, { auth: { persistSession: false, autoRefreshToken: false } })
+    const page = async (client, params) => {
+      const { data, error } = await client.auth.admin.listUsers(params)
+      return { error: errInfo(error), emails: (data?.users ?? []).map((u) => u.email),
+        identities: (data?.users ?? []).map((u) => (u.identities ?? []).map((i) => i.provider + ':' + i.id)),
+        aud: data?.aud ?? null, nextPage: data?.nextPage ?? null, lastPage: data?.lastPage ?? null, total: data?.total ?? null }
+    }
+    const anon = newClient('pkce').client
+    return {
+      all: await page(admin),
+      first: await page(admin, { page: 1, perPage: 2 }),
+      second: await page(admin, { page: 2, perPage: 2 }),
+      anon: await page(anon),
+    }
+  },
+
   // errors records the error answers an app sees for requests the server must refuse.
   async errors() {
     const out = {}

@@ -196,6 +196,37 @@ func TestBrowserConsolePages(t *testing.T) {
 		tb.Screenshot(filepath.Join(shots, "console-auth-users.png"))
 	})
 
-	// The refused PATCH of the provider test is a 400 the page asked for.
-	b.CheckNoPageErrors(t, "status of 400")
+	// A proxy on this machine that forwards another client's request (X-Forwarded-For) is not loopback: the
+	// browser gets the login form until it gives the management token.
+	t.Run("from another machine the console asks for the management token", func(t *testing.T) {
+		tb := b.NewTab(ctx)
+		tb.Must("Network.enable", nil)
+		tb.Must("Network.setExtraHTTPHeaders", map[string]any{"headers": map[string]string{"X-Forwarded-For": "198.51.100.7"}})
+		tb.Navigate(s.URL + "/console/#settings/general")
+		if html := tb.EvalString(`document.documentElement.outerHTML`); !strings.Contains(html, "Console access") ||
+			strings.Contains(html, s.Anon) || strings.Contains(html, stacktest.ProjectRef) {
+			t.Fatalf("a remote client sees more than the login form:\n%s", html)
+		}
+		tb.Click("#token")
+		tb.TypeText("sbp_not-the-token")
+		tb.Click("button[type=submit]")
+		tb.WaitFor(`document.querySelector('.login-error') && !document.querySelector('.login-error').hidden`, 10*time.Second)
+		tb.Screenshot(filepath.Join(shots, "console-login-refused.png"))
+		tb.Click("#token")
+		tb.TypeText(stacktest.ManagementToken)
+		tb.Click("button[type=submit]")
+		tb.WaitFor(`document.getElementById('anon-key') && document.getElementById('anon-key').value !== ''`, 10*time.Second)
+		tb.Navigate(s.URL + "/console/#settings/general")
+		tb.WaitFor(`document.getElementById('project-ref').value !== ''`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('project-ref').value`); got != stacktest.ProjectRef {
+			t.Errorf("after the login the Reference ID is %q", got)
+		}
+		// The session cookie is HttpOnly: the page's scripts cannot read it.
+		if got := tb.EvalString(`document.cookie`); got != "" {
+			t.Errorf("document.cookie = %q", got)
+		}
+	})
+
+	// The refused PATCH of the provider test is a 400 the page asked for, the refused login a 401.
+	b.CheckNoPageErrors(t, "status of 400", "status of 401")
 }

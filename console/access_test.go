@@ -123,8 +123,9 @@ func TestWithoutAManagementTokenOnlyLoopback(t *testing.T) {
 	anon, _ := testKeys(t)
 	h := console.Handler(console.Options{AnonKey: anon})
 	for _, header := range []map[string]string{nil, {"Authorization": "Bearer "}, {"Authorization": "Bearer x"}} {
-		if rec := request(h, http.MethodGet, "/console/", "192.0.2.10:5000", "api.example.test", header, ""); rec.Code != http.StatusUnauthorized {
-			t.Errorf("%v: status %d", header, rec.Code)
+		rec := request(h, http.MethodGet, "/console/", "192.0.2.10:5000", "api.example.test", header, "")
+		if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "answers only on its own machine") {
+			t.Errorf("%v: status %d\n%s", header, rec.Code, rec.Body)
 		}
 	}
 	rec := request(h, http.MethodPost, "/console/login", "192.0.2.10:5000", "api.example.test",

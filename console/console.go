@@ -308,6 +308,9 @@ func (h *handler) deny(w http.ResponseWriter, r *http.Request, msg string) {
 	if r.Method == http.MethodHead {
 		return
 	}
+	if msg == "" && !h.hasToken {
+		msg = "This server has no management token: its console answers only on its own machine."
+	}
 	page := h.login
 	if msg != "" {
 		page = bytes.Replace(page, []byte(`<p class="login-error" hidden></p>`),

@@ -2,10 +2,6 @@ package client
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/oauth2"
 )
 
 // Auth signs users in through /auth/v1 and keeps the session. Its zero value is not usable: use Client.Auth.
@@ -233,13 +231,9 @@ func (a *Auth) AuthorizeURL(provider string, o AuthorizeOptions) (authURL, verif
 		q.Set(k, v)
 	}
 	if !o.Implicit {
-		b := make([]byte, 32)
-		if _, err := rand.Read(b); err != nil {
-			return "", "", err
-		}
-		verifier = hex.EncodeToString(b)
-		sum := sha256.Sum256([]byte(verifier))
-		q.Set("code_challenge", base64.RawURLEncoding.EncodeToString(sum[:]))
+		verifier = oauth2.GenerateVerifier()
+		// supabase-js sends the method in lower case; the server accepts either.
+		q.Set("code_challenge", oauth2.S256ChallengeFromVerifier(verifier))
 		q.Set("code_challenge_method", "s256")
 	}
 	return a.c.baseURL + "/auth/v1/authorize?" + q.Encode(), verifier, nil

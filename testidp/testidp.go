@@ -5,6 +5,9 @@
 //
 // Consent is automatic unless Options.Interactive is set; then /authorize shows a page with Allow and Deny
 // buttons, so a browser (or a headless one in a test) can click through it.
+//
+// For the pre-built button and One Tap flows it serves /gsi/client, a stand-in for Google's client script
+// (https://accounts.google.com/gsi/client) that gives the page's callback ID tokens this provider signed.
 package testidp
 
 import (
@@ -14,11 +17,13 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/subtle"
+	_ "embed"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -255,7 +260,46 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /token", s.token)
 	mux.HandleFunc("GET /userinfo", s.userinfo)
 	mux.HandleFunc("POST /userinfo", s.userinfo)
+	mux.HandleFunc("GET /gsi/client", s.gsiClient)
+	mux.HandleFunc("POST /gsi/credential", s.gsiCredential)
 	return mux
+}
+
+// gsiClientJS is the stand-in for the provider's client script of the pre-built button and One Tap.
+//
+//go:embed gsi_client.js
+var gsiClientJS string
+
+func (s *Server) gsiClient(w http.ResponseWriter, _ *http.Request) {
+	issuer, _ := json.Marshal(s.issuer)
+	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	_, _ = io.WriteString(w, strings.Replace(gsiClientJS, "__ISSUER__", string(issuer), 1))
+}
+
+// gsiCredential hands the stand-in client script an ID token for the user who consents, as the provider's
+// button and One Tap prompt hand one to the page: audience the client ID, the page's nonce unchanged. Any
+// origin may ask (the real provider checks the client's JavaScript origins); this is a test provider.
+func (s *Server) gsiCredential(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": "bad form body"})
+		return
+	}
+	if r.PostForm.Get("client_id") != s.opts.ClientID {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client",
+			"error_description": fmt.Sprintf("unknown client_id %q", r.PostForm.Get("client_id"))})
+		return
+	}
+	s.mu.Lock()
+	user := s.user
+	s.mu.Unlock()
+	claims := s.Claims(user)
+	if n := r.PostForm.Get("nonce"); n != "" {
+		claims["nonce"] = n
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"credential": s.MintIDToken(claims, MintOptions{})})
 }
 
 func (s *Server) discovery(w http.ResponseWriter, _ *http.Request) {

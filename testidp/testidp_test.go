@@ -2,6 +2,7 @@ package testidp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -448,5 +449,57 @@ func TestConcurrentFlows(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+func TestGSIStandIn(t *testing.T) {
+	f := newFixture(t, Options{})
+	resp, err := http.Get(f.idp.URL() + "/gsi/client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/javascript") {
+		t.Errorf("content type %q", ct)
+	}
+	for _, want := range []string{`var issuer = "` + f.idp.URL() + `";`, "google.accounts.id", "renderButton", "prompt",
+		"g_id_onload", "use_fedcm_for_prompt"} {
+		if !strings.Contains(string(script), want) {
+			t.Errorf("the script lacks %q", want)
+		}
+	}
+
+	credential := func(form url.Values) (int, map[string]string, http.Header) {
+		t.Helper()
+		resp, err := http.PostForm(f.idp.URL()+"/gsi/credential", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]string
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, body, resp.Header
+	}
+	status, body, h := credential(url.Values{"client_id": {clientID}, "nonce": {"hashed-nonce"}})
+	if status != http.StatusOK || h.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("credential: %d %v, CORS %q", status, body, h.Get("Access-Control-Allow-Origin"))
+	}
+	tok, err := f.verifier().Verify(t.Context(), body["credential"])
+	if err != nil {
+		t.Fatalf("the credential does not verify against the provider's keys: %v", err)
+	}
+	var claims struct{ Email, Nonce string }
+	if err := tok.Claims(&claims); err != nil || claims.Email != DefaultUser().Email || claims.Nonce != "hashed-nonce" {
+		t.Fatalf("claims %+v, %v", claims, err)
+	}
+	status, body, _ = credential(url.Values{"client_id": {clientID}})
+	if tok, err := f.verifier().Verify(t.Context(), body["credential"]); status != 200 || err != nil || tok.Nonce != "" {
+		t.Fatalf("without a nonce: %d %v %v", status, body, err)
+	}
+	if status, body, _ := credential(url.Values{"client_id": {"someone-else"}}); status != 400 || body["error"] != "invalid_client" {
+		t.Fatalf("unknown client: %d %v", status, body)
 	}
 }

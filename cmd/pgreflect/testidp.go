@@ -42,6 +42,7 @@ func runTestIDP(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "test identity provider at %s (client id %s)\n", s.URL(), *clientID)
 	fmt.Fprintf(stdout, "configure it in supabase/config.toml:\n\n[auth.external.google]\nenabled = true\nclient_id = %q\nsecret = %q\nurl = %q\n\n",
 		*clientID, *secret, s.URL())
+	fmt.Fprintf(stdout, "pages with the pre-built button or One Tap load %s/gsi/client instead of https://accounts.google.com/gsi/client\n", s.URL())
 	<-ctx.Done()
 	return nil
 }

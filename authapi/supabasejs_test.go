@@ -8,14 +8,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,11 +27,7 @@ import (
 
 // ---- running supabase-js ----
 
-var (
-	npmOnce sync.Once
-	npmErr  error
-	jsDir   = filepath.Join("..", "testdata", "supabase-js")
-)
+var jsDir = filepath.Join("..", "testdata", "supabase-js")
 
 // nodeCommand returns node's path and the flags it needs, or skips the test when Node is not installed.
 func nodeCommand(t *testing.T) (string, []string) {
@@ -59,45 +53,11 @@ func nodeCommand(t *testing.T) (string, []string) {
 	return node, flags
 }
 
-// npmInstall installs supabase-js into testdata/supabase-js/node_modules once per test binary. An existing
-// install is kept when it is newer than package-lock.json.
-func npmInstall(t *testing.T) {
-	t.Helper()
-	npmOnce.Do(func() {
-		lock := filepath.Join(jsDir, "package-lock.json")
-		hidden := filepath.Join(jsDir, "node_modules", ".package-lock.json")
-		if li, err := os.Stat(lock); err == nil {
-			if hi, err := os.Stat(hidden); err == nil && !hi.ModTime().Before(li.ModTime()) {
-				return
-			}
-		}
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			npmErr = fmt.Errorf("node is installed but npm is not: %w", err)
-			return
-		}
-		args := []string{"install", "--no-audit", "--no-fund"}
-		if _, err := os.Stat(lock); err == nil {
-			args = []string{"ci", "--no-audit", "--no-fund"}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, npm, args...)
-		cmd.Dir = jsDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			npmErr = fmt.Errorf("npm %s: %w\n%s", strings.Join(args, " "), err, out)
-		}
-	})
-	if npmErr != nil {
-		t.Fatal(npmErr)
-	}
-}
-
 // runJS runs one scenario of flows.mjs with input on stdin and decodes its RESULT line into out.
 func runJS(t *testing.T, scenario string, input, out any) {
 	t.Helper()
 	node, flags := nodeCommand(t)
-	npmInstall(t)
+	testenv.NPMInstall(t, jsDir)
 	in, err := json.Marshal(input)
 	if err != nil {
 		t.Fatal(err)

@@ -119,7 +119,7 @@ func TestBrowserExamplePages(t *testing.T) {
 		tb.Screenshot(filepath.Join(shots, "example-onetap-prompt.png"))
 
 		tb.Click("#gsi-standin-continue")
-		tb.WaitFor(`location.pathname === '/private.html' && document.getElementById('todos').dataset.loaded`, 20*time.Second)
+		tb.WaitFor(`location.pathname === '/private.html' && document.getElementById('todos')?.dataset.loaded`, 20*time.Second)
 		if got := tb.EvalString(`document.getElementById('email').innerText`); got != email {
 			t.Errorf("protected page shows %q, want %q", got, email)
 		}
@@ -142,9 +142,9 @@ func TestBrowserExamplePages(t *testing.T) {
 
 		// Signed out, the prompt is back.
 		tb.Navigate(page + "/private.html")
-		tb.WaitFor(`document.getElementById('todos').dataset.loaded`, 20*time.Second)
+		tb.WaitFor(`document.getElementById('todos')?.dataset.loaded`, 20*time.Second)
 		tb.Click("#sign-out")
-		tb.WaitFor(`location.pathname === '/' && document.getElementById('status').dataset.state === 'prompted'`, 20*time.Second)
+		tb.WaitFor(`location.pathname === '/' && document.getElementById('status')?.dataset.state === 'prompted'`, 20*time.Second)
 	})
 
 	// The wrong-nonce attempt makes the browser log the 400 of /token.

@@ -1,18 +1,12 @@
 package authapi
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,66 +23,10 @@ import (
 
 var jsDir = filepath.Join("..", "testdata", "supabase-js")
 
-// nodeCommand returns node's path and the flags it needs, or skips the test when Node is not installed.
-func nodeCommand(t *testing.T) (string, []string) {
-	t.Helper()
-	node := testenv.LookPath(t, "the supabase-js end-to-end tests need Node.js 20 or later", "node")
-	out, err := exec.Command(node, "-p", "process.versions.node").Output()
-	if err != nil {
-		t.Fatalf("node -p process.versions.node: %v", err)
-	}
-	major, err := strconv.Atoi(strings.SplitN(strings.TrimSpace(string(out)), ".", 2)[0])
-	if err != nil {
-		t.Fatalf("node version %q: %v", out, err)
-	}
-	if major < 20 {
-		t.Fatalf("node %s is too old: supabase-js needs Node.js 20 or later", strings.TrimSpace(string(out)))
-	}
-	// supabase-js 2.119 asks for Node 22 and throws at createClient on Node 20 for want of a global WebSocket
-	// (used by its realtime client); Node 20 has one behind --experimental-websocket.
-	var flags []string
-	if major < 22 {
-		flags = append(flags, "--experimental-websocket")
-	}
-	return node, flags
-}
-
 // runJS runs one scenario of flows.mjs with input on stdin and decodes its RESULT line into out.
 func runJS(t *testing.T, scenario string, input, out any) {
 	t.Helper()
-	node, flags := nodeCommand(t)
-	testenv.NPMInstall(t, jsDir)
-	in, err := json.Marshal(input)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append(flags, "flows.mjs", scenario)...)
-	cmd.Dir = jsDir
-	cmd.Stdin = bytes.NewReader(in)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node flows.mjs %s: %v\nstdout:\n%s\nstderr:\n%s", scenario, err, stdout.String(), stderr.String())
-	}
-	var result []byte
-	sc := bufio.NewScanner(&stdout)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		if r, ok := bytes.CutPrefix(sc.Bytes(), []byte("RESULT ")); ok {
-			result = append([]byte(nil), r...)
-		}
-	}
-	if result == nil {
-		t.Fatalf("node flows.mjs %s printed no result\nstdout:\n%s\nstderr:\n%s", scenario, stdout.String(), stderr.String())
-	}
-	if err := json.Unmarshal(result, out); err != nil {
-		t.Fatalf("decoding result of %s: %v\n%s", scenario, err, result)
-	}
-	if testing.Verbose() {
-		t.Logf("%s result: %s", scenario, result)
-	}
+	testenv.RunNodeScript(t, jsDir, "flows.mjs", []string{scenario}, input, out)
 }
 
 // What flows.mjs reports.
@@ -354,7 +292,7 @@ func runOAuthFlow(t *testing.T, scenario string, offline bool) (*world, *jsFlow)
 }
 
 func TestSupabaseJSPKCEFlow(t *testing.T) {
-	nodeCommand(t) // skips before any setup when Node is missing
+	testenv.Node(t) // skips before any setup when Node is missing
 	for _, offline := range []bool{true, false} {
 		t.Run(fmt.Sprintf("offline=%v", offline), func(t *testing.T) {
 			w, f := runOAuthFlow(t, "pkce", offline)
@@ -405,7 +343,7 @@ func TestSupabaseJSPKCEFlow(t *testing.T) {
 }
 
 func TestSupabaseJSImplicitFlow(t *testing.T) {
-	nodeCommand(t) // skips before any setup when Node is missing
+	testenv.Node(t) // skips before any setup when Node is missing
 	for _, offline := range []bool{true, false} {
 		t.Run(fmt.Sprintf("offline=%v", offline), func(t *testing.T) {
 			w, f := runOAuthFlow(t, "implicit", offline)
@@ -438,7 +376,7 @@ func TestSupabaseJSImplicitFlow(t *testing.T) {
 }
 
 func TestSupabaseJSIDTokenFlow(t *testing.T) {
-	nodeCommand(t) // skips before any setup when Node is missing
+	testenv.Node(t) // skips before any setup when Node is missing
 	w := newWorld(t, nil)
 	user := testidp.User{Sub: "110000000000000000042", Email: "Ida.Token@Example.com", EmailVerified: true, Name: "Ida Token"}
 	raw := randomHex(t, 16)
@@ -516,7 +454,7 @@ func TestSupabaseJSIDTokenFlow(t *testing.T) {
 }
 
 func TestSupabaseJSErrors(t *testing.T) {
-	nodeCommand(t) // skips before any setup when Node is missing
+	testenv.Node(t) // skips before any setup when Node is missing
 	w := newWorld(t, nil)
 	var out map[string]jsResult
 	runJS(t, "errors", w.jsInput(), &out)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -148,6 +150,80 @@ func (s cookieStore) remove(w http.ResponseWriter, r *http.Request, key string) 
 
 func (s cookieStore) verifierKey() string { return s.key + "-code-verifier" }
 
+// supabase-js 2.119+ also keeps each PKCE flow's verifier in a slot of its own, <key>-flow-<id>-code-verifier,
+// listed in <key>-flows-code-verifier, and (with its experimental appendPkceFlowIdToRedirects) names the
+// flow in the redirect's sb_flow_id parameter, so that sign-ins started in two tabs do not overwrite each
+// other's verifier.
+const flowIDParam = "sb_flow_id"
+
+var flowIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
+
+func (s cookieStore) flowVerifierKey(flowID string) string {
+	return s.key + "-flow-" + flowID + "-code-verifier"
+}
+
+func (s cookieStore) flowIndexKey() string { return s.key + "-flows-code-verifier" }
+
+// verifier reads the PKCE verifier of the flow (its slot when flowID is set, as supabase-js does, else the
+// fixed cookie). supabase-js stores "<verifier>/PASSWORD_RECOVERY" for password recovery, which has no place
+// in provider sign-in, so only the part before a slash counts.
+func (s cookieStore) verifier(r *http.Request, flowID string) string {
+	key := s.verifierKey()
+	if flowID != "" {
+		key = s.flowVerifierKey(flowID)
+	}
+	var v string
+	if decodeCookieValue(joinChunks(r, key), &v) != nil {
+		return ""
+	}
+	v, _, _ = strings.Cut(v, "/")
+	return v
+}
+
+func (s cookieStore) saveVerifier(w http.ResponseWriter, r *http.Request, verifier string) error {
+	v, err := encodeCookieValue(verifier)
+	if err != nil {
+		return fmt.Errorf("encode verifier cookie: %w", err)
+	}
+	s.setValue(w, r, s.verifierKey(), v, verifierCookieMaxAge)
+	return nil
+}
+
+// removeVerifier deletes the flow's verifier once it has been used: the fixed cookie when it was the one
+// used or holds the same verifier, and the flow's slot (named by flowID, or found by its value when the
+// redirect did not name the flow) with its entry in the index.
+func (s cookieStore) removeVerifier(w http.ResponseWriter, r *http.Request, flowID, verifier string) {
+	if flowID == "" || s.verifier(r, "") == verifier {
+		s.remove(w, r, s.verifierKey())
+	}
+	if flowID != "" {
+		s.remove(w, r, s.flowVerifierKey(flowID))
+	}
+	var index []string
+	if decodeCookieValue(joinChunks(r, s.flowIndexKey()), &index) != nil {
+		return
+	}
+	kept := slices.DeleteFunc(slices.Clone(index), func(id string) bool {
+		if id == flowID {
+			return true
+		}
+		if verifier == "" || !flowIDPattern.MatchString(id) || s.verifier(r, id) != verifier {
+			return false
+		}
+		s.remove(w, r, s.flowVerifierKey(id))
+		return true
+	})
+	switch {
+	case len(kept) == len(index):
+	case len(kept) == 0:
+		s.remove(w, r, s.flowIndexKey())
+	default:
+		if v, err := encodeCookieValue(kept); err == nil {
+			s.setValue(w, r, s.flowIndexKey(), v, sessionCookieMaxAge)
+		}
+	}
+}
+
 // session reads the request's session; nil when there is none or it cannot be read.
 func (s cookieStore) session(r *http.Request) *Session {
 	v := joinChunks(r, s.key)
@@ -168,32 +244,4 @@ func (s cookieStore) saveSession(w http.ResponseWriter, r *http.Request, sess *S
 	}
 	s.setValue(w, r, s.key, v, sessionCookieMaxAge)
 	return nil
-}
-
-// verifier reads the PKCE verifier cookie; supabase-js stores "<verifier>/PASSWORD_RECOVERY" for password
-// recovery, which has no place in provider sign-in, so only the part before a slash counts.
-func (s cookieStore) verifier(r *http.Request) string {
-	c, err := r.Cookie(s.verifierKey())
-	if err != nil {
-		return ""
-	}
-	var v string
-	if decodeCookieValue(c.Value, &v) != nil {
-		return ""
-	}
-	v, _, _ = strings.Cut(v, "/")
-	return v
-}
-
-func (s cookieStore) saveVerifier(w http.ResponseWriter, verifier string) error {
-	v, err := encodeCookieValue(verifier)
-	if err != nil {
-		return fmt.Errorf("encode verifier cookie: %w", err)
-	}
-	http.SetCookie(w, s.attributes(&http.Cookie{Name: s.verifierKey(), Value: v}, verifierCookieMaxAge))
-	return nil
-}
-
-func (s cookieStore) removeVerifier(w http.ResponseWriter) {
-	http.SetCookie(w, s.attributes(&http.Cookie{Name: s.verifierKey()}, -1))
 }

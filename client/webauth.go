@@ -69,7 +69,7 @@ func (a *WebAuth) SignIn(w http.ResponseWriter, r *http.Request, provider string
 	o.Implicit = false
 	authURL, verifier, err := a.newClient(nil).Auth.AuthorizeURL(provider, o)
 	if err == nil {
-		err = a.cookies.saveVerifier(w, verifier)
+		err = a.cookies.saveVerifier(w, r, verifier)
 	}
 	if err != nil {
 		http.Error(w, "sign-in could not start", http.StatusInternalServerError)
@@ -87,9 +87,13 @@ func (a *WebAuth) Callback() http.Handler {
 		q := r.URL.Query()
 		next := safeNext(q.Get("next"))
 		code := q.Get("code")
-		verifier := a.cookies.verifier(r)
+		flowID := q.Get(flowIDParam)
+		if !flowIDPattern.MatchString(flowID) {
+			flowID = "" // it names a cookie: nothing but supabase-js's own shape
+		}
+		verifier := a.cookies.verifier(r, flowID)
 		// The verifier is good for one exchange, whatever its outcome.
-		a.cookies.removeVerifier(w)
+		a.cookies.removeVerifier(w, r, flowID, verifier)
 		if code == "" || verifier == "" {
 			a.redirectToError(w, r)
 			return

@@ -3,15 +3,18 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pgreflect/pgreflect/config"
+	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/stacktest"
 	"github.com/pgreflect/pgreflect/testidp"
 )
@@ -186,8 +189,10 @@ func TestCallbackFailures(t *testing.T) {
 		if sessionFromCookies(t, a.CookieName(), cookies) != nil {
 			t.Error("a failed callback set a session cookie")
 		}
-		if v := cookies[a.CookieName()+"-code-verifier"]; v == nil || v.MaxAge >= 0 {
-			t.Errorf("the verifier cookie was not deleted: %+v", v)
+		if _, err := r.Cookie(a.CookieName() + "-code-verifier"); err == nil {
+			if v := cookies[a.CookieName()+"-code-verifier"]; v == nil || v.MaxAge >= 0 {
+				t.Errorf("the verifier cookie was not deleted: %+v", v)
+			}
 		}
 	}
 	t.Run("missing code", func(t *testing.T) {
@@ -390,4 +395,100 @@ func TestCookieValueReadsBothSupabaseEncodings(t *testing.T) {
 	if err := decodeCookieValue("base64-!!!", &s); err == nil {
 		t.Error("a corrupt cookie decoded")
 	}
+}
+
+// What testdata/supabase-js/ssr.mjs reports.
+type ssrResult struct {
+	URL     string
+	Cookies []struct{ Name, Value string }
+	Session *Session
+	User    *User
+	Error   *struct{ Message string }
+}
+
+func runSSR(t *testing.T, scenario string, input map[string]any) ssrResult {
+	t.Helper()
+	var out ssrResult
+	testenv.RunNodeScript(t, filepath.Join("..", "testdata", "supabase-js"), "ssr.mjs", []string{scenario}, input, &out)
+	return out
+}
+
+// followToApp follows the browser's redirects from a sign-in URL to the app's callback.
+func followToApp(t *testing.T, start string) string {
+	t.Helper()
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	loc := start
+	for i := 0; i < 6 && !strings.HasPrefix(loc, appOrigin); i++ {
+		resp, err := noFollow.Get(loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 3 {
+			t.Fatalf("%s answered %d", loc, resp.StatusCode)
+		}
+		loc = resp.Header.Get("Location")
+	}
+	return loc
+}
+
+// TestCookiesInteroperateWithSupabaseSSR runs @supabase/ssr's server client (npm) on the same cookies: a
+// sign-in it starts finishes in WebAuth's callback route, and the session WebAuth writes is the one it reads.
+func TestCookiesInteroperateWithSupabaseSSR(t *testing.T) {
+	testenv.Node(t) // skips (fails under CI) before any setup when Node is missing
+	s := newWebStack(t)
+	a := NewWebAuth(s.URL, s.Anon, WebAuthOptions{Local: true})
+	for _, flowIDs := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sign-in started by @supabase/ssr, sb_flow_id=%v", flowIDs), func(t *testing.T) {
+			out := runSSR(t, "signin", map[string]any{"url": s.URL, "anonKey": s.Anon, "flowIds": flowIDs,
+				"redirectTo": appOrigin + "/auth/callback?next=/from-ssr"})
+			if out.URL == "" || out.Error != nil {
+				t.Fatalf("signInWithOAuth: %+v", out)
+			}
+			r := httptest.NewRequest("GET", followToApp(t, out.URL), nil)
+			if got := r.URL.Query().Has(flowIDParam); got != flowIDs {
+				t.Fatalf("callback URL %s: sb_flow_id present %v, want %v", r.URL, got, flowIDs)
+			}
+			for _, c := range out.Cookies {
+				r.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+			}
+			loc, cookies := callback(t, a, r)
+			if loc != appOrigin+"/from-ssr" || sessionFromCookies(t, a.CookieName(), cookies) == nil {
+				t.Fatalf("callback with @supabase/ssr's verifier cookie: redirected to %q", loc)
+			}
+			// Every verifier cookie of the flow is gone.
+			for _, c := range out.Cookies {
+				if strings.HasSuffix(c.Name, "code-verifier") {
+					if d := cookies[c.Name]; d == nil || d.MaxAge >= 0 {
+						t.Errorf("%s not deleted: %+v", c.Name, d)
+					}
+				}
+			}
+		})
+	}
+
+	t.Run("@supabase/ssr reads the chunked session WebAuth wrote", func(t *testing.T) {
+		long := testidp.DefaultUser()
+		long.Sub, long.Email, long.Name = "sub-ssr", "ssr@example.com", strings.Repeat("Ünïcödé name ", 400)
+		s.IDP.SetUser(long)
+		_, cookies := callback(t, a, callbackRequest(t, a, "/"))
+		written := sessionFromCookies(t, a.CookieName(), cookies)
+		var jar []map[string]string
+		for _, c := range cookies {
+			if c.MaxAge > 0 && !strings.HasSuffix(c.Name, "code-verifier") {
+				jar = append(jar, map[string]string{"name": c.Name, "value": c.Value})
+			}
+		}
+		if len(jar) < 2 {
+			t.Fatalf("want a chunked session, got %d cookies", len(jar))
+		}
+		out := runSSR(t, "read", map[string]any{"url": s.URL, "anonKey": s.Anon, "cookies": jar})
+		if out.Session == nil || out.Session.AccessToken != written.AccessToken || out.Session.User == nil ||
+			out.Session.User.UserMetadata["full_name"] != long.Name {
+			t.Fatalf("getSession from WebAuth's cookies: %+v", out.Session)
+		}
+		if out.User == nil || out.User.Email != "ssr@example.com" {
+			t.Fatalf("getUser (checked by the server) from WebAuth's cookies: %+v", out.User)
+		}
+	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/testidp"
 )
 
@@ -95,7 +96,7 @@ func TestAdminListUsers(t *testing.T) {
 
 // supabase-js's auth.admin.listUsers reads the users, and the next and last page from the Link header.
 func TestSupabaseJSAdminListUsers(t *testing.T) {
-	nodeCommand(t) // skips before any setup when Node is missing
+	testenv.Node(t) // skips before any setup when Node is missing
 	w := newWorld(t, nil)
 	for i := range 3 {
 		w.idTokenSignIn(testidp.User{Sub: fmt.Sprintf("js-sub-%d", i), Email: fmt.Sprintf("js%d@example.com", i), EmailVerified: true})

@@ -60,7 +60,7 @@ func TestBrowserConsole(t *testing.T) {
 	shots := browsertest.ScreenshotDir(t)
 
 	t.Run("settings page shows the URLs and the anon key only", func(t *testing.T) {
-		tb := b.NewTab(ctx)
+		tb := b.NewTab(ctx, t)
 		tb.Navigate(s.URL + "/console/")
 		tb.WaitFor(`document.getElementById('anon-key').value !== ''`, 10*time.Second)
 		if got := tb.EvalString(`document.getElementById('anon-key').value`); got != s.Anon {
@@ -82,7 +82,7 @@ func TestBrowserConsole(t *testing.T) {
 	})
 
 	t.Run("GraphiQL runs a demo query with the anon key", func(t *testing.T) {
-		tb := b.NewTab(ctx)
+		tb := b.NewTab(ctx, t)
 		tb.Navigate(s.URL + "/console/#api-docs/graphql/graphiql")
 		tb.WaitFor(`document.getElementById('graphiql').dataset.schema`, 20*time.Second)
 		if got := tb.EvalString(`document.getElementById('graphiql').dataset.schema`); got != "loaded" {
@@ -103,7 +103,7 @@ func TestBrowserConsole(t *testing.T) {
 	})
 
 	t.Run("a pasted user JWT is sent as Authorization Bearer", func(t *testing.T) {
-		tb := b.NewTab(ctx)
+		tb := b.NewTab(ctx, t)
 		tb.Navigate(s.URL + "/console/#api-docs/graphql/graphiql")
 		const q = `{ todoCollection(orderBy: [{id: AscNullsLast}]) { edges { node { task } } } }`
 		anonResult := runQuery(t, tb, q)
@@ -131,7 +131,7 @@ func TestBrowserConsole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tb := b.NewTab(ctx)
+		tb := b.NewTab(ctx, t)
 		q := url.Values{"url": {s.URL + "/graphql/v1"}, "apikey": {s.Anon}}
 		tb.Navigate("file://" + page + "?" + q.Encode())
 		tb.WaitFor(`document.getElementById('graphiql').dataset.schema`, 20*time.Second)
@@ -143,7 +143,7 @@ func TestBrowserConsole(t *testing.T) {
 	})
 
 	t.Run("standalone page served by the console takes the endpoint from the form", func(t *testing.T) {
-		tb := b.NewTab(ctx)
+		tb := b.NewTab(ctx, t)
 		tb.Navigate(s.URL + "/console/graphiql.html")
 		if tb.EvalString(`document.getElementById('schema-banner').innerText`) == "" {
 			t.Error("without an endpoint the page should ask for one")
@@ -165,7 +165,7 @@ func TestBrowserConsole(t *testing.T) {
 		if _, err := s.Admin.Exec(context.Background(), `comment on schema public is null`); err != nil {
 			t.Fatal(err)
 		}
-		tb := b.NewTab(ctx)
+		tb := b.NewTab(ctx, t)
 		// The API reloads its schema on DDL; reload the page until the new schema answers.
 		deadline := time.Now().Add(20 * time.Second)
 		for {

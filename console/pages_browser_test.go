@@ -71,7 +71,7 @@ func TestBrowserConsolePages(t *testing.T) {
 	configURL := s.URL + "/v1/projects/" + stacktest.ProjectRef + "/config/auth"
 
 	t.Run("general page shows the project name, Reference ID and API URL", func(t *testing.T) {
-		tb := b.NewTab(ctx)
+		tb := b.NewTab(ctx, t)
 		tb.Navigate(s.URL + "/console/#settings/general")
 		tb.WaitFor(`!document.getElementById('page-general').hidden`, 10*time.Second)
 		for id, want := range map[string]string{"project-name": "demo-project", "project-ref": stacktest.ProjectRef,
@@ -86,7 +86,7 @@ func TestBrowserConsolePages(t *testing.T) {
 	})
 
 	t.Run("API page shows the service_role key only after Reveal", func(t *testing.T) {
-		tb := b.NewTab(ctx)
+		tb := b.NewTab(ctx, t)
 		tb.Navigate(s.URL + "/console/#settings/api")
 		tb.WaitFor(`document.getElementById('anon-key').value !== ''`, 10*time.Second)
 		if got := tb.EvalString(`document.getElementById('anon-key').value`); got != s.Anon {
@@ -115,7 +115,7 @@ func TestBrowserConsolePages(t *testing.T) {
 		if _, conf := call(t, http.MethodGet, configURL, mgmt, ""); conf["external_google_enabled"] != false {
 			t.Fatalf("google starts enabled: %v", conf["external_google_enabled"])
 		}
-		tb := b.NewTab(ctx)
+		tb := b.NewTab(ctx, t)
 		tb.Navigate(s.URL + "/console/#auth/providers")
 		tb.WaitFor(`document.getElementById('provider-list').dataset.loaded === 'true'`, 10*time.Second)
 		if got := tb.EvalString(`document.getElementById('callback-url').value`); got != s.URL+"/auth/v1/callback" {
@@ -181,7 +181,7 @@ func TestBrowserConsolePages(t *testing.T) {
 			t.Fatalf("sign-in: %d %v", status, session)
 		}
 		userID := session["user"].(map[string]any)["id"].(string)
-		tb := b.NewTab(ctx)
+		tb := b.NewTab(ctx, t)
 		tb.Navigate(s.URL + "/console/#auth/users")
 		tb.WaitFor(`document.getElementById('users-table').dataset.loaded === 'true'`, 10*time.Second)
 		row := tb.EvalString(fmt.Sprintf(`(document.querySelector('tr[data-user-id=%q]') || {innerText: ''}).innerText`, userID))
@@ -199,7 +199,7 @@ func TestBrowserConsolePages(t *testing.T) {
 	// A proxy on this machine that forwards another client's request (X-Forwarded-For) is not loopback: the
 	// browser gets the login form until it gives the management token.
 	t.Run("from another machine the console asks for the management token", func(t *testing.T) {
-		tb := b.NewTab(ctx)
+		tb := b.NewTab(ctx, t)
 		tb.Must("Network.enable", nil)
 		tb.Must("Network.setExtraHTTPHeaders", map[string]any{"headers": map[string]string{"X-Forwarded-For": "198.51.100.7"}})
 		tb.Navigate(s.URL + "/console/#settings/general")

@@ -40,7 +40,7 @@ func TestBrowserPKCESignIn(t *testing.T) {
 	defer cancel()
 	b := browsertest.Start(t, chromium)
 	shots := browsertest.ScreenshotDir(t)
-	tb := b.NewTab(ctx)
+	tb := b.NewTab(ctx, t)
 
 	tb.Navigate(appURL + "/")
 	tb.Click("#sign-in")

@@ -65,7 +65,7 @@ func TestBrowserExamplePages(t *testing.T) {
 
 	t.Run("pre-built button signs in with a per-attempt nonce", func(t *testing.T) {
 		page := servePage(t, s, "button")
-		tb := b.NewTab(ctx)
+		tb := b.NewTab(ctx, t)
 		tb.Navigate(page + "/")
 		tb.WaitFor(`document.querySelector('.g_id_signin .gsi-standin-button')`, 20*time.Second)
 		if got := tb.EvalString(`document.getElementById('g_id_onload').dataset.use_fedcm_for_prompt`); got != "true" {
@@ -112,7 +112,7 @@ func TestBrowserExamplePages(t *testing.T) {
 
 	t.Run("One Tap prompts, signs in, and is skipped once signed in", func(t *testing.T) {
 		page := servePage(t, s, "onetap")
-		tb := b.NewTab(ctx)
+		tb := b.NewTab(ctx, t)
 		tb.Navigate(page + "/")
 		tb.WaitFor(`document.getElementById('status').dataset.state === 'prompted'`, 20*time.Second)
 		tb.WaitFor(`document.getElementById('gsi-standin-onetap')`, 5*time.Second)

@@ -219,16 +219,18 @@ func (b *Browser) PageLogs() []string {
 
 // Tab is one page of the browser.
 type Tab struct {
+	// t is the test that opened the tab: a subtest's failure ends the subtest, not its parent.
+	t       testing.TB
 	b       *Browser
 	session string
 	ctx     context.Context
 }
 
-func (b *Browser) NewTab(ctx context.Context) *Tab {
-	b.t.Helper()
+func (b *Browser) NewTab(ctx context.Context, t testing.TB) *Tab {
+	t.Helper()
 	res, err := b.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"})
 	if err != nil {
-		b.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var target struct {
 		TargetID string `json:"targetId"`
@@ -236,13 +238,13 @@ func (b *Browser) NewTab(ctx context.Context) *Tab {
 	_ = json.Unmarshal(res, &target)
 	res, err = b.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true})
 	if err != nil {
-		b.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var att struct {
 		SessionID string `json:"sessionId"`
 	}
 	_ = json.Unmarshal(res, &att)
-	tb := &Tab{b: b, session: att.SessionID, ctx: ctx}
+	tb := &Tab{t: t, b: b, session: att.SessionID, ctx: ctx}
 	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable"} {
 		tb.Must(m, nil)
 	}
@@ -252,30 +254,30 @@ func (b *Browser) NewTab(ctx context.Context) *Tab {
 }
 
 func (tb *Tab) Must(method string, params any) json.RawMessage {
-	tb.b.t.Helper()
+	tb.t.Helper()
 	res, err := tb.b.call(tb.ctx, tb.session, method, params)
 	if err != nil {
-		tb.b.t.Fatal(err)
+		tb.t.Fatal(err)
 	}
 	return res
 }
 
 func (tb *Tab) Navigate(url string) {
-	tb.b.t.Helper()
+	tb.t.Helper()
 	res := tb.Must("Page.navigate", map[string]any{"url": url})
 	var nav struct {
 		ErrorText string `json:"errorText"`
 	}
 	_ = json.Unmarshal(res, &nav)
 	if nav.ErrorText != "" {
-		tb.b.t.Fatalf("navigate to %s: %s", url, nav.ErrorText)
+		tb.t.Fatalf("navigate to %s: %s", url, nav.ErrorText)
 	}
 	tb.WaitFor("document.readyState === 'complete'", 20*time.Second)
 }
 
 // Eval evaluates a JavaScript expression (awaiting promises) and decodes its value into out.
 func (tb *Tab) Eval(expr string, out any) {
-	tb.b.t.Helper()
+	tb.t.Helper()
 	res := tb.Must("Runtime.evaluate", map[string]any{"expression": expr, "awaitPromise": true, "returnByValue": true})
 	var r struct {
 		Result struct {
@@ -289,20 +291,20 @@ func (tb *Tab) Eval(expr string, out any) {
 		} `json:"exceptionDetails"`
 	}
 	if err := json.Unmarshal(res, &r); err != nil {
-		tb.b.t.Fatal(err)
+		tb.t.Fatal(err)
 	}
 	if r.ExceptionDetails != nil {
-		tb.b.t.Fatalf("evaluate %s: %s %s", expr, r.ExceptionDetails.Text, r.ExceptionDetails.Exception.Description)
+		tb.t.Fatalf("evaluate %s: %s %s", expr, r.ExceptionDetails.Text, r.ExceptionDetails.Exception.Description)
 	}
 	if out != nil && len(r.Result.Value) > 0 {
 		if err := json.Unmarshal(r.Result.Value, out); err != nil {
-			tb.b.t.Fatalf("evaluate %s: decode %s: %v", expr, r.Result.Value, err)
+			tb.t.Fatalf("evaluate %s: decode %s: %v", expr, r.Result.Value, err)
 		}
 	}
 }
 
 func (tb *Tab) EvalString(expr string) string {
-	tb.b.t.Helper()
+	tb.t.Helper()
 	var s string
 	tb.Eval(expr, &s)
 	return s
@@ -310,7 +312,7 @@ func (tb *Tab) EvalString(expr string) string {
 
 // WaitFor polls a JavaScript condition until it is true.
 func (tb *Tab) WaitFor(cond string, timeout time.Duration) {
-	tb.b.t.Helper()
+	tb.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		var ok bool
@@ -319,7 +321,7 @@ func (tb *Tab) WaitFor(cond string, timeout time.Duration) {
 			return
 		}
 		if time.Now().After(deadline) {
-			tb.b.t.Fatalf("timed out after %s waiting for %s; page logs: %q", timeout, cond, tb.b.PageLogs())
+			tb.t.Fatalf("timed out after %s waiting for %s; page logs: %q", timeout, cond, tb.b.PageLogs())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -327,7 +329,7 @@ func (tb *Tab) WaitFor(cond string, timeout time.Duration) {
 
 // Click sends a real mouse click to the middle of the element the selector names.
 func (tb *Tab) Click(selector string) {
-	tb.b.t.Helper()
+	tb.t.Helper()
 	var box struct{ X, Y float64 }
 	tb.Eval(fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect();
 		return {X: r.x + r.width / 2, Y: r.y + r.height / 2}; })()`, selector), &box)
@@ -339,7 +341,7 @@ func (tb *Tab) Click(selector string) {
 
 // Key sends one key press with modifiers (2 = Ctrl).
 func (tb *Tab) Key(key, code string, keyCode, modifiers int) {
-	tb.b.t.Helper()
+	tb.t.Helper()
 	for _, typ := range []string{"rawKeyDown", "keyUp"} {
 		tb.Must("Input.dispatchKeyEvent", map[string]any{"type": typ, "key": key, "code": code,
 			"windowsVirtualKeyCode": keyCode, "modifiers": modifiers})
@@ -348,24 +350,24 @@ func (tb *Tab) Key(key, code string, keyCode, modifiers int) {
 
 // TypeText inserts text at the focus as a keyboard would.
 func (tb *Tab) TypeText(text string) {
-	tb.b.t.Helper()
+	tb.t.Helper()
 	tb.Must("Input.insertText", map[string]any{"text": text})
 }
 
 // Screenshot saves a PNG of the viewport.
 func (tb *Tab) Screenshot(path string) {
-	tb.b.t.Helper()
+	tb.t.Helper()
 	res := tb.Must("Page.captureScreenshot", map[string]any{"format": "png"})
 	var shot struct {
 		Data []byte `json:"data"` // base64 in JSON, decoded by encoding/json
 	}
 	if err := json.Unmarshal(res, &shot); err != nil {
-		tb.b.t.Fatal(err)
+		tb.t.Fatal(err)
 	}
 	if err := os.WriteFile(path, shot.Data, 0o644); err != nil {
-		tb.b.t.Fatal(err)
+		tb.t.Fatal(err)
 	}
-	tb.b.t.Logf("screenshot: %s", path)
+	tb.t.Logf("screenshot: %s", path)
 }
 
 // withoutDBus drops chromium's noise about the D-Bus it cannot reach in a container.

@@ -51,16 +51,6 @@ $$;
 grant usage on schema pgreflect to public;
 grant select on sequence pgreflect.schema_version to public;
 
--- The GraphQL engine's statements fail with a chosen message (atMost limits) through this function: plain SQL
--- has no other way to raise one, and the check must fail inside the statement to keep a request one round trip.
-create or replace function pgreflect.raise_error(message text) returns jsonb
-language plpgsql volatile as $$
-begin
-  raise exception using message = message;
-end
-$$;
-grant execute on function pgreflect.raise_error(text) to public;
-
 -- The SQL helpers of Supabase Auth (auth-api.md section 5), so that RLS policies written for Supabase work
 -- unchanged. The auth tables are created by the auth service's migrations, not here.
 create schema if not exists auth;

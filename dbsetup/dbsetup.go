@@ -4,7 +4,10 @@
 // auth.jwt()). It also holds the demo schema that `pgreflect start` loads into a new project.
 //
 // The SQL is embedded; Apply is idempotent and safe to run concurrently on one database (an advisory lock
-// serialises it) and on several databases of one cluster (role creation tolerates a concurrent twin).
+// serialises it) and on several databases of one cluster (role creation tolerates a concurrent twin). It adds
+// and never replaces or resets: roles that exist keep their attributes and passwords, grants are only added,
+// and auth helpers the database already has are kept (ForeignHelpers names those that differ from Supabase's).
+// The GraphQL engine itself needs none of it.
 package dbsetup
 
 import (

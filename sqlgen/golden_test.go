@@ -186,6 +186,7 @@ func TestTooManyFailure(t *testing.T) {
 		// lc_messages in another language translates the text around the quoted value, and its quotes.
 		{"22P02", `ungültige Eingabesyntax für Typ integer: »pgreflect atMost: delete impacts too many records«`, "delete impacts too many records", true},
 		{"22P02", `invalid input syntax for type integer: "abc"`, "", false},
+		{"22P02", `invalid input syntax for type uuid: "pgreflect atMost: update impacts too many records"`, "", false},
 		{"P0001", `pgreflect atMost: update impacts too many records`, "", false},
 		{"22P02", `invalid input syntax for type integer: "pgreflect atMost: "`, "", false},
 	}

@@ -12,10 +12,11 @@ import (
 const tooManyMarker = "pgreflect atMost: "
 
 // TooManyFailure reports whether a statement failed with SQLSTATE code and message because a mutation went
-// beyond its atMost, and returns the mutation's TooMany message. It reads only the quoted text, which stays
-// as written whatever language the server's messages are in.
+// beyond its atMost, and returns the mutation's TooMany message. It reads only the type name and the quoted
+// text, which stay as written whatever language the server's messages are in. A value of the request never
+// fails a cast to integer: Int inputs are checked before any SQL runs.
 func TooManyFailure(code, message string) (string, bool) {
-	if code != "22P02" { // invalid_text_representation
+	if code != "22P02" || !strings.Contains(message, "integer") { // invalid_text_representation
 		return "", false
 	}
 	_, rest, ok := strings.Cut(message, tooManyMarker)

@@ -4,7 +4,10 @@
 // auth.jwt()). It also holds the demo schema that `pgreflect start` loads into a new project.
 //
 // The SQL is embedded; Apply is idempotent and safe to run concurrently on one database (an advisory lock
-// serialises it) and on several databases of one cluster (role creation tolerates a concurrent twin).
+// serialises it) and on several databases of one cluster (role creation tolerates a concurrent twin). It adds
+// and never replaces or resets: roles that exist keep their attributes and passwords, grants are only added,
+// and auth helpers the database already has are kept (ForeignHelpers names those that differ from Supabase's).
+// The GraphQL engine itself needs none of it.
 package dbsetup
 
 import (
@@ -12,8 +15,10 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // NotifyChannel is the LISTEN/NOTIFY channel on which the schema version is announced.
@@ -97,6 +102,63 @@ select (select count(*) from pg_roles
 	return ok, nil
 }
 
+// ForeignHelpers lists the auth helpers the database has with another result than Supabase's, such as
+// "auth.uid() returns integer": Apply keeps them, so RLS policies that call them go on working, but policies
+// written for Supabase expect Supabase's.
+func ForeignHelpers(ctx context.Context, conn *pgx.Conn) ([]string, error) {
+	const q = `
+select format('auth.%s() returns %s', p.proname, pg_catalog.format_type(p.prorettype, null))
+  from (values ('uid', 'uuid'::regtype), ('role', 'text'), ('email', 'text'), ('jwt', 'jsonb')) as h(name, result)
+  join pg_proc p on p.proname = h.name and p.pronargs = 0 and p.prorettype <> h.result
+  join pg_namespace n on n.oid = p.pronamespace and n.nspname = 'auth'
+ order by p.proname`
+	rows, err := conn.Query(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("list the auth helpers: %w", err)
+	}
+	foreign, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("list the auth helpers: %w", err)
+	}
+	return foreign, nil
+}
+
+// CreateLoginRole creates name as a NOINHERIT login role with password, granted the API roles, and reports
+// whether it did. A role of that name that exists already is left as it is, password included: roles belong
+// to the whole cluster, so it may be another project's, whose servers log in with its password.
+func CreateLoginRole(ctx context.Context, conn *pgx.Conn, name, password string) (created bool, err error) {
+	err = inLockedTx(ctx, conn, func(tx pgx.Tx) error {
+		var exists bool
+		if err := tx.QueryRow(ctx, `select exists (select from pg_roles where rolname = $1)`, name).Scan(&exists); err != nil {
+			return fmt.Errorf("look for role %s: %w", name, err)
+		}
+		if exists {
+			return nil
+		}
+		// The savepoint keeps the transaction usable when a concurrent twin creates the role first.
+		if _, err := tx.Exec(ctx, "savepoint create_role"); err != nil {
+			return err
+		}
+		if err := execFormat(ctx, tx, `create role %I login noinherit password %L`, name, password); err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && (pgErr.Code == "42710" || pgErr.Code == "23505") { // duplicate_object, unique_violation
+				_, err = tx.Exec(ctx, "rollback to savepoint create_role")
+				return err
+			}
+			return fmt.Errorf("create login role %s: %w", name, err)
+		}
+		if _, err := tx.Exec(ctx, rolesSQL); err != nil {
+			return fmt.Errorf("create roles: %w", err)
+		}
+		if err := execFormat(ctx, tx, `grant anon, authenticated, service_role to %I`, name); err != nil {
+			return fmt.Errorf("grant the API roles to %s: %w", name, err)
+		}
+		created = true
+		return nil
+	})
+	return created, err
+}
+
 func inLockedTx(ctx context.Context, conn *pgx.Conn, fn func(pgx.Tx) error) (err error) {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
@@ -117,6 +179,38 @@ func inLockedTx(ctx context.Context, conn *pgx.Conn, fn func(pgx.Tx) error) (err
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// querier is a connection or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// SetPassword gives the login role name a password. Only for a role of the caller's own: roles belong to the
+// whole cluster, and other servers may log in with the role's present password.
+func SetPassword(ctx context.Context, conn *pgx.Conn, name, password string) error {
+	if err := execFormat(ctx, conn, `alter role %I with login password %L`, name, password); err != nil {
+		return fmt.Errorf("set the password of %s: %w", name, err)
+	}
+	return nil
+}
+
+// execFormat runs the utility statement that format() makes of template and args: CREATE ROLE, GRANT and
+// friends take no parameters, and format() quotes identifiers (%I) and literals (%L) as the server does.
+func execFormat(ctx context.Context, tx querier, template string, args ...string) error {
+	placeholders := make([]string, len(args))
+	values := make([]any, len(args))
+	for i, a := range args {
+		placeholders[i] = fmt.Sprintf(", $%d::text", i+2)
+		values[i] = a
+	}
+	var stmt string
+	if err := tx.QueryRow(ctx, "select format($1::text"+strings.Join(placeholders, "")+")", append([]any{template}, values...)...).Scan(&stmt); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, stmt)
+	return err
 }
 
 func ignoreClosed(err error) error {

@@ -194,6 +194,7 @@ func (b *builder) collectTables() []*Table {
 		if !IsValidName(t.TypeName) || taken[t.TypeName] || b.s.Types[t.TypeName] != nil {
 			continue
 		}
+		selectable := false
 		for _, c := range r.Columns {
 			name := c.Directives.Name
 			if name == "" {
@@ -208,11 +209,14 @@ func (b *builder) collectTables() []*Table {
 			}
 			col := &Column{SQL: c, FieldName: name, Type: vt}
 			t.AllColumns = append(t.AllColumns, col)
+			selectable = selectable || c.CanSelect
 			if c.CanSelect && IsValidName(name) {
 				t.Columns = append(t.Columns, col)
 			}
 		}
-		if len(t.Columns) == 0 {
+		// A table the role may read keeps its type even when no column has a name GraphQL can show: it
+		// still has nodeId (pg_graphql does the same).
+		if !selectable {
 			continue
 		}
 		for _, pk := range r.PrimaryKey {
@@ -452,7 +456,8 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 func writable(t *Table, priv func(*reflect.Column) bool) []*InputValue {
 	var out []*InputValue
 	for _, c := range t.AllColumns {
-		if c.SQL.Generated || c.SQL.Serial || !priv(c.SQL) {
+		// A column without a GraphQL name cannot be written in a document, nor be listed by introspection.
+		if c.SQL.Generated || c.SQL.Serial || !priv(c.SQL) || !IsValidName(c.FieldName) {
 			continue
 		}
 		out = append(out, &InputValue{Name: c.FieldName, Type: c.Type.GraphQL, Column: c})

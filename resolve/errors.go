@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgreflect/pgreflect/reflect"
+	"github.com/pgreflect/pgreflect/sqlgen"
 )
 
 type requestIDKey struct{}
@@ -44,6 +45,9 @@ func (e *Engine) internal(ctx context.Context, err error) error {
 func (e *Engine) databaseError(ctx context.Context, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
+		if msg, ok := sqlgen.TooManyFailure(pgErr.Code, pgErr.Message); ok {
+			return gqlError("%s", msg)
+		}
 		return gqlError("%s", pgErr.Message)
 	}
 	return e.internal(ctx, err)

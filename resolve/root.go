@@ -118,37 +118,9 @@ func (r *request) byPk(sel *selection, f *gqlschema.Field) (*sqlgen.Record, erro
 
 // decodeNodeID splits a node id into its table and primary key values.
 func (r *request) decodeNodeID(v any) (*gqlschema.Table, []*string, error) {
-	s, ok := v.(string)
-	if !ok {
-		return nil, nil, gqlError("Invalid value passed to nodeId argument, Error 1")
-	}
-	raw, err := base64.StdEncoding.DecodeString(s)
+	schema, table, values, err := parseNodeID(v)
 	if err != nil {
-		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 2")
-	}
-	if !utf8.Valid(raw) {
-		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 3")
-	}
-	var parsed any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&parsed); err != nil || !atEOF(dec) {
-		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 4")
-	}
-	list, ok := parsed.([]any)
-	if !ok {
-		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 10")
-	}
-	if len(list) < 3 {
-		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 5")
-	}
-	schema, ok := list[0].(string)
-	if !ok {
-		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 6")
-	}
-	table, ok := list[1].(string)
-	if !ok {
-		return nil, nil, gqlError("Invalid value passed to nodeId argument. Error 7")
+		return nil, nil, err
 	}
 	var found *gqlschema.Table
 	for _, t := range r.schema.Tables {
@@ -159,35 +131,72 @@ func (r *request) decodeNodeID(v any) (*gqlschema.Table, []*string, error) {
 	if found == nil {
 		return nil, nil, gqlError("Collection referenced by nodeId did not match any known collection")
 	}
-	values := list[2:]
 	if len(values) != len(found.PK) {
 		return nil, nil, gqlError("Primary key column count mismatch. Expected %d, provided %d", len(found.PK), len(values))
 	}
-	out := make([]*string, len(values))
-	for i, v := range values {
-		out[i] = jsonText(v)
-	}
-	return found, out, nil
+	return found, values, nil
 }
 
-func pkCondition(t *gqlschema.Table, values []*string) sqlgen.Expr {
+// parseNodeID splits a node id into the schema and name of its table and its primary key values, without
+// looking the table up.
+func parseNodeID(v any) (schema, table string, values []*string, err error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", "", nil, gqlError("Invalid value passed to nodeId argument, Error 1")
+	}
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 2")
+	}
+	if !utf8.Valid(raw) {
+		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 3")
+	}
+	var parsed any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&parsed); err != nil || !atEOF(dec) {
+		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 4")
+	}
+	list, ok := parsed.([]any)
+	if !ok {
+		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 10")
+	}
+	if len(list) < 3 {
+		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 5")
+	}
+	if schema, ok = list[0].(string); !ok {
+		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 6")
+	}
+	if table, ok = list[1].(string); !ok {
+		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 7")
+	}
+	for _, v := range list[2:] {
+		values = append(values, jsonText(v))
+	}
+	return schema, table, values, nil
+}
+
+// pkCondition compares each key column with its value; values holds at least one per column.
+func pkCondition(pk []*gqlschema.Column, values []*string) sqlgen.Expr {
 	var cond sqlgen.And
-	for i, c := range t.PK {
+	for i, c := range pk {
 		cond = append(cond, sqlgen.Compare{Column: c.SQL.Name, Op: "=", Value: values[i], Cast: c.SQL.FormatType})
 	}
 	return cond
 }
 
-// nodeIDCondition is the filter nodeId: {eq: ...} on table t.
+// nodeIDCondition is the filter nodeId: {eq: ...} on table t. As in pg_graphql, the id's table is compared by
+// name, whether or not the role sees it, and the key values pair with t's key columns as far as both go.
 func (r *request) nodeIDCondition(id any, t *gqlschema.Table) (sqlgen.Expr, error) {
-	found, values, err := r.decodeNodeID(id)
+	schema, table, values, err := parseNodeID(id)
 	if err != nil {
 		return nil, err
 	}
-	if found != t {
+	if schema != t.Rel.Schema.Name || table != t.Rel.Name {
 		return nil, gqlError("nodeId belongs to a different collection")
 	}
-	return pkCondition(t, values), nil
+	n := min(len(values), len(t.PK))
+	return pkCondition(t.PK[:n], values), nil
 }
 
 // nodeLookup plans Query.node(nodeId:).
@@ -220,5 +229,5 @@ func (r *request) nodeLookup(sel *selection) (*sqlgen.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sqlgen.Record{Source: sqlgen.Source{Relation: relationOf(t)}, Filter: pkCondition(t, values), Node: node}, nil
+	return &sqlgen.Record{Source: sqlgen.Source{Relation: relationOf(t)}, Filter: pkCondition(t.PK, values), Node: node}, nil
 }

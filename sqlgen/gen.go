@@ -43,13 +43,15 @@ func (g *gen) constant(s string) string {
 	if len(s) > 128 {
 		return g.param(s)
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(" _-.:", c) >= 0) {
-			return g.param(s)
-		}
+	if strings.ContainsFunc(s, func(r rune) bool { return !plainRune(r) }) {
+		return g.param(s)
 	}
 	return "'" + s + "'"
+}
+
+// plainRune reports whether r may appear in a string literal that constant inlines.
+func plainRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(" _-.:", r)
 }
 
 // value writes a value cast to its type, or NULL.

@@ -176,3 +176,24 @@ func TestIdentifiersAreQuotedAndValuesBound(t *testing.T) {
 	}
 	t.Fatalf("value not bound as a parameter: %v", st.Args)
 }
+
+func TestTooManyFailure(t *testing.T) {
+	cases := []struct {
+		code, message, want string
+		ok                  bool
+	}{
+		{"22P02", `invalid input syntax for type integer: "pgreflect atMost: update impacts too many records"`, "update impacts too many records", true},
+		// lc_messages in another language translates the text around the quoted value, and its quotes.
+		{"22P02", `ungültige Eingabesyntax für Typ integer: »pgreflect atMost: delete impacts too many records«`, "delete impacts too many records", true},
+		{"22P02", `invalid input syntax for type integer: "abc"`, "", false},
+		{"22P02", `invalid input syntax for type uuid: "pgreflect atMost: update impacts too many records"`, "", false},
+		{"P0001", `pgreflect atMost: update impacts too many records`, "", false},
+		{"22P02", `invalid input syntax for type integer: "pgreflect atMost: "`, "", false},
+	}
+	for _, c := range cases {
+		got, ok := TooManyFailure(c.code, c.message)
+		if got != c.want || ok != c.ok {
+			t.Errorf("TooManyFailure(%q, %q) = %q, %v; want %q, %v", c.code, c.message, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -5,10 +5,30 @@ import (
 	"strings"
 )
 
-// RaiseFunction raises an exception with the given message; the setup step installs it. SQL has no other way
-// to fail a statement with a chosen message, and the atMost check must fail inside the statement so that the
-// whole request stays one round trip and nothing is changed.
-const RaiseFunction = `"pgreflect"."raise_error"`
+// tooManyMarker starts the text an update or delete beyond atMost fails to cast to integer. The check must
+// fail inside the statement, so that the request stays one round trip and nothing is changed, and plain SQL
+// (no function installed in the database) can fail a statement only through a built-in's error: the failed
+// cast's message quotes the marked text, which TooManyFailure finds again.
+const tooManyMarker = "pgreflect atMost: "
+
+// TooManyFailure reports whether a statement failed with SQLSTATE code and message because a mutation went
+// beyond its atMost, and returns the mutation's TooMany message. It reads only the type name and the quoted
+// text, which stay as written whatever language the server's messages are in. A value of the request never
+// fails a cast to integer: Int inputs are checked before any SQL runs.
+func TooManyFailure(code, message string) (string, bool) {
+	if code != "22P02" || !strings.Contains(message, "integer") { // invalid_text_representation
+		return "", false
+	}
+	_, rest, ok := strings.Cut(message, tooManyMarker)
+	if !ok {
+		return "", false
+	}
+	end := strings.IndexFunc(rest, func(r rune) bool { return !plainRune(r) })
+	if end < 0 {
+		end = len(rest)
+	}
+	return rest[:end], end > 0
+}
 
 // Value is a value written by a mutation.
 type Value struct {
@@ -128,9 +148,11 @@ func MutationStatement(m *Mutation) Statement {
 	}
 	g.w(") select ")
 	if m.Rows == nil {
-		g.w("case when (select count(*) from ", a, "_affected) > ", strconv.Itoa(m.AtMost), " then ", RaiseFunction, "(")
-		g.text(m.TooMany)
-		g.w(")::json else ")
+		// A scalar subquery, not a constant: the planner folds constant casts, failing even the branch not
+		// taken.
+		g.w("case when (select count(*) from ", a, "_affected) > ", strconv.Itoa(m.AtMost), " then to_json((select ")
+		g.text(tooManyMarker + m.TooMany)
+		g.w(")::integer) else ")
 	}
 	rec := g.alias()
 	if m.Returning == nil {

@@ -178,5 +178,9 @@ func ensureSetup(ctx context.Context, dbURL string, stderr io.Writer) (super boo
 		return super, fmt.Errorf("the database is not set up for pgreflect (roles, event triggers, auth helpers) and the login role %s may not do it: run `pgreflect setup --db-url <superuser URL>` first", user)
 	}
 	fmt.Fprintln(stderr, "Setting up the database for pgreflect...")
-	return super, dbsetup.Apply(ctx, conn)
+	if err := dbsetup.Apply(ctx, conn); err != nil {
+		return super, err
+	}
+	warnForeignHelpers(ctx, conn, stderr)
+	return super, nil
 }

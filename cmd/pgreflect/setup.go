@@ -21,7 +21,7 @@ func runSetup(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&demo, "demo", false, "also load the demo schema into schema public")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: pgreflect setup --db-url SUPERUSER_URL")
-		fmt.Fprintln(fs.Output(), "Creates the roles anon, authenticated, service_role and authenticator, the default grants of schema public, the schema-version event triggers and the auth.uid()/role()/email()/jwt() helpers. Safe to run again.")
+		fmt.Fprintln(fs.Output(), "Creates the roles anon, authenticated, service_role and authenticator, the default grants of schema public, the schema-version event triggers and the auth.uid()/role()/email()/jwt() helpers the database lacks. Adds, never replaces or resets: existing roles, passwords, grants and helpers are kept. Safe to run again.")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -40,6 +40,7 @@ func runSetup(args []string, stdout, stderr io.Writer) error {
 	if err := dbsetup.Apply(ctx, conn); err != nil {
 		return err
 	}
+	warnForeignHelpers(ctx, conn, stderr)
 	if demo {
 		if err := dbsetup.LoadDemo(ctx, conn); err != nil {
 			return err

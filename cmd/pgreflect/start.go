@@ -36,6 +36,7 @@ type startOptions struct {
 	dbURL   string
 	workdir string
 	schemas string
+	demo    bool
 }
 
 func runStart(args []string, stdout, stderr io.Writer) error {
@@ -47,10 +48,11 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	flags.StringVar(&o.dbURL, "db-url", "", "use this database (a superuser URL) instead of a local cluster")
 	flags.StringVar(&o.workdir, "workdir", ".", "project root holding supabase/config.toml")
 	flags.StringVar(&o.schemas, "schemas", "", "comma-separated API search path (overrides [api] schemas and extra_search_path)")
+	flags.BoolVar(&o.demo, "demo", false, "load the demo schema into schema public (a new local cluster gets it anyway; a --db-url database only with this flag)")
 	sf := addServerFlags(flags)
 	flags.Usage = func() {
 		fmt.Fprintln(flags.Output(), "usage: pgreflect start [flags]")
-		fmt.Fprintln(flags.Output(), "Starts a local project: PostgreSQL under --dir (unless --db-url), setup, demo schema on first run, keys, and the HTTP server until Ctrl-C.")
+		fmt.Fprintln(flags.Output(), "Starts a local project: PostgreSQL under --dir (unless --db-url), setup, demo schema in a new local cluster (or with --demo), keys, and the HTTP server until Ctrl-C.")
 		flags.PrintDefaults()
 	}
 	if err := parseFlags(flags, args); err != nil {
@@ -103,8 +105,9 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	setupCtx, cancelSetup := context.WithTimeout(ctx, setupTimeout)
 	defer cancelSetup()
 	adminURL := o.dbURL
-	// The demo goes into a new project, or a new cluster of an old one (its data directory was deleted).
-	loadDemo := firstRun
+	// The demo goes into a new project's cluster, or a new cluster of an old one (its data directory was
+	// deleted); never into a database of the user's own (--db-url) unless asked.
+	loadDemo := o.demo || (firstRun && o.dbURL == "")
 	if o.dbURL == "" {
 		var cluster *pgcluster.Cluster
 		var created bool
@@ -125,7 +128,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		}()
 		adminURL = cluster.URL("postgres")
 	}
-	requestURL, err := prepareDatabase(setupCtx, adminURL, secrets.AuthenticatorPassword, loadDemo)
+	requestURL, err := prepareDatabase(setupCtx, adminURL, secrets, loadDemo, stderr)
 	if err != nil {
 		return err
 	}
@@ -259,32 +262,69 @@ func portFree(port int) error {
 	return l.Close()
 }
 
-// prepareDatabase runs dbsetup as the superuser of adminURL, loads the demo when asked, and
-// gives the authenticator role the project's password. It returns the URL the API's requests connect with:
-// adminURL with authenticator as the user, so that a JWT can only select roles authenticator is granted.
-func prepareDatabase(ctx context.Context, adminURL, authenticatorPassword string, loadDemo bool) (string, error) {
+// prepareDatabase runs dbsetup as the superuser of adminURL, loads the demo when asked, and returns the URL the
+// API's requests connect with: adminURL with a login role that may only become the API roles, so that a JWT
+// can only select those. That role is authenticator, created with the project's password when the cluster has
+// none; an authenticator of the cluster that the password does not open (another project's, or the cluster
+// owner's) is left alone, and the project gets a login role of its own, authenticator_<project ref>.
+func prepareDatabase(ctx context.Context, adminURL string, secrets projectSecrets, loadDemo bool, stderr io.Writer) (string, error) {
 	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
 		return "", fmt.Errorf("connect to the database: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	password := secrets.AuthenticatorPassword
+	created, err := dbsetup.CreateLoginRole(ctx, conn, "authenticator", password)
+	if err != nil {
+		return "", fmt.Errorf("set up the database: %w", err)
+	}
 	if err := dbsetup.Apply(ctx, conn); err != nil {
 		return "", fmt.Errorf("set up the database: %w", err)
 	}
+	warnForeignHelpers(ctx, conn, stderr)
 	if loadDemo {
 		if err := dbsetup.LoadDemo(ctx, conn); err != nil {
 			return "", err
 		}
 	}
-	// ALTER ROLE takes no parameters: format() quotes the password as a literal.
-	var stmt string
-	if err := conn.QueryRow(ctx, `select format('alter role authenticator with login password %L', $1::text)`, authenticatorPassword).Scan(&stmt); err != nil {
-		return "", fmt.Errorf("set the authenticator password: %w", err)
+	requestURL := withUser(adminURL, "authenticator", password)
+	if created || canLogIn(ctx, requestURL) {
+		return requestURL, nil
 	}
-	if _, err := conn.Exec(ctx, stmt); err != nil {
-		return "", fmt.Errorf("set the authenticator password: %w", err)
+	own := "authenticator_" + secrets.ProjectRef
+	fmt.Fprintf(stderr, "note: the role authenticator of this PostgreSQL server has a password this project does not know (another project's?); it is left as it is and this project's API logs in as %s\n", own)
+	if created, err = dbsetup.CreateLoginRole(ctx, conn, own, password); err != nil {
+		return "", err
 	}
-	return withUser(adminURL, "authenticator", authenticatorPassword), nil
+	if !created {
+		// Named after this project, so an earlier start of it created the role: its password is ours to set.
+		if err := dbsetup.SetPassword(ctx, conn, own, password); err != nil {
+			return "", err
+		}
+	}
+	return withUser(adminURL, own, password), nil
+}
+
+// canLogIn reports whether connString opens a connection.
+func canLogIn(ctx context.Context, connString string) bool {
+	conn, err := pgx.Connect(ctx, connString)
+	if err != nil {
+		return false
+	}
+	conn.Close(ctx)
+	return true
+}
+
+// warnForeignHelpers names the auth helpers that setup kept although their result differs from Supabase's.
+func warnForeignHelpers(ctx context.Context, conn *pgx.Conn, stderr io.Writer) {
+	foreign, err := dbsetup.ForeignHelpers(ctx, conn)
+	if err != nil {
+		fmt.Fprintln(stderr, "warning:", err)
+		return
+	}
+	if len(foreign) > 0 {
+		fmt.Fprintf(stderr, "warning: kept the database's own %s, not Supabase's: RLS policies written for Supabase that call them may not work\n", strings.Join(foreign, ", "))
+	}
 }
 
 // withUser returns the connection string with another user and password; it accepts URLs and keyword=value

@@ -573,18 +573,32 @@ func TestServeAndSetup(t *testing.T) {
 		t.Fatalf("serve on a database without setup: %v\n%s", err, out)
 	}
 
-	if out, err := runBinary(t, bin, "setup", "--db-url", plainAdmin); err != nil {
-		t.Fatalf("setup: %v\n%s", err, out)
-	}
+	// Issue 11: setup on a database with its own auth.uid() (an integer, as in many PostgREST databases)
+	// failed with "cannot change return type of existing function". It keeps it, names it, and serve starts.
 	c, err := pgx.Connect(ctx, plainAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var triggers int
-	err = c.QueryRow(ctx, `select count(*) from pg_event_trigger where evtname like 'pgreflect_%'`).Scan(&triggers)
+	if _, err := c.Exec(ctx, `create schema auth; create function auth.uid() returns int language sql stable as 'select 42'`); err != nil {
+		t.Fatal(err)
+	}
 	c.Close(ctx)
-	if err != nil || triggers != 2 {
-		t.Fatalf("event triggers after setup: %d, %v", triggers, err)
+	out, err = runBinary(t, bin, "setup", "--db-url", plainAdmin)
+	if err != nil {
+		t.Fatalf("setup: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "warning: kept the database's own auth.uid() returns integer") {
+		t.Errorf("setup did not name the kept auth.uid():\n%s", out)
+	}
+	c, err = pgx.Connect(ctx, plainAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var triggers, uid int
+	err = c.QueryRow(ctx, `select count(*), auth.uid() from pg_event_trigger where evtname like 'pgreflect_%'`).Scan(&triggers, &uid)
+	c.Close(ctx)
+	if err != nil || triggers != 2 || uid != 42 {
+		t.Fatalf("event triggers after setup: %d, auth.uid() = %d, %v", triggers, uid, err)
 	}
 
 	// serve as authenticator on the set-up database answers with the keys given; sign-in is off without a
@@ -616,12 +630,22 @@ func TestServeAndSetup(t *testing.T) {
 	fields := strings.Fields(out[i:])
 	checkGraphQL(t, "http://127.0.0.1:"+strconv.Itoa(freshPort), fields[6])
 
-	// start --db-url uses an existing database (last: it gives the cluster-wide authenticator role the new
-	// project's password), loads the demo there, and its stop leaves that database's server running.
+	// start --db-url uses an existing database, and never loads the demo into it unless asked (issue 11: it
+	// did on the project's first run, failing on an existing table account). The cluster's authenticator is
+	// the first project's: its password stays (issue 11: the second project reset it, cutting the first one
+	// off), and the second project logs in as a role of its own.
 	if _, err := admin.Exec(ctx, `create database external`); err != nil {
 		t.Fatal(err)
 	}
 	externalURL := strings.Replace(env["DB_URL"], "/postgres?", "/external?", 1)
+	ec, err := pgx.Connect(ctx, externalURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ec.Close(ctx)
+	if _, err := ec.Exec(ctx, `create table account(id int primary key, note text); insert into account values (1, 'mine')`); err != nil {
+		t.Fatal(err)
+	}
 	extDir, extPort := projectDir(t), freePort(t)
 	ext := launch(t, bin, nil, "start", "--dir", extDir, "--db-url", externalURL, "--port", strconv.Itoa(extPort), "--workdir", t.TempDir())
 	ext.waitFor(t, "Serving on", extPort)
@@ -635,8 +659,31 @@ func TestServeAndSetup(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(extDir, dataDirName)); !os.IsNotExist(err) {
 		t.Errorf("start --db-url created a cluster: %v", err)
 	}
-	checkGraphQL(t, extEnv["API_URL"], extEnv["ANON_KEY"])
-	checkRoles(t, extEnv)
+	var tables []string
+	rows, err := ec.Query(ctx, `select relname::text from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r' order by 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tables, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(tables, ",") != "account" {
+		t.Errorf("tables of the existing database after start --db-url: %v, want only its own account", tables)
+	}
+	ownRole := "authenticator_" + extEnv["PROJECT_REF"]
+	if !strings.Contains(ext.output.String(), "logs in as "+ownRole) {
+		t.Errorf("start --db-url on a cluster with another project's authenticator:\n%s", ext.output)
+	}
+	if status, body := postGraphQL(t, extEnv["API_URL"], extEnv["ANON_KEY"], `{"query":"{ accountCollection { edges { node { note } } } }"}`); status != http.StatusOK ||
+		!sameJSON(body, map[string]any{"data": map[string]any{"accountCollection": map[string]any{"edges": []any{map[string]any{"node": map[string]any{"note": "mine"}}}}}}) {
+		t.Errorf("the existing database through start --db-url: %d %s", status, body)
+	}
+	firstLogin, err := pgx.Connect(ctx, withUser(env["DB_URL"], "authenticator", env[authenticatorPasswordKey]))
+	if err != nil {
+		t.Fatalf("the first project's authenticator password no longer works after a second project started: %v", err)
+	}
+	firstLogin.Close(ctx)
+	checkGraphQL(t, env["API_URL"], env["ANON_KEY"])
 	if out, err := runBinary(t, bin, "stop", "--dir", extDir); err != nil || !strings.Contains(out, "Stopped pgreflect") {
 		t.Fatalf("stop: %v\n%s", err, out)
 	}
@@ -645,6 +692,27 @@ func TestServeAndSetup(t *testing.T) {
 	}
 	if err := admin.Ping(ctx); err != nil {
 		t.Errorf("the external database's server stopped with its pgreflect: %v", err)
+	}
+
+	// --demo asks for the demo; the project's own login role is found again on its next start.
+	if _, err := admin.Exec(ctx, `create database external_demo`); err != nil {
+		t.Fatal(err)
+	}
+	demoURL := strings.Replace(env["DB_URL"], "/postgres?", "/external_demo?", 1)
+	ext = launch(t, bin, nil, "start", "--dir", extDir, "--db-url", demoURL, "--demo", "--port", strconv.Itoa(extPort), "--workdir", t.TempDir())
+	ext.waitFor(t, "Serving on", extPort)
+	if extEnv, err = readProjectEnv(extDir); err != nil {
+		t.Fatal(err)
+	}
+	if n := countAccounts(t, demoURL); n != 2 {
+		t.Errorf("demo accounts with --demo: %d, want 2", n)
+	}
+	checkRoles(t, extEnv)
+	if out, err := runBinary(t, bin, "stop", "--dir", extDir); err != nil {
+		t.Fatalf("stop: %v\n%s", err, out)
+	}
+	if err := ext.wait(t, time.Minute); err != nil {
+		t.Errorf("start --db-url --demo exited with %v\n%s", err, ext.output)
 	}
 }
 

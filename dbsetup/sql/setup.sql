@@ -51,62 +51,50 @@ $$;
 grant usage on schema pgreflect to public;
 grant select on sequence pgreflect.schema_version to public;
 
--- The GraphQL engine's statements fail with a chosen message (atMost limits) through this function: plain SQL
--- has no other way to raise one, and the check must fail inside the statement to keep a request one round trip.
-create or replace function pgreflect.raise_error(message text) returns jsonb
-language plpgsql volatile as $$
-begin
-  raise exception using message = message;
-end
-$$;
-grant execute on function pgreflect.raise_error(text) to public;
-
 -- The SQL helpers of Supabase Auth (auth-api.md section 5), so that RLS policies written for Supabase work
--- unchanged. The auth tables are created by the auth service's migrations, not here.
+-- unchanged. The auth tables are created by the auth service's migrations, not here. A helper the database
+-- already has is kept as it is, whatever it returns (a PostgREST database's auth.uid() may return an integer
+-- that its policies compare with): replacing it would change or break those policies. dbsetup.ForeignHelpers
+-- names the ones whose result differs from Supabase's.
 create schema if not exists auth;
 
-create or replace function auth.uid()
-  returns uuid
-  language sql stable
-as $$
-  select coalesce(
-    nullif(current_setting('request.jwt.claim.sub', true), ''),
-    (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'sub')
-  )::uuid
-$$;
-comment on function auth.uid() is 'Deprecated. Use auth.jwt() -> ''sub'' instead.';
-
-create or replace function auth.role()
-  returns text
-  language sql stable
-as $$
-  select coalesce(
-    nullif(current_setting('request.jwt.claim.role', true), ''),
-    (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'role')
-  )::text
-$$;
-comment on function auth.role() is 'Deprecated. Use auth.jwt() -> ''role'' instead.';
-
-create or replace function auth.email()
-  returns text
-  language sql stable
-as $$
-  select coalesce(
-    nullif(current_setting('request.jwt.claim.email', true), ''),
-    (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'email')
-  )::text
-$$;
-comment on function auth.email() is 'Deprecated. Use auth.jwt() -> ''email'' instead.';
-
-create or replace function auth.jwt()
-  returns jsonb
-  language sql stable
-as $$
-  select coalesce(
-    nullif(current_setting('request.jwt.claim', true), ''),
-    nullif(current_setting('request.jwt.claims', true), '')
-  )::jsonb
-$$;
+do $setup$
+declare
+  h record;
+  claim text := $claim$
+    select coalesce(
+      nullif(current_setting('request.jwt.claim.%1$s', true), ''),
+      (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> '%1$s')
+    )::%2$s
+  $claim$;
+begin
+  for h in
+    select * from (values
+      ('uid', 'uuid', format(claim, 'sub', 'uuid'), 'Deprecated. Use auth.jwt() -> ''sub'' instead.'),
+      ('role', 'text', format(claim, 'role', 'text'), 'Deprecated. Use auth.jwt() -> ''role'' instead.'),
+      ('email', 'text', format(claim, 'email', 'text'), 'Deprecated. Use auth.jwt() -> ''email'' instead.'),
+      ('jwt', 'jsonb', $body$
+    select coalesce(
+      nullif(current_setting('request.jwt.claim', true), ''),
+      nullif(current_setting('request.jwt.claims', true), '')
+    )::jsonb
+  $body$, null)
+    ) as v(name, result, body, comment)
+  loop
+    if not exists (select from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+                    where n.nspname = 'auth' and p.proname = h.name and p.pronargs = 0) then
+      execute format('create function auth.%I() returns %s language sql stable as %L', h.name, h.result, h.body);
+      if h.comment is not null then
+        execute format('comment on function auth.%I() is %L', h.name, h.comment);
+      end if;
+    end if;
+    if exists (select from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+                where n.nspname = 'auth' and p.proname = h.name and p.pronargs = 0
+                  and p.prorettype = h.result::regtype) then
+      execute format('grant execute on function auth.%I() to anon, authenticated, service_role', h.name);
+    end if;
+  end loop;
+end
+$setup$;
 
 grant usage on schema auth to anon, authenticated, service_role;
-grant execute on function auth.uid(), auth.role(), auth.email(), auth.jwt() to anon, authenticated, service_role;

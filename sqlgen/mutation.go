@@ -113,6 +113,9 @@ func MutationStatement(m *Mutation) Statement {
 		g.w(" end")
 	}
 	g.w("::text")
+	if m.Objects != nil {
+		g.w(" from ", a, "_written")
+	}
 	return Statement{SQL: g.sb.String(), Args: g.args}
 }
 

@@ -32,9 +32,21 @@ type fill struct {
 // a privilege); foreign keys are checked at the end of the statement, when every row exists.
 func (g *gen) insertObjects(m *Mutation, a string) {
 	tops := make([]string, len(m.Objects))
+	var written []string
 	for i, o := range m.Objects {
-		tops[i] = g.insertObject(o, a, nil, m.Returning, m.Returning == nil)
+		tops[i] = g.insertObject(o, a, nil, m.Returning, m.Returning == nil, &written)
 	}
+	// Postgres runs a CTE when the query first reads it, and those no one reads at the end, last first: read
+	// in the order written, the inserts run in the request's order, and serial keys follow it. Materialized,
+	// or the planner drops the count nobody uses and the reads with it.
+	g.w(a, "_written as materialized (select count(*) from (")
+	for i, w := range written {
+		if i > 0 {
+			g.w(" union all ")
+		}
+		g.w("select from ", w)
+	}
+	g.w(") w), ")
 	g.w(a, "_affected as (")
 	for i, t := range tops {
 		if i > 0 {
@@ -55,12 +67,13 @@ func (g *gen) insertObjects(m *Mutation, a string) {
 	}
 }
 
-// insertObject writes the CTEs inserting o (its new parents, o, its children) and returns the name of o's.
-// The insert's target alias is a; fills are the foreign key columns o's parent link fills; need lists the
-// columns o's rows must return for the caller, and whole returns every column instead.
-func (g *gen) insertObject(o *InsertObject, a string, fills []fill, need []string, whole bool) string {
+// insertObject writes the CTEs inserting o (its new parents, o, its children), adds their names to written
+// in that order, and returns the name of o's. The insert's target alias is a; fills are the foreign key
+// columns o's parent link fills; need lists the columns o's rows must return for the caller, and whole
+// returns every column instead.
+func (g *gen) insertObject(o *InsertObject, a string, fills []fill, need []string, whole bool, written *[]string) string {
 	for _, p := range o.Parents {
-		pc := g.insertObject(p.Object, a, nil, parentColumns(p.Join), false)
+		pc := g.insertObject(p.Object, a, nil, parentColumns(p.Join), false, written)
 		for _, j := range p.Join {
 			fills = append(fills, fill{column: j.Child, cte: pc, parentColumn: j.Parent})
 		}
@@ -69,6 +82,7 @@ func (g *gen) insertObject(o *InsertObject, a string, fills []fill, need []strin
 		need = appendNew(need, parentColumns(c.Join)...)
 	}
 	name := g.alias()
+	*written = append(*written, name)
 	g.w(name, " as (insert into ", o.Relation.sql(), " as ", a)
 	if len(o.Columns)+len(fills) == 0 {
 		g.w(" default values")
@@ -106,6 +120,8 @@ func (g *gen) insertObject(o *InsertObject, a string, fills []fill, need []strin
 		g.returning(a, nil)
 	case len(need) > 0:
 		g.returning(a, need)
+	default:
+		g.w(" returning true") // to be read in order
 	}
 	g.w("), ")
 	for _, c := range o.Children {
@@ -113,7 +129,7 @@ func (g *gen) insertObject(o *InsertObject, a string, fills []fill, need []strin
 		for _, j := range c.Join {
 			cf = append(cf, fill{column: j.Child, cte: name, parentColumn: j.Parent})
 		}
-		g.insertObject(c.Object, a, cf, nil, false)
+		g.insertObject(c.Object, a, cf, nil, false, written)
 	}
 	return name
 }

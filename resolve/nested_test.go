@@ -124,3 +124,24 @@ func TestNestedInsertWithOnConflict(t *testing.T) {
 		t.Errorf("blogs after the rejected request: %s", got)
 	}
 }
+
+// TestNestedInsertParentLookupPolicy: a child's policy that looks its parent up in the table does not see a
+// parent written by the same statement (one snapshot), so such a nested insert fails whole; the child under
+// an existing parent passes. docs/extensions.md says so.
+func TestNestedInsertParentLookupPolicy(t *testing.T) {
+	d := newTestDB(t, nestedFixture+`
+		drop policy own on post;
+		create policy via_blog on post for insert to authenticated
+		  with check (exists (select 1 from blog b where b.id = blog_id and b.owner_id = auth.uid()));`)
+	got := d.as("authenticated", bob, `mutation { insertIntoBlogCollection(objects: [{name: "new", postCollection: [{title: "t"}]}]) { affectedCount } }`, "")
+	if got != `{"data": null, "errors": [{"message": "new row violates row-level security policy for table \"post\""}]}` {
+		t.Errorf("nested under a new blog: %s", got)
+	}
+	got = d.as("authenticated", bob, `mutation { insertIntoPostCollection(objects: [{title: "t", blogId: 1}]) { affectedCount } }`, "")
+	if got != `{"data": {"insertIntoPostCollection": {"affectedCount": 1}}}` {
+		t.Errorf("under bob's existing blog: %s", got)
+	}
+	if got := d.scalar("select (select count(*) from blog) || ',' || (select count(*) from post)"); got != "1,1" {
+		t.Errorf("blogs,posts: %s", got)
+	}
+}

@@ -5,6 +5,11 @@ import (
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
 
+// maxNestedObjects bounds the rows one nested insert writes. Each is its own CTE, and an object may be empty
+// ({}), so neither the parameter limit nor the body size keeps a request from asking Postgres to plan
+// hundreds of thousands of inserts.
+const maxNestedObjects = 1000
+
 // insert plans insertInto<X>Collection: pg_graphql's insert, with the extensions the table has on (an
 // object writing related rows, onConflict).
 func (r *request) insert(m *sqlgen.Mutation, t *gqlschema.Table, args map[string]any) error {
@@ -20,8 +25,9 @@ func (r *request) insert(m *sqlgen.Mutation, t *gqlschema.Table, args map[string
 	if args["onConflict"] != nil {
 		return gqlError("onConflict cannot be combined with nested inserts")
 	}
+	budget := maxNestedObjects
 	for _, row := range rows {
-		o, err := r.insertObject(row.(map[string]any), t, map[string]bool{})
+		o, err := r.insertObject(row.(map[string]any), t, map[string]bool{}, &budget)
 		if err != nil {
 			return err
 		}
@@ -47,8 +53,12 @@ func writesRelated(input *gqlschema.Type, rows []any) bool {
 }
 
 // insertObject plans one object of a nested insert into t. filled holds the foreign key columns the link to
-// its parent fills, which the object may not also set.
-func (r *request) insertObject(obj map[string]any, t *gqlschema.Table, filled map[string]bool) (*sqlgen.InsertObject, error) {
+// its parent fills, which the object may not also set; budget counts down the objects the insert may still
+// write.
+func (r *request) insertObject(obj map[string]any, t *gqlschema.Table, filled map[string]bool, budget *int) (*sqlgen.InsertObject, error) {
+	if *budget--; *budget < 0 {
+		return nil, gqlError("A nested insert may write at most %d records", maxNestedObjects)
+	}
 	input := r.schema.Types[t.TypeName+"InsertInput"]
 	o := &sqlgen.InsertObject{Relation: *relationOf(t)}
 	claim := func(field string, cols []string) error {
@@ -70,7 +80,7 @@ func (r *request) insertObject(obj map[string]any, t *gqlschema.Table, filled ma
 			if err := claim(in.Name, rel.FromColumns); err != nil {
 				return nil, err
 			}
-			p, err := r.insertObject(v.(map[string]any), rel.To, map[string]bool{})
+			p, err := r.insertObject(v.(map[string]any), rel.To, map[string]bool{}, budget)
 			if err != nil {
 				return nil, err
 			}
@@ -90,7 +100,7 @@ func (r *request) insertObject(obj map[string]any, t *gqlschema.Table, filled ma
 			for _, c := range rel.ToColumns {
 				childFilled[c] = true
 			}
-			c, err := r.insertObject(child.(map[string]any), rel.To, childFilled)
+			c, err := r.insertObject(child.(map[string]any), rel.To, childFilled, budget)
 			if err != nil {
 				return nil, err
 			}

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -143,5 +144,22 @@ func TestNestedInsertParentLookupPolicy(t *testing.T) {
 	}
 	if got := d.scalar("select (select count(*) from blog) || ',' || (select count(*) from post)"); got != "1,1" {
 		t.Errorf("blogs,posts: %s", got)
+	}
+}
+
+func TestNestedInsertBounded(t *testing.T) {
+	d := newTestDB(t, nestedFixture)
+	children := strings.Repeat(`{title: "t"}, `, maxNestedObjects)
+	got := d.as("authenticated", alice, `mutation { insertIntoBlogCollection(objects: [{name: "n", postCollection: [`+children+`]}]) { affectedCount } }`, "")
+	if got != `{"data": null, "errors": [{"message": "A nested insert may write at most 1000 records"}]}` {
+		t.Errorf("too many objects: %.300s", got)
+	}
+	children = strings.Repeat(`{title: "t"}, `, maxNestedObjects-1)
+	got = d.as("authenticated", alice, `mutation { insertIntoBlogCollection(objects: [{name: "n", postCollection: [`+children+`]}]) { affectedCount } }`, "")
+	if got != `{"data": {"insertIntoBlogCollection": {"affectedCount": 1}}}` {
+		t.Errorf("the most objects: %.300s", got)
+	}
+	if got := d.scalar("select count(*) from post"); got != "999" {
+		t.Errorf("posts: %s", got)
 	}
 }

@@ -21,13 +21,16 @@ func (b *builder) addUpsertTypes(t *Table) {
 	constraints := &Type{Kind: Enum, Name: name + "Constraint", Table: t, Hidden: hidden,
 		Description: str(fmt.Sprintf("Unique constraints of `%s` an insert may conflict with", name))}
 	for _, k := range t.Rel.UniqueKeys {
-		if IsValidName(k.Name) && conflictTarget(t, ins, k.Columns) {
+		if validEnumValue(k.Name) && conflictTarget(t, ins, k.Columns) {
 			constraints.EnumValues = append(constraints.EnumValues, &EnumValue{Name: k.Name, SQL: k.Name})
 		}
 	}
 	columns := &Type{Kind: Enum, Name: name + "UpdateColumn", Table: t, Hidden: hidden,
 		Description: str(fmt.Sprintf("Columns of `%s` an insert's conflict may update", name))}
 	for _, in := range writable(t, func(c *reflect.Column) bool { return c.CanUpdate }) {
+		if !validEnumValue(in.Name) {
+			continue
+		}
 		columns.EnumValues = append(columns.EnumValues, &EnumValue{Name: in.Name, SQL: in.Column.SQL.Name})
 	}
 	if len(constraints.EnumValues) == 0 || len(columns.EnumValues) == 0 {
@@ -50,6 +53,12 @@ func (b *builder) addUpsertTypes(t *Table) {
 			{Name: "filter", Description: str("Only existing rows matching the filter are updated"),
 				Type: Named(name + "Filter")},
 		}})
+}
+
+// validEnumValue reports whether a constraint's or a column's name can be an enum value: a valid name, and
+// not one of the three GraphQL forbids.
+func validEnumValue(name string) bool {
+	return IsValidName(name) && name != "true" && name != "false" && name != "null"
 }
 
 // conflictTarget reports whether an insert can conflict on the key: the input fills each of its columns and

@@ -163,3 +163,19 @@ func TestNestedInsertBounded(t *testing.T) {
 		t.Errorf("posts: %s", got)
 	}
 }
+
+func TestNestedInsertSelfReference(t *testing.T) {
+	d := newTestDB(t, `
+		comment on schema public is '@graphql({"inflect_names": true, "features": ["nestedInsert"]})';
+		create table item(id serial primary key, parent_id int references item(id), name text not null);
+		grant all on item to service_role; grant usage on sequence item_id_seq to service_role;`)
+	got := d.query(`mutation { insertIntoItemCollection(objects: [
+		{name: "root", itemCollection: [{name: "child", itemCollection: [{name: "grandchild"}]}]},
+		{name: "leaf", parent: {name: "new root"}}]) { affectedCount records { name } } }`)
+	if got != `{"data": {"insertIntoItemCollection": {"records": [{"name": "root"}, {"name": "leaf"}], "affectedCount": 2}}}` {
+		t.Errorf("insert: %s", got)
+	}
+	if got := d.scalar(`select string_agg(n.name || '<' || coalesce(p.name, '-'), ',' order by n.id) from item n left join item p on p.id = n.parent_id`); got != "root<-,child<root,grandchild<child,new root<-,leaf<new root" {
+		t.Errorf("rows: %s", got)
+	}
+}

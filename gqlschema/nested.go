@@ -32,7 +32,7 @@ func (r *Relationship) ToParent() bool {
 // relationship, typed [<Child>InsertInput!] or <Child>InsertInput when at most one child may exist). It runs
 // once every table's insert input exists, since each field's type is another table's input.
 func (b *builder) addNestedInsertFields(t *Table, rels *tableRelationships) {
-	if !t.Features.Has(reflect.FeatureNestedInsert) || t.Rel.Kind != "r" {
+	if !t.Features.Has(reflect.FeatureNestedInsert) || !isTable(t.Rel) {
 		return
 	}
 	ins := b.s.Types[t.TypeName+"InsertInput"]
@@ -45,7 +45,7 @@ func (b *builder) addNestedInsertFields(t *Table, rels *tableRelationships) {
 	}
 	add := func(f *Field, parent *Table, parentCols []string, child *Table, childCols []string) {
 		rel := f.Relationship
-		if used[f.Name] || rel.FK.Synthetic || rel.To.Rel.Kind != "r" {
+		if used[f.Name] || rel.FK.Synthetic || !isTable(rel.To.Rel) {
 			return
 		}
 		other := b.s.Types[rel.To.TypeName+"InsertInput"]
@@ -71,6 +71,10 @@ func (b *builder) addNestedInsertFields(t *Table, rels *tableRelationships) {
 		add(f, t, f.Relationship.FromColumns, f.Relationship.To, f.Relationship.ToColumns)
 	}
 }
+
+// isTable reports whether the relation is a table, partitioned or not, which the write extensions write;
+// views and foreign tables are left to pg_graphql's plain mutations.
+func isTable(r *reflect.Relation) bool { return r.Kind == "r" || r.Kind == "p" }
 
 // readable reports whether the role may read every one of the columns (an insert returns them).
 func readable(t *Table, cols []string) bool {

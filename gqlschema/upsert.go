@@ -10,7 +10,7 @@ import (
 // request #622, so that clients written for it work) for a table with the upsert feature on, when the role
 // may insert, may update some column, and the table has a unique key the insert input can fill.
 func (b *builder) addUpsertTypes(t *Table) {
-	if !t.Features.Has(reflect.FeatureUpsert) || t.Rel.Kind != "r" {
+	if !t.Features.Has(reflect.FeatureUpsert) || !isTable(t.Rel) {
 		return
 	}
 	ins := b.s.Types[t.TypeName+"InsertInput"]

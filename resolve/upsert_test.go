@@ -156,3 +156,27 @@ func TestUpsertOnlyWhereTurnedOn(t *testing.T) {
 		t.Errorf("composite key: %s", got)
 	}
 }
+
+// TestWriteExtensionsOnPartitionedTable: a partitioned table shown whole takes upserts and nested inserts,
+// which Postgres routes to the partitions.
+func TestWriteExtensionsOnPartitionedTable(t *testing.T) {
+	d := newTestDB(t, `
+		comment on schema public is '@graphql({"inflect_names": true, "features": ["upsert", "nestedInsert"]})';
+		create table customer(id serial primary key, name text not null);
+		create table payment(id int, month int, customer_id int not null references customer(id), amount int, primary key (id, month)) partition by list (month);
+		create table payment_1 partition of payment for values in (1);
+		create table payment_2 partition of payment for values in (2);
+		comment on table payment is '@graphql({"partitions": "hidden"})';
+		grant all on all tables in schema public to service_role; grant usage on sequence customer_id_seq to service_role;`)
+	got := d.query(`mutation { insertIntoCustomerCollection(objects: [{name: "c", paymentCollection: [{id: 1, month: 1, amount: 5}, {id: 1, month: 2, amount: 6}]}]) { affectedCount } }`)
+	if got != `{"data": {"insertIntoCustomerCollection": {"affectedCount": 1}}}` {
+		t.Errorf("nested: %s", got)
+	}
+	got = d.query(`mutation { insertIntoPaymentCollection(objects: [{id: 1, month: 2, amount: 7, customerId: 1}], onConflict: {constraint: payment_pkey, updateColumns: [amount]}) { affectedCount records { amount } } }`)
+	if got != `{"data": {"insertIntoPaymentCollection": {"records": [{"amount": 7}], "affectedCount": 1}}}` {
+		t.Errorf("upsert: %s", got)
+	}
+	if got := d.scalar("select string_agg(tableoid::regclass || ':' || amount, ',' order by month) from payment"); got != "payment_1:5,payment_2:7" {
+		t.Errorf("rows: %s", got)
+	}
+}

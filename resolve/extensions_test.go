@@ -3,12 +3,9 @@ package resolve
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/reflect"
 )
@@ -128,22 +125,7 @@ func TestWriteExtensionsOneRoundTrip(t *testing.T) {
 		comment on table post is '@graphql({"features": ["nestedInsert", "upsert"]})';
 		insert into post(blog_id, author_id, title) values (1, '22222222-2222-2222-2222-222222222222', 'first');`)
 	ctx := context.Background()
-	cfg := d.conn.Config().Copy()
-	var counter *countingConn
-	dialer := &net.Dialer{}
-	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dialer.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		counter = &countingConn{Conn: c}
-		return counter, nil
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn, counter := connectCounting(t, d)
 	engine := NewEngine(Options{})
 	session := Session{Role: "authenticated", Claims: bob, SearchPath: []string{"public"}}
 	for _, tc := range []struct{ query, want string }{

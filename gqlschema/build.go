@@ -58,6 +58,9 @@ func Build(cat *reflect.Catalog, opts Options) *Schema {
 	for _, t := range tables {
 		b.addTableTypes(t, rels[t], computed[t])
 	}
+	for _, t := range tables {
+		b.addWriteExtensions(t, rels[t])
+	}
 	b.addRoots(tables, udfs)
 	return b.s
 }
@@ -549,7 +552,7 @@ func (b *builder) addRoots(tables []*Table, udfs []*Field) {
 			m.Fields = append(m.Fields, &Field{Name: "insertInto" + name + "Collection", Hidden: hidden,
 				Description: str(fmt.Sprintf("Adds one or more `%s` records to the collection", name)),
 				Type:        Named(name + "InsertResponse"), Kind: FieldInsert, Table: t,
-				Args: []*InputValue{{Name: "objects", Type: NonNullOf(ListOf(NonNullOf(Named(name + "InsertInput"))))}}})
+				Args: b.insertArgs(t)})
 		}
 		if b.s.Types[name+"UpdateInput"] != nil {
 			m.Fields = append(m.Fields, &Field{Name: "update" + name + "Collection", Hidden: hidden,

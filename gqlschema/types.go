@@ -187,6 +187,9 @@ type InputValue struct {
 	Column *Column
 	// Param is the SQL argument of a function argument.
 	Param *Param
+	// Relationship is set on the fields of an insert input that write related rows (the nestedInsert
+	// extension).
+	Relationship *Relationship
 }
 
 // EnumValue is a value of an enum type.

@@ -117,6 +117,11 @@ select json_build_object(
                     select a.attname from unnest(i.indkey) with ordinality k(num, pos)
                     join pg_attribute a on a.attrelid = c.oid and a.attnum = k.num order by k.pos)))
                 from pg_index i where i.indrelid = c.oid and i.indisunique and i.indpred is null), '[]'),
+            'unique_keys', coalesce((select json_agg(json_build_object('name', ic.relname, 'columns', to_json(array(
+                    select a.attname from unnest(i.indkey) with ordinality k(num, pos)
+                    join pg_attribute a on a.attrelid = c.oid and a.attnum = k.num order by k.pos))) order by ic.relname)
+                from pg_index i join pg_class ic on ic.oid = i.indexrelid
+                where i.indrelid = c.oid and i.indisunique and i.indpred is null and i.indexprs is null), '[]'),
             'columns', coalesce(rc.columns, '[]')
         ) order by c.oid) from rels c left join rel_columns rc on rc.attrelid = c.oid), '[]'),
     'foreign_keys', coalesce((select json_agg(json_build_object(

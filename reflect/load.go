@@ -38,21 +38,22 @@ type rawCatalog struct {
 		Comment *string `json:"comment"`
 	} `json:"schemas"`
 	Relations []struct {
-		OID           uint32     `json:"oid"`
-		Name          string     `json:"name"`
-		Kind          string     `json:"kind"`
-		SchemaOID     uint32     `json:"schema_oid"`
-		RowType       uint32     `json:"row_type"`
-		RLS           bool       `json:"rls"`
-		Comment       *string    `json:"comment"`
-		CanSelect     bool       `json:"can_select"`
-		CanInsert     bool       `json:"can_insert"`
-		CanUpdate     bool       `json:"can_update"`
-		CanDelete     bool       `json:"can_delete"`
-		Partition     bool       `json:"partition"`
-		RootComment   *string    `json:"partition_root_comment"`
-		PrimaryKey    []string   `json:"primary_key"`
-		UniqueIndexes [][]string `json:"unique_indexes"`
+		OID           uint32      `json:"oid"`
+		Name          string      `json:"name"`
+		Kind          string      `json:"kind"`
+		SchemaOID     uint32      `json:"schema_oid"`
+		RowType       uint32      `json:"row_type"`
+		RLS           bool        `json:"rls"`
+		Comment       *string     `json:"comment"`
+		CanSelect     bool        `json:"can_select"`
+		CanInsert     bool        `json:"can_insert"`
+		CanUpdate     bool        `json:"can_update"`
+		CanDelete     bool        `json:"can_delete"`
+		Partition     bool        `json:"partition"`
+		RootComment   *string     `json:"partition_root_comment"`
+		PrimaryKey    []string    `json:"primary_key"`
+		UniqueIndexes [][]string  `json:"unique_indexes"`
+		UniqueKeys    []UniqueKey `json:"unique_keys"`
 		Columns       []struct {
 			Num        int     `json:"num"`
 			Name       string  `json:"name"`
@@ -147,7 +148,8 @@ func Decode(doc []byte) (*Catalog, error) {
 		}
 		r := &Relation{OID: rr.OID, Schema: c.schemaByOID[rr.SchemaOID], Name: rr.Name, Kind: rr.Kind,
 			RowType: rr.RowType, RLS: rr.RLS, PrimaryKey: rr.PrimaryKey, UniqueIndexes: rr.UniqueIndexes,
-			CanSelect: rr.CanSelect, CanInsert: rr.CanInsert, CanUpdate: rr.CanUpdate, CanDelete: rr.CanDelete}
+			UniqueKeys: rr.UniqueKeys,
+			CanSelect:  rr.CanSelect, CanInsert: rr.CanInsert, CanUpdate: rr.CanUpdate, CanDelete: rr.CanDelete}
 		if err := parseDirective(rr.Comment, &r.Directives); err != nil {
 			return nil, err
 		}

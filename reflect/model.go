@@ -61,11 +61,20 @@ type Relation struct {
 	PrimaryKey []string // real primary key, else the primary_key_columns directive; empty if neither
 	// UniqueIndexes are the column sets of non-partial unique indexes, primary key included.
 	UniqueIndexes [][]string
-	CanSelect     bool // table-level privileges of the role
-	CanInsert     bool
-	CanUpdate     bool
-	CanDelete     bool
-	Directives    RelationDirectives
+	// UniqueKeys are the non-partial unique indexes on plain columns with their names, by name: the conflict
+	// targets an upsert may name.
+	UniqueKeys []UniqueKey
+	CanSelect  bool // table-level privileges of the role
+	CanInsert  bool
+	CanUpdate  bool
+	CanDelete  bool
+	Directives RelationDirectives
+}
+
+// UniqueKey is a unique index (or the index of a primary key or unique constraint) on plain columns.
+type UniqueKey struct {
+	Name    string   `json:"name"`
+	Columns []string `json:"columns"`
 }
 
 // RelationDirectives are the @graphql({...}) keys of a relation comment.

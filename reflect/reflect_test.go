@@ -2,6 +2,7 @@ package reflect
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -70,6 +71,9 @@ func TestLoadReflectsTablesKeysAndDirectives(t *testing.T) {
 	if len(acc.UniqueIndexes) != 2 {
 		t.Errorf("account unique indexes = %v", acc.UniqueIndexes)
 	}
+	if got := fmt.Sprint(acc.UniqueKeys); got != "[{account_email_key [email]} {account_pkey [id]}]" {
+		t.Errorf("account unique keys = %s", got)
+	}
 	if c := acc.Column("id"); !c.Serial || c.FormatType != "integer" || !c.NotNull {
 		t.Errorf("id column = %+v", c)
 	}
@@ -85,6 +89,9 @@ func TestLoadReflectsTablesKeysAndDirectives(t *testing.T) {
 	}
 	if len(blog.UniqueIndexes) != 1 {
 		t.Errorf("partial unique index counted: %v", blog.UniqueIndexes)
+	}
+	if len(blog.UniqueKeys) != 1 {
+		t.Errorf("partial unique index named as a key: %v", blog.UniqueKeys)
 	}
 	if !blog.Directives.TotalCountEnabled() || blog.Directives.Name != "BlogPost" {
 		t.Errorf("blog directives = %+v", blog.Directives)

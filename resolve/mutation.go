@@ -75,7 +75,7 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 	switch f.Kind {
 	case gqlschema.FieldInsert:
 		responseName, unknown = t.TypeName+"InsertResponse", "unknown field in insert"
-		if err := r.insertRows(m, t, args["objects"]); err != nil {
+		if err := r.insert(m, t, args); err != nil {
 			return nil, err
 		}
 	case gqlschema.FieldUpdate:
@@ -160,6 +160,9 @@ func (r *request) insertRows(m *sqlgen.Mutation, t *gqlschema.Table, objects any
 	input := r.schema.Types[t.TypeName+"InsertInput"]
 	var cols []*gqlschema.InputValue
 	for _, in := range input.InputFields {
+		if in.Column == nil {
+			continue // a relationship of the nestedInsert extension, which insert plans
+		}
 		for _, row := range rows {
 			if _, ok := row.(map[string]any)[in.Name]; ok {
 				cols = append(cols, in)

@@ -41,10 +41,10 @@ func (c *countingConn) roundTrips() int {
 	return c.trips
 }
 
-func TestOneRoundTripPerRequest(t *testing.T) {
-	d := newTestDB(t, blogFixture)
+// connectCounting opens another connection to d's database, through a connection that counts round trips.
+func connectCounting(t *testing.T, d *testDB) (*pgx.Conn, *countingConn) {
+	t.Helper()
 	ctx := context.Background()
-	// The fixture's database, through a counting connection.
 	cfg := d.conn.Config().Copy()
 	var counter *countingConn
 	dialer := &net.Dialer{}
@@ -60,7 +60,14 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn, counter
+}
+
+func TestOneRoundTripPerRequest(t *testing.T) {
+	d := newTestDB(t, blogFixture)
+	ctx := context.Background()
+	conn, counter := connectCounting(t, d)
 	engine := NewEngine(Options{})
 	session := Session{Role: "service_role", Claims: map[string]any{"role": "service_role"}, SearchPath: []string{"public"}}
 	deep := `{ accountCollection { totalCount: __typename edges { node { blogCollection { pageInfo { hasNextPage hasPreviousPage }

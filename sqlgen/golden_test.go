@@ -94,6 +94,35 @@ var goldenCases = map[string]func() Statement{
 			Rows:   [][]Value{{{Value: str("a@x.com"), Cast: "text"}, {Default: true}}, {{Value: nil, Cast: "text"}, {Value: str("n"), Cast: "text"}}},
 			Fields: []MutationField{{Key: "affectedCount", AffectedCount: true}, {Key: "records", Records: accountNode()}}})
 	},
+	"upsert": func() Statement {
+		u := MutationStatement(&Mutation{Relation: account, Columns: []string{"email", "name"},
+			Rows: [][]Value{{{Value: str("a@x.com"), Cast: "text"}, {Value: str("n"), Cast: "text"}}},
+			OnConflict: &OnConflict{Target: []string{"email"}, Update: []string{"name", "email"},
+				Filter: And{Compare{Column: "name", Op: "<>", Value: str("keep"), Cast: "text"}}},
+			Fields: []MutationField{{Key: "affectedCount", AffectedCount: true}}})
+		n := MutationStatement(&Mutation{Relation: account, Columns: []string{"email"},
+			Rows:       [][]Value{{{Value: str("a@x.com"), Cast: "text"}}},
+			OnConflict: &OnConflict{Target: []string{"email"}, Update: []string{}},
+			Fields:     []MutationField{{Key: "affectedCount", AffectedCount: true}}})
+		return Statement{SQL: u.SQL + ";\n" + n.SQL, Args: append(u.Args, n.Args...)}
+	},
+	"nested_insert": func() Statement {
+		post := Relation{Schema: "public", Name: "post"}
+		comment := Relation{Schema: "public", Name: "comment"}
+		toPost := []Join{{Child: "post_id", Parent: "id"}}
+		postWithComments := &InsertObject{Relation: post, Columns: []string{"title"}, Values: []Value{{Value: str("p"), Cast: "text"}},
+			Parents: []InsertLink{{Join: []Join{{Child: "blog_id", Parent: "id"}},
+				Object: &InsertObject{Relation: blog, Columns: []string{"name"}, Values: []Value{{Value: str("b"), Cast: "text"}}}}},
+			Children: []InsertLink{
+				{Join: toPost, Object: &InsertObject{Relation: comment, Columns: []string{"body"}, Values: []Value{{Value: str("c1"), Cast: "text"}}}},
+				{Join: toPost, Object: &InsertObject{Relation: comment}},
+			}}
+		return MutationStatement(&Mutation{Relation: post, Returning: []string{"title"},
+			Objects: []*InsertObject{postWithComments, {Relation: post, Columns: []string{"title", "blog_id"},
+				Values: []Value{{Value: str("q"), Cast: "text"}, {Value: str("1"), Cast: "integer"}}}},
+			Fields: []MutationField{{Key: "affectedCount", AffectedCount: true},
+				{Key: "records", Records: &Node{Fields: []NodeField{{Key: "title", Column: &Column{Name: "title"}}}}}}})
+	},
 	"update_and_delete": func() Statement {
 		u := MutationStatement(&Mutation{Relation: account, Set: []Assignment{{Column: "email", Value: Value{Value: str("b@x.com"), Cast: "text"}}},
 			Filter: And{Compare{Column: "id", Op: "<", Value: str("5"), Cast: "integer"}}, AtMost: 1, TooMany: "update impacts too many records",

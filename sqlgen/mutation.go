@@ -76,7 +76,15 @@ type Mutation struct {
 	// which take the whole row).
 	Returning []string
 	Fields    []MutationField
+	// OnConflict makes an insert an upsert (the upsert extension).
+	OnConflict *OnConflict
+	// Objects, when set, replace Columns and Rows for an insert that writes related rows too (the nestedInsert
+	// extension): each object is its own insert, after its new parents and before its children.
+	Objects []*InsertObject
 }
+
+// insert reports whether the mutation is an insert.
+func (m *Mutation) insert() bool { return m.Rows != nil || m.Objects != nil }
 
 // MutationStatement renders a mutation as one statement returning its response object as JSON text.
 func MutationStatement(m *Mutation) Statement {
@@ -87,67 +95,13 @@ func MutationStatement(m *Mutation) Statement {
 	if lockedInOrder {
 		g.lockInOrder(m, a)
 	}
-	g.w(a, "_affected as (")
-	switch {
-	case m.Rows != nil:
-		g.w("insert into ", m.Relation.sql(), " as ", a, " (")
-		for i, c := range m.Columns {
-			if i > 0 {
-				g.w(", ")
-			}
-			g.w(Ident(c))
-		}
-		g.w(") values ")
-		for i, row := range m.Rows {
-			if i > 0 {
-				g.w(", ")
-			}
-			g.w("(")
-			for j, v := range row {
-				if j > 0 {
-					g.w(", ")
-				}
-				g.mutationValue(v)
-			}
-			g.w(")")
-		}
-	case m.Delete:
-		g.w("delete from ", m.Relation.sql(), " ", a)
-		if lockedInOrder {
-			g.w(" using ", a, "_locked")
-			g.whereLocked(m, a)
-		} else {
-			g.where(a, "", nil, m.Filter)
-		}
-	default:
-		g.w("update ", m.Relation.sql(), " ", a, " set ")
-		for i, s := range m.Set {
-			if i > 0 {
-				g.w(", ")
-			}
-			g.w(Ident(s.Column), " = ")
-			g.mutationValue(s.Value)
-		}
-		if lockedInOrder {
-			g.w(" from ", a, "_locked")
-			g.whereLocked(m, a)
-		} else {
-			g.where(a, "", nil, m.Filter)
-		}
-	}
-	g.w(" returning ")
-	if m.Returning == nil {
-		g.w(a, ".*")
+	if m.Objects != nil {
+		g.insertObjects(m, a)
 	} else {
-		for i, c := range m.Returning {
-			if i > 0 {
-				g.w(", ")
-			}
-			g.w(col(a, c))
-		}
+		g.affected(m, a, lockedInOrder)
 	}
 	g.w(") select ")
-	if m.Rows == nil {
+	if !m.insert() {
 		// A scalar subquery, not a constant: the planner folds constant casts, failing even the branch not
 		// taken.
 		g.w("case when (select count(*) from ", a, "_affected) > ", strconv.Itoa(m.AtMost), " then to_json((select ")
@@ -177,11 +131,83 @@ func MutationStatement(m *Mutation) Statement {
 		}
 	}
 	g.object(keys, values)
-	if m.Rows == nil {
+	if !m.insert() {
 		g.w(" end")
 	}
 	g.w("::text")
+	if m.Objects != nil {
+		g.w(" from ", a, "_written")
+	}
 	return Statement{SQL: g.sb.String(), Args: g.args}
+}
+
+// affected writes the CTE of the rows a plain insert, an update or a delete writes.
+func (g *gen) affected(m *Mutation, a string, lockedInOrder bool) {
+	g.w(a, "_affected as (")
+	switch {
+	case m.Rows != nil:
+		g.w("insert into ", m.Relation.sql(), " as ", a, " (")
+		for i, c := range m.Columns {
+			if i > 0 {
+				g.w(", ")
+			}
+			g.w(Ident(c))
+		}
+		g.w(") values ")
+		for i, row := range m.Rows {
+			if i > 0 {
+				g.w(", ")
+			}
+			g.w("(")
+			for j, v := range row {
+				if j > 0 {
+					g.w(", ")
+				}
+				g.mutationValue(v)
+			}
+			g.w(")")
+		}
+		g.onConflict(m.OnConflict, a)
+	case m.Delete:
+		g.w("delete from ", m.Relation.sql(), " ", a)
+		if lockedInOrder {
+			g.w(" using ", a, "_locked")
+			g.whereLocked(m, a)
+		} else {
+			g.where(a, "", nil, m.Filter)
+		}
+	default:
+		g.w("update ", m.Relation.sql(), " ", a, " set ")
+		for i, s := range m.Set {
+			if i > 0 {
+				g.w(", ")
+			}
+			g.w(Ident(s.Column), " = ")
+			g.mutationValue(s.Value)
+		}
+		if lockedInOrder {
+			g.w(" from ", a, "_locked")
+			g.whereLocked(m, a)
+		} else {
+			g.where(a, "", nil, m.Filter)
+		}
+	}
+	g.returning(a, m.Returning)
+}
+
+// returning writes the RETURNING clause of the columns, or of the whole row when cols is nil.
+func (g *gen) returning(a string, cols []string) {
+	g.w(" returning ")
+	if cols == nil {
+		g.w(a, ".*")
+		return
+	}
+	for i, c := range cols {
+		if i > 0 {
+			g.w(", ")
+		}
+		g.w(col(a, c))
+	}
 }
 
 func (g *gen) mutationValue(v Value) {

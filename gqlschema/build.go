@@ -362,7 +362,7 @@ func relationshipName(cols []string, target *Table, inflect bool) string {
 }
 
 func (b *builder) collectionArgs(t *Table) []*InputValue {
-	return []*InputValue{
+	args := []*InputValue{
 		{Name: "first", Description: str("Query the first `n` records in the collection"), Type: Named("Int")},
 		{Name: "last", Description: str("Query the last `n` records in the collection"), Type: Named("Int")},
 		{Name: "before", Description: str("Query values in the collection before the provided cursor"), Type: Named("Cursor")},
@@ -371,6 +371,10 @@ func (b *builder) collectionArgs(t *Table) []*InputValue {
 		{Name: "filter", Description: str("Filters to apply to the results set when querying from the collection"), Type: Named(t.TypeName + "Filter")},
 		{Name: "orderBy", Description: str("Sort order to apply to the collection"), Type: ListOf(NonNullOf(Named(t.TypeName + "OrderBy")))},
 	}
+	if d := b.distinctArg(t); d != nil {
+		args = append(args, d)
+	}
+	return args
 }
 
 func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*Field) {
@@ -436,6 +440,7 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 		}
 		filter.InputFields = append(filter.InputFields, &InputValue{Name: op.name, Description: str(op.desc), Type: ref})
 	}
+	b.addRelatedFilters(t, rels, filter)
 	b.add(filter)
 
 	orderBy := &Type{Kind: InputObject, Name: name + "OrderBy", Role: RoleOrderBy, Table: t, Hidden: hidden}
@@ -444,6 +449,7 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 			orderBy.InputFields = append(orderBy.InputFields, &InputValue{Name: c.FieldName, Type: Named("OrderByDirection"), Column: c})
 		}
 	}
+	b.addRelatedOrders(t, rels, orderBy)
 	b.add(orderBy)
 	b.addMutationTypes(t, hidden)
 }

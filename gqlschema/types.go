@@ -187,6 +187,8 @@ type InputValue struct {
 	Column *Column
 	// Param is the SQL argument of a function argument.
 	Param *Param
+	// Relationship is set on the relationship fields of filter and order-by inputs (relatedFilter, relatedOrder).
+	Relationship *Relationship
 }
 
 // EnumValue is a value of an enum type.

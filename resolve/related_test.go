@@ -127,3 +127,215 @@ func TestRelatedFilterErrors(t *testing.T) {
 		}
 	}
 }
+
+// page walks a collection with first: 1 and the end cursor (or last: 1 and the start cursor) and lists the ids
+// it met, in the collection's order.
+func page(t *testing.T, d *testDB, c caller, collection, args string, backward bool) string {
+	t.Helper()
+	var out []string
+	cursor := ""
+	for range 20 {
+		q := `{ ` + collection + `(first: 1` + args
+		if backward {
+			q = `{ ` + collection + `(last: 1` + args
+		}
+		if cursor != "" && backward {
+			q += `, before: "` + cursor + `"`
+		} else if cursor != "" {
+			q += `, after: "` + cursor + `"`
+		}
+		q += `) { edges { node { id } } pageInfo { startCursor endCursor hasNextPage hasPreviousPage } } }`
+		body := d.as(c.role, c.claims, q, "")
+		var resp struct {
+			Data map[string]struct {
+				Edges    []struct{ Node struct{ ID json.Number } }
+				PageInfo struct {
+					StartCursor, EndCursor       *string
+					HasNextPage, HasPreviousPage bool
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(body), &resp); err != nil || len(resp.Data) == 0 {
+			t.Fatalf("%s: %s", q, body)
+		}
+		conn := resp.Data[collection]
+		for _, e := range conn.Edges {
+			if backward {
+				out = append([]string{e.Node.ID.String()}, out...)
+			} else {
+				out = append(out, e.Node.ID.String())
+			}
+		}
+		more := conn.PageInfo.HasNextPage
+		next := conn.PageInfo.EndCursor
+		if backward {
+			more, next = conn.PageInfo.HasPreviousPage, conn.PageInfo.StartCursor
+		}
+		if !more || next == nil {
+			return strings.Join(out, ",")
+		}
+		cursor = *next
+	}
+	t.Fatalf("%s%s did not end", collection, args)
+	return ""
+}
+
+func TestRelatedOrderAndDistinct(t *testing.T) {
+	d := newTestDB(t, relatedFixture)
+	for _, tc := range []struct {
+		name, collection, args string
+		want                   map[string]string
+	}{
+		{"to-many count", "blogCollection", `orderBy: [{blogPostCollection: {count: DescNullsLast}}]`,
+			map[string]string{"anon": "2,1,4", "alice": "1,2,4", "bob": "3,2,1,4", "service_role": "3,1,2,4"}},
+		{"to-many max", "blogCollection", `orderBy: [{blogPostCollection: {max: {score: DescNullsLast}}}]`,
+			map[string]string{"anon": "1,2,4", "alice": "1,2,4", "bob": "3,1,2,4", "service_role": "1,3,2,4"}},
+		{"to-many sum, nulls first", "blogCollection", `orderBy: [{blogPostCollection: {sum: {score: AscNullsFirst}}}]`,
+			map[string]string{"anon": "4,1,2", "alice": "4,2,1", "bob": "4,1,2,3", "service_role": "4,2,1,3"}},
+		// A blog the caller may not read sorts as NULL.
+		{"to-one column", "blogPostCollection", `orderBy: [{blog: {name: AscNullsFirst}}, {id: DescNullsLast}]`,
+			map[string]string{"anon": "6,5,4,1,7,3", "alice": "6,5,4,2,1,7,3", "bob": "1,7,3,6,5,4", "service_role": "2,1,7,3,6,5,4"}},
+		{"to-one of to-one", "blogPostCollection", `orderBy: [{blog: {owner: {email: DescNullsLast}}}, {id: AscNullsLast}]`,
+			map[string]string{"anon": "1,3,7,4,5,6", "alice": "1,2,3,7,4,5,6", "bob": "4,5,6,1,3,7", "service_role": "4,5,6,1,2,3,7"}},
+		{"distinct keeps the first of each group in the order", "blogPostCollection", `distinctOn: [blogId], orderBy: [{score: DescNullsLast}]`,
+			map[string]string{"anon": "6,1,7", "alice": "2,6,7", "bob": "6,1,7", "service_role": "2,6,7"}},
+		{"distinct on two columns with a related order", "blogPostCollection", `distinctOn: [blogId, authorId], orderBy: [{blog: {name: DescNullsLast}}]`,
+			map[string]string{"anon": "3,1,4", "alice": "3,1,4", "bob": "4,3,1", "service_role": "4,3,1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, c := range callers {
+				whole := ids(t, d.as(c.role, c.claims, `{ `+tc.collection+`(`+tc.args+`) { edges { node { id } } } }`, ""), tc.collection)
+				if whole != tc.want[c.name] {
+					t.Errorf("as %s: got %q, want %q", c.name, whole, tc.want[c.name])
+				}
+				// Cursors carry the related sort values: paging one by one, either way, meets the same rows.
+				if got := page(t, d, c, tc.collection, ", "+tc.args, false); got != whole {
+					t.Errorf("as %s, paging forward: %q, want %q", c.name, got, whole)
+				}
+				if got := page(t, d, c, tc.collection, ", "+tc.args, true); got != whole {
+					t.Errorf("as %s, paging backward: %q, want %q", c.name, got, whole)
+				}
+			}
+		})
+	}
+}
+
+func TestDistinctCountsAndNests(t *testing.T) {
+	d := newTestDB(t, relatedFixture)
+	d.exec(`comment on table blog_post is '@graphql({"totalCount": {"enabled": true}, "aggregate": {"enabled": true}})'`)
+	q := `{ blogCollection(filter: {id: {in: [1, 2]}}) { edges { node { id blogPostCollection(distinctOn: [authorId]) { totalCount aggregate { count } edges { node { id } } } } } }
+		blogPostCollection(distinctOn: [blogId], first: 2) { totalCount aggregate { count sum { score } } pageInfo { hasNextPage } edges { node { id } } } }`
+	want := map[string]string{
+		"anon": `{"data": {"blogCollection": {"edges": [{"node": {"id": 1, "blogPostCollection": {"edges": [{"node": {"id": 1}}], "aggregate": {"count": 1}, "totalCount": 1}}}, ` +
+			`{"node": {"id": 2, "blogPostCollection": {"edges": [{"node": {"id": 3}}], "aggregate": {"count": 1}, "totalCount": 1}}}]}, ` +
+			`"blogPostCollection": {"edges": [{"node": {"id": 1}}, {"node": {"id": 3}}], "pageInfo": {"hasNextPage": true}, "aggregate": {"sum": {"score": 13}, "count": 3}, "totalCount": 3}}}`,
+		"service_role": `{"data": {"blogCollection": {"edges": [{"node": {"id": 1, "blogPostCollection": {"edges": [{"node": {"id": 1}}], "aggregate": {"count": 1}, "totalCount": 1}}}, ` +
+			`{"node": {"id": 2, "blogPostCollection": {"edges": [{"node": {"id": 3}}], "aggregate": {"count": 1}, "totalCount": 1}}}]}, ` +
+			`"blogPostCollection": {"edges": [{"node": {"id": 1}}, {"node": {"id": 3}}], "pageInfo": {"hasNextPage": true}, "aggregate": {"sum": {"score": 13}, "count": 3}, "totalCount": 3}}}`,
+	}
+	for role, w := range want {
+		if got := d.as(role, nil, q, ""); got != w {
+			t.Errorf("as %s\n got: %s\nwant: %s", role, got, w)
+		}
+	}
+}
+
+func TestRelatedQueriesTakeOneRoundTrip(t *testing.T) {
+	d := newTestDB(t, relatedFixture)
+	session := Session{Role: "authenticated", Claims: alice, SearchPath: []string{"public"}}
+	expectOneRoundTrip(t, d, session,
+		`{ blogCollection(filter: {blogPostCollection: {some: {title: {like: "%e%"}}, none: {score: {gt: 100}}}, owner: {email: {eq: "alice@x.com"}}}) { edges { node { id } } } }`,
+		`{ blogCollection(orderBy: [{blogPostCollection: {count: DescNullsLast}}, {owner: {email: AscNullsLast}}], first: 1, after: "WzEsICJhbGljZUB4LmNvbSIsIDFd") { edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage } } }`,
+		`{ blogPostCollection(distinctOn: [blogId], orderBy: [{blog: {name: AscNullsLast}}]) { edges { node { id blog { blogPostCollection(distinctOn: [authorId]) { edges { node { id } } } } } } } }`)
+}
+
+// introspected lists, for each type name, the input field or argument names introspection shows.
+func introspected(t *testing.T, d *testDB, role string, claims map[string]any) string {
+	t.Helper()
+	body := d.as(role, claims, `{ __schema { types { name inputFields { name } enumValues { name } } }
+		__type(name: "Query") { fields { name args { name } } } }`, "")
+	var resp struct {
+		Data struct {
+			Schema struct {
+				Types []struct {
+					Name        string
+					InputFields []struct{ Name string }
+					EnumValues  []struct{ Name string }
+				}
+			} `json:"__schema"`
+			Type struct {
+				Fields []struct {
+					Name string
+					Args []struct{ Name string }
+				}
+			} `json:"__type"`
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &resp); err != nil || len(resp.Data.Schema.Types) == 0 {
+		t.Fatalf("introspection: %s", body)
+	}
+	var b strings.Builder
+	for _, ty := range resp.Data.Schema.Types {
+		b.WriteString(ty.Name + ":")
+		for _, f := range ty.InputFields {
+			b.WriteString(" " + f.Name)
+		}
+		for _, v := range ty.EnumValues {
+			b.WriteString(" " + v.Name)
+		}
+		b.WriteString("\n")
+	}
+	for _, f := range resp.Data.Type.Fields {
+		b.WriteString("Query." + f.Name + ":")
+		for _, a := range f.Args {
+			b.WriteString(" " + a.Name)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func TestQueryFeaturesOffAreInvisible(t *testing.T) {
+	off := strings.Replace(relatedFixture, `, "features": ["relatedFilter", "relatedOrder", "distinct"]`, `, "introspection": true`, 1)
+	if off == relatedFixture {
+		t.Fatal("fixture without features not derived")
+	}
+	d := newTestDB(t, off)
+	without := introspected(t, d, "anon", nil)
+	for _, s := range []string{"ToManyFilter", "AggregateOrderBy", "SelectColumn", "distinctOn", "BlogFilter: id ownerId name private nodeId and or not\n",
+		"BlogPostOrderBy: id blogId authorId title score published\n"} {
+		if strings.Contains(without, s) != strings.HasPrefix(s, "Blog") {
+			t.Errorf("features off: introspection and %q:\n%s", s, without)
+		}
+	}
+	// The same requests answer as without the features: a relationship in a filter or an order is an unknown key.
+	for q, want := range map[string]string{
+		`{ blogCollection(filter: {blogPostCollection: {some: {}}}) { edges { node { id } } } }`: `{"data": null, "errors": [{"message": "Input for type BlogFilter contains extra keys [\"blogPostCollection\"]"}]}`,
+		`{ blogCollection(orderBy: [{owner: {email: AscNullsLast}}]) { edges { node { id } } } }`: `{"data": null, "errors": [{"message": "Input for type BlogOrderBy contains extra keys [\"owner\"]"}]}`,
+		`{ blogCollection(distinctOn: [name]) { edges { node { id } } } }`:                        `{"data": null, "errors": [{"message": "Input contains extra keys [\"distinctOn\"]"}]}`,
+	} {
+		if got := d.as("anon", nil, q, ""); got != want {
+			t.Errorf("%s\n got: %s\nwant: %s", q, got, want)
+		}
+	}
+
+	// On for blog only: blog's inputs grow, blog_post's stay pg_graphql's, also where blog's refer to them.
+	d.exec(`comment on table blog is '@graphql({"features": ["relatedFilter", "relatedOrder", "distinct"]})'`)
+	with := introspected(t, d, "anon", nil)
+	for _, s := range []string{
+		"BlogFilter: id ownerId name private nodeId and or not owner blogPostCollection\n",
+		"BlogOrderBy: id ownerId name private owner blogPostCollection\n",
+		"BlogPostToManyFilter: every none some\n",
+		"BlogPostAggregateOrderBy: count avg max min sum\n",
+		"BlogPostMaxOrderBy: id blogId title score\n",
+		"BlogSelectColumn: id ownerId name private\n",
+		"Query.blogCollection: first last before after offset filter orderBy distinctOn\n",
+		"BlogPostFilter: id blogId authorId title score published nodeId and or not\n",
+		"BlogPostOrderBy: id blogId authorId title score published\n",
+		"Query.blogPostCollection: first last before after offset filter orderBy\n",
+	} {
+		if !strings.Contains(with, s) {
+			t.Errorf("blog's features on: introspection lacks %q:\n%s", s, with)
+		}
+	}
+}

@@ -54,7 +54,9 @@ var callers = []caller{{"anon", "anon", nil}, {"alice", "authenticated", alice},
 func ids(t *testing.T, body, collection string) string {
 	t.Helper()
 	var resp struct {
-		Data   map[string]struct{ Edges []struct{ Node struct{ ID json.Number } } }
+		Data map[string]struct {
+			Edges []struct{ Node struct{ ID json.Number } }
+		}
 		Errors []any
 	}
 	if err := json.Unmarshal([]byte(body), &resp); err != nil || resp.Errors != nil {
@@ -118,9 +120,9 @@ func TestRelatedFilter(t *testing.T) {
 func TestRelatedFilterErrors(t *testing.T) {
 	d := newTestDB(t, relatedFixture)
 	for q, want := range map[string]string{
-		`{ blogCollection(filter: {blogPostCollection: {any: {}}}) { edges { node { id } } } }`: `{"data": null, "errors": [{"message": "Input for type BlogPostToManyFilter contains extra keys [\"any\"]"}]}`,
+		`{ blogCollection(filter: {blogPostCollection: {any: {}}}) { edges { node { id } } } }`:               `{"data": null, "errors": [{"message": "Input for type BlogPostToManyFilter contains extra keys [\"any\"]"}]}`,
 		`{ blogCollection(filter: {blogPostCollection: {some: {nope: {eq: 1}}}}) { edges { node { id } } } }`: `{"data": null, "errors": [{"message": "Input for type BlogPostFilter contains extra keys [\"nope\"]"}]}`,
-		`{ blogPostCollection(filter: {blog: {id: {eq: "x"}}}) { edges { node { id } } } }`: `{"data": null, "errors": [{"message": "Invalid input for Int type"}]}`,
+		`{ blogPostCollection(filter: {blog: {id: {eq: "x"}}}) { edges { node { id } } } }`:                   `{"data": null, "errors": [{"message": "Invalid input for Int type"}]}`,
 	} {
 		if got := d.as("anon", nil, q, ""); got != want {
 			t.Errorf("%s\n got: %s\nwant: %s", q, got, want)
@@ -310,7 +312,7 @@ func TestQueryFeaturesOffAreInvisible(t *testing.T) {
 	}
 	// The same requests answer as without the features: a relationship in a filter or an order is an unknown key.
 	for q, want := range map[string]string{
-		`{ blogCollection(filter: {blogPostCollection: {some: {}}}) { edges { node { id } } } }`: `{"data": null, "errors": [{"message": "Input for type BlogFilter contains extra keys [\"blogPostCollection\"]"}]}`,
+		`{ blogCollection(filter: {blogPostCollection: {some: {}}}) { edges { node { id } } } }`:  `{"data": null, "errors": [{"message": "Input for type BlogFilter contains extra keys [\"blogPostCollection\"]"}]}`,
 		`{ blogCollection(orderBy: [{owner: {email: AscNullsLast}}]) { edges { node { id } } } }`: `{"data": null, "errors": [{"message": "Input for type BlogOrderBy contains extra keys [\"owner\"]"}]}`,
 		`{ blogCollection(distinctOn: [name]) { edges { node { id } } } }`:                        `{"data": null, "errors": [{"message": "Input contains extra keys [\"distinctOn\"]"}]}`,
 	} {

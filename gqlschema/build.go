@@ -18,6 +18,8 @@ type builder struct {
 	defaultMaxRows int
 	// features are on for every table, whatever the directives say
 	features reflect.FeatureSet
+	// composites are the types made for composite-type columns, by type oid (nil for one that has none)
+	composites map[uint32]*compositeTypes
 }
 
 // Options tune schema generation.
@@ -203,6 +205,9 @@ func (b *builder) collectTables() []*Table {
 				}
 			}
 			vt, ok := b.valueType(c.Type, c.TypeMod, c.FormatType)
+			if !ok && t.Features.Has(reflect.FeatureComposite) {
+				vt, ok = b.compositeValueType(c.Type, c.FormatType)
+			}
 			if !ok {
 				continue
 			}
@@ -330,18 +335,26 @@ func coversUniqueIndex(r *reflect.Relation, cols []string) bool {
 
 // tableFeatures is the server's features with those the schema's and the table's directives add.
 func (b *builder) tableFeatures(r *reflect.Relation) reflect.FeatureSet {
-	if len(b.features) == 0 && len(r.Schema.Directives.Features) == 0 && len(r.Directives.Features) == 0 {
+	return b.withFeatures(r.Schema.Directives.Features, r.Directives.Features)
+}
+
+// withFeatures is the server's features with those the directives' lists add; nil when there are none.
+func (b *builder) withFeatures(lists ...[]reflect.Feature) reflect.FeatureSet {
+	n := len(b.features)
+	for _, l := range lists {
+		n += len(l)
+	}
+	if n == 0 {
 		return nil
 	}
 	set := reflect.FeatureSet{}
 	for f := range b.features {
 		set[f] = true
 	}
-	for _, f := range r.Schema.Directives.Features {
-		set[f] = true
-	}
-	for _, f := range r.Directives.Features {
-		set[f] = true
+	for _, l := range lists {
+		for _, f := range l {
+			set[f] = true
+		}
 	}
 	return set
 }
@@ -458,7 +471,7 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 func writable(t *Table, priv func(*reflect.Column) bool) []*InputValue {
 	var out []*InputValue
 	for _, c := range t.AllColumns {
-		if c.SQL.Generated || c.SQL.Serial || !priv(c.SQL) {
+		if c.SQL.Generated || c.SQL.Serial || !priv(c.SQL) || c.Type.Composite != nil {
 			continue
 		}
 		out = append(out, &InputValue{Name: c.FieldName, Type: c.Type.GraphQL, Column: c})

@@ -57,6 +57,8 @@ const (
 	RoleAggregateResult
 	RoleScalarFilter
 	RoleEnum
+	// RoleComposite is the object type of a composite-type column (the composite feature).
+	RoleComposite
 )
 
 // Type is a named GraphQL type.

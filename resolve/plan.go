@@ -95,6 +95,12 @@ func (r *request) node(sel *selection, t *gqlschema.Table, style unknownFieldSty
 		case gqlschema.FieldNodeID:
 			nf.NodeID = &sqlgen.NodeID{Relation: *relationOf(t), PK: pkNames(t)}
 		case gqlschema.FieldColumn:
+			if f.Column.Type.Composite != nil {
+				if nf.Composite, err = r.compositeValue(c, f.Column); err != nil {
+					return nil, err
+				}
+				break
+			}
 			nf.Column = columnOutput(f.Column)
 		case gqlschema.FieldToOne:
 			if err := noArguments(c); err != nil {

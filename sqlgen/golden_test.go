@@ -125,6 +125,14 @@ var goldenCases = map[string]func() Statement{
 			},
 		}}})
 	},
+	"composite": func() Statement {
+		return Query([]RootField{{Record: &Record{Source: Source{Relation: &account},
+			Filter: And{OnComposite{Column: "address", X: And{Compare{Column: "city", Op: "=", Value: str("Oslo"), Cast: "text"},
+				IsNull{Column: "zip", Negate: true}}}},
+			Node: &Node{Fields: []NodeField{{Key: "address", Composite: &CompositeValue{Column: "address", Node: &Node{Fields: []NodeField{
+				{Key: "city", Column: &Column{Name: "city"}}, {Key: "big", Column: &Column{Name: "big", Output: OutText}},
+				{Key: "__typename", Typename: "Address"}}}}}}}}}})
+	},
 	"insert": func() Statement {
 		return MutationStatement(&Mutation{Relation: account, Columns: []string{"email", "name"},
 			Rows:   [][]Value{{{Value: str("a@x.com"), Cast: "text"}, {Default: true}}, {{Value: nil, Cast: "text"}, {Value: str("n"), Cast: "text"}}},

@@ -43,6 +43,7 @@ type NodeField struct {
 	Record     *Record     // to-one relationship or computed field returning a row
 	Connection *Connection // to-many relationship or computed field returning a set
 	Scalar     *Call       // computed field returning a scalar
+	Composite  *CompositeValue
 }
 
 // NodeID renders the globally unique id of a record.

@@ -118,7 +118,12 @@ func (b *builder) functionField(f *reflect.Function, name string, byRowType map[
 			}
 			fn.Returns = ReturnsConnection
 			field.Type = Named(t.TypeName + "Connection")
-			field.Args = append(field.Args, b.collectionArgs(t)...)
+			for _, a := range b.collectionArgs(t) {
+				// an argument of the function keeps its name over distinctOn (the distinct feature)
+				if field.Arg(a.Name) == nil {
+					field.Args = append(field.Args, a)
+				}
+			}
 		} else {
 			fn.Returns = ReturnsRow
 			field.Type = Named(t.TypeName)

@@ -62,6 +62,7 @@ func TestCompositeColumns(t *testing.T) {
 			t.Errorf("%s\n got: %s\nwant: %s", q, got, want)
 		}
 	}
+	expectOneRoundTrip(t, d, Session{Role: "authenticated", Claims: alice, SearchPath: []string{"public"}}, q)
 	// Introspection: the composite types appear with the feature and only where it is on.
 	intro := introspected(t, d, "anon", nil)
 	for s, want := range map[string]bool{

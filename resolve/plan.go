@@ -284,7 +284,9 @@ func (r *request) connectionWithArgs(sel *selection, f *gqlschema.Field, args ma
 	if c.Order, err = r.orderBy(args["orderBy"], t); err != nil {
 		return nil, err
 	}
-	c.Distinct = distinctOn(args["distinctOn"], t)
+	if a := f.Arg("distinctOn"); a != nil && a.Param == nil {
+		c.Distinct = distinctOn(args["distinctOn"], t)
+	}
 	if hasAfter || hasBefore {
 		raw := after
 		if hasBefore {

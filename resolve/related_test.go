@@ -32,6 +32,8 @@ alter table blog_post enable row level security;
 create policy read on account for select using (true);
 create policy read on blog for select using (not private or owner_id = auth.uid());
 create policy read on blog_post for select using (published or author_id = auth.uid());
+create function posts_by(min_score int) returns setof blog_post stable language sql as $$ select * from blog_post where score >= min_score $$;
+create function posts_titled("distinctOn" text) returns setof blog_post stable language sql as $$ select * from blog_post where title = "distinctOn" $$;
 grant all on all tables in schema public to anon, authenticated, service_role;
 `
 
@@ -340,4 +342,16 @@ func TestQueryFeaturesOffAreInvisible(t *testing.T) {
 			t.Errorf("blog's features on: introspection lacks %q:\n%s", s, with)
 		}
 	}
+}
+
+func TestDistinctOnFunctions(t *testing.T) {
+	d := newTestDB(t, relatedFixture)
+	d.expect(`{ postsBy(minScore: 3, distinctOn: [blogId]) { edges { node { id } } } }`,
+		`{"data": {"postsBy": {"edges": [{"node": {"id": 1}}, {"node": {"id": 4}}, {"node": {"id": 7}}]}}}`)
+	if got, want := d.as("anon", nil, `{ postsBy(minScore: 3, distinctOn: [blogId]) { edges { node { id } } } }`, ""),
+		`{"data": {"postsBy": {"edges": [{"node": {"id": 1}}, {"node": {"id": 4}}, {"node": {"id": 7}}]}}}`; got != want {
+		t.Errorf("as anon\n got: %s\nwant: %s", got, want)
+	}
+	// A function's own argument named distinctOn keeps the name, and means what the function says.
+	d.expect(`{ postsTitled(distinctOn: "hello") { edges { node { id } } } }`, `{"data": {"postsTitled": {"edges": [{"node": {"id": 1}}]}}}`)
 }

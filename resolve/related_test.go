@@ -306,7 +306,7 @@ func TestQueryFeaturesOffAreInvisible(t *testing.T) {
 	}
 	d := newTestDB(t, off)
 	without := introspected(t, d, "anon", nil)
-	for _, s := range []string{"ToManyFilter", "AggregateOrderBy", "SelectColumn", "distinctOn", "BlogFilter: id ownerId name private nodeId and or not\n",
+	for _, s := range []string{"ToManyFilter", "AggregateOrderBy", "SelectColumn", "orderBy distinctOn", "BlogFilter: id ownerId name private nodeId and or not\n",
 		"BlogPostOrderBy: id blogId authorId title score published\n"} {
 		if strings.Contains(without, s) != strings.HasPrefix(s, "Blog") {
 			t.Errorf("features off: introspection and %q:\n%s", s, without)

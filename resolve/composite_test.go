@@ -63,6 +63,11 @@ func TestCompositeColumns(t *testing.T) {
 		}
 	}
 	expectOneRoundTrip(t, d, Session{Role: "authenticated", Claims: alice, SearchPath: []string{"public"}}, q)
+	// Mutations filter on and return composite fields; the column itself is not writable.
+	d.expect(`mutation { updateShopCollection(set: {ownerId: null}, filter: {address: {city: {eq: "Bergen"}}}) { records { id address { city zip } } } }`,
+		`{"data": {"updateShopCollection": {"records": [{"id": 2, "address": {"zip": 5003, "city": "Bergen"}}]}}}`)
+	d.expect(`mutation { insertIntoShopCollection(objects: [{id: 9, address: null}]) { affectedCount } }`,
+		`{"data": null, "errors": [{"message": "Input for type ShopInsertInput contains extra keys [\"address\"]"}]}`)
 	// Introspection: the composite types appear with the feature and only where it is on.
 	intro := introspected(t, d, "anon", nil)
 	for s, want := range map[string]bool{

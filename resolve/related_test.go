@@ -355,3 +355,25 @@ func TestDistinctOnFunctions(t *testing.T) {
 	// A function's own argument named distinctOn keeps the name, and means what the function says.
 	d.expect(`{ postsTitled(distinctOn: "hello") { edges { node { id } } } }`, `{"data": {"postsTitled": {"edges": [{"node": {"id": 1}}]}}}`)
 }
+
+func TestRelatedFilterInMutations(t *testing.T) {
+	d := newTestDB(t, relatedFixture)
+	d.exec(`create policy write on blog_post for update using (author_id = auth.uid()) with check (author_id = auth.uid());
+		create policy remove on blog_post for delete using (author_id = auth.uid())`)
+	update := `mutation { updateBlogPostCollection(set: {score: 0}, filter: {blog: {name: {eq: "gamma"}}}, atMost: 5) { affectedCount records { id } } }`
+	// Alice may not read blog gamma, so no post of hers is in it; Bob's three are.
+	if got, want := d.as("authenticated", alice, update, ""), `{"data": {"updateBlogPostCollection": {"records": [], "affectedCount": 0}}}`; got != want {
+		t.Errorf("as alice\n got: %s\nwant: %s", got, want)
+	}
+	if got, want := d.as("authenticated", bob, update, ""), `{"data": {"updateBlogPostCollection": {"records": [{"id": 4}, {"id": 5}, {"id": 6}], "affectedCount": 3}}}`; got != want {
+		t.Errorf("as bob\n got: %s\nwant: %s", got, want)
+	}
+	remove := `mutation { deleteFromBlogPostCollection(filter: {blog: {blogPostCollection: {some: {title: {startsWith: "secret"}}}}}, atMost: 5) { affectedCount } }`
+	// Only Alice sees the secret post, so only she finds blog alpha's posts to delete.
+	if got, want := d.as("authenticated", bob, remove, ""), `{"data": {"deleteFromBlogPostCollection": {"affectedCount": 0}}}`; got != want {
+		t.Errorf("as bob\n got: %s\nwant: %s", got, want)
+	}
+	if got, want := d.as("authenticated", alice, remove, ""), `{"data": {"deleteFromBlogPostCollection": {"affectedCount": 2}}}`; got != want {
+		t.Errorf("as alice\n got: %s\nwant: %s", got, want)
+	}
+}

@@ -72,17 +72,45 @@ func (b *builder) addCompositeTypes(oid uint32) *compositeTypes {
 	return ct
 }
 
-// typeNameTaken reports whether a type or a table's type already has the name.
+// typeNameTaken reports whether a type has the name or a relation may take it, so that a type an extension
+// adds never displaces one pg_graphql would show.
 func (b *builder) typeNameTaken(name string) bool {
 	if b.s.Types[name] != nil {
 		return true
 	}
-	for _, t := range b.s.Tables {
-		if t.TypeName == name {
+	for _, r := range b.cat.Relations {
+		if r.Schema == nil {
+			continue
+		}
+		typeName := r.Directives.Name
+		if typeName == "" {
+			typeName = base(r.Name, r.Schema.Directives.InflectNames)
+		}
+		if typeName == name {
 			return true
 		}
 	}
 	return false
+}
+
+// extensionType returns the type of that name which an extension added for table t with that role, creating
+// it with add the first time; "" when another type has or may take the name.
+func (b *builder) extensionType(name string, t *Table, role TypeRole, add func() *Type) string {
+	if existing := b.s.Types[name]; existing != nil {
+		if existing.Table == t && existing.Role == role {
+			return name
+		}
+		return ""
+	}
+	if b.typeNameTaken(name) {
+		return ""
+	}
+	typ := add()
+	if typ == nil {
+		return ""
+	}
+	typ.Table = t
+	return b.add(typ).Name
 }
 
 // functionFeatures are the features on for a function: the server's and its schema's (functions are not

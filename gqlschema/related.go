@@ -31,26 +31,27 @@ func (b *builder) addRelatedFilters(t *Table, rels *tableRelationships, filter *
 			ref = Named(b.toManyFilter(f.Table))
 			desc = fmt.Sprintf("Matches by the related `%s` records", f.Table.TypeName)
 		}
+		if ref.Name == "" {
+			continue
+		}
 		filter.InputFields = append(filter.InputFields, &InputValue{Name: f.Name, Description: str(desc), Type: ref,
 			Relationship: f.Relationship})
 	}
 }
 
-// toManyFilter is the name of the input that quantifies a filter over the records of a to-many relationship.
+// toManyFilter is the name of the input that quantifies a filter over the records of a to-many relationship
+// ("" when the name is taken).
 func (b *builder) toManyFilter(t *Table) string {
-	name := t.TypeName + "ToManyFilter"
-	if b.s.Types[name] != nil {
-		return name
-	}
 	filter := Named(t.TypeName + "Filter")
-	b.add(&Type{Kind: InputObject, Name: name, Role: RoleFilter, Table: t, Hidden: b.hidden(t.Rel.Schema.OID),
-		Description: str(fmt.Sprintf("Quantifies a filter over related `%s` records", t.TypeName)),
-		InputFields: []*InputValue{
-			{Name: "every", Description: str("Every related record matches (true when there is none)"), Type: filter},
-			{Name: "none", Description: str("No related record matches"), Type: filter},
-			{Name: "some", Description: str("At least one related record matches"), Type: filter},
-		}})
-	return name
+	return b.extensionType(t.TypeName+"ToManyFilter", t, RoleFilter, func() *Type {
+		return &Type{Kind: InputObject, Name: t.TypeName + "ToManyFilter", Role: RoleFilter, Hidden: b.hidden(t.Rel.Schema.OID),
+			Description: str(fmt.Sprintf("Quantifies a filter over related `%s` records", t.TypeName)),
+			InputFields: []*InputValue{
+				{Name: "every", Description: str("Every related record matches (true when there is none)"), Type: filter},
+				{Name: "none", Description: str("No related record matches"), Type: filter},
+				{Name: "some", Description: str("At least one related record matches"), Type: filter},
+			}}
+	})
 }
 
 // addRelatedOrders adds a field per relationship to a table's order-by input: the related table's order-by for
@@ -71,19 +72,23 @@ func (b *builder) addRelatedOrders(t *Table, rels *tableRelationships, orderBy *
 			ref = Named(b.aggregateOrderBy(f.Table))
 			desc = fmt.Sprintf("Sorts by the count or an aggregate of the related `%s` records", f.Table.TypeName)
 		}
+		if ref.Name == "" {
+			continue
+		}
 		orderBy.InputFields = append(orderBy.InputFields, &InputValue{Name: f.Name, Description: str(desc), Type: ref,
 			Relationship: f.Relationship})
 	}
 }
 
-// aggregateOrderBy is the name of the input that sorts by the count or an aggregate of a table's records.
+// aggregateOrderBy is the name of the input that sorts by the count or an aggregate of a table's records ("" when
+// the name is taken).
 func (b *builder) aggregateOrderBy(t *Table) string {
-	name := t.TypeName + "AggregateOrderBy"
-	if b.s.Types[name] != nil {
-		return name
-	}
+	return b.extensionType(t.TypeName+"AggregateOrderBy", t, RoleOrderBy, func() *Type { return b.aggregateOrderByType(t) })
+}
+
+func (b *builder) aggregateOrderByType(t *Table) *Type {
 	hidden := b.hidden(t.Rel.Schema.OID)
-	agg := &Type{Kind: InputObject, Name: name, Role: RoleOrderBy, Table: t, Hidden: hidden,
+	agg := &Type{Kind: InputObject, Name: t.TypeName + "AggregateOrderBy", Role: RoleOrderBy, Hidden: hidden,
 		Description: str(fmt.Sprintf("Sorts by the count or an aggregate of `%s` records", t.TypeName)),
 		InputFields: []*InputValue{{Name: "count", Description: str("The number of records"), Type: Named("OrderByDirection")}}}
 	groups := []struct{ group, suffix string }{
@@ -99,14 +104,13 @@ func (b *builder) aggregateOrderBy(t *Table) string {
 			}
 			cols.InputFields = append(cols.InputFields, &InputValue{Name: c.FieldName, Type: Named("OrderByDirection"), Column: c})
 		}
-		if len(cols.InputFields) == 0 || b.s.Types[cols.Name] != nil {
+		if len(cols.InputFields) == 0 || b.typeNameTaken(cols.Name) {
 			continue
 		}
 		b.add(cols)
 		agg.InputFields = append(agg.InputFields, &InputValue{Name: g.group, Type: Named(cols.Name)})
 	}
-	b.add(agg)
-	return name
+	return agg
 }
 
 // distinctArg is the distinctOn argument of a table's collections, with the enum of the columns it takes, or
@@ -115,9 +119,8 @@ func (b *builder) distinctArg(t *Table) *InputValue {
 	if !t.Features.Has(reflect.FeatureDistinct) {
 		return nil
 	}
-	name := t.TypeName + "SelectColumn"
-	if b.s.Types[name] == nil {
-		enum := &Type{Kind: Enum, Name: name, Role: RoleEnum, Hidden: b.hidden(t.Rel.Schema.OID),
+	name := b.extensionType(t.TypeName+"SelectColumn", t, RoleEnum, func() *Type {
+		enum := &Type{Kind: Enum, Name: t.TypeName + "SelectColumn", Role: RoleEnum, Hidden: b.hidden(t.Rel.Schema.OID),
 			Description: str(fmt.Sprintf("A column of `%s` that distinctOn compares", t.TypeName))}
 		for _, c := range t.Columns {
 			if c.Type.Orderable() {
@@ -127,7 +130,10 @@ func (b *builder) distinctArg(t *Table) *InputValue {
 		if len(enum.EnumValues) == 0 {
 			return nil
 		}
-		b.add(enum)
+		return enum
+	})
+	if name == "" {
+		return nil
 	}
 	return &InputValue{Name: "distinctOn", Type: ListOf(NonNullOf(Named(name))),
 		Description: str("Keeps one record per distinct value of these columns: the first in the collection's order")}

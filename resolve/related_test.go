@@ -377,3 +377,31 @@ func TestRelatedFilterInMutations(t *testing.T) {
 		t.Errorf("as alice\n got: %s\nwant: %s", got, want)
 	}
 }
+
+// A type an extension would add never displaces a table's type of the same name: the extension's field or
+// argument is left out instead (distinctOn of blog, the blogPostCollection filters, account's address).
+func TestExtensionTypesGiveWayToTables(t *testing.T) {
+	d := newTestDB(t, relatedFixture+`
+		comment on schema public is '@graphql({"inflect_names": true, "introspection": true, "features": ["relatedFilter", "distinct", "composite"]})';
+		create table blog_select_column(id int primary key);
+		create table blog_post_to_many_filter(id int primary key);
+		create type account_address as (city text);
+		create table addresses(id int primary key);
+		comment on table addresses is '@graphql({"name": "AccountAddress"})';
+		alter table account add column address account_address;
+		grant all on all tables in schema public to anon;`)
+	intro := introspected(t, d, "anon", nil)
+	for s, want := range map[string]bool{
+		"Query.blogCollection: first last before after offset filter orderBy\n":                        true,
+		"Query.blogSelectColumnCollection: first last before after offset filter orderBy distinctOn\n": true,
+		"Query.blogPostCollection: first last before after offset filter orderBy distinctOn\n":         true,
+		"BlogFilter: id ownerId name private nodeId and or not owner\n":                                true,
+		"BlogPostToManyFilterFilter: id nodeId and or not\n":                                           true,
+		"AccountFilter: id email nodeId and or not blogCollection\n":                                   true,
+		"Query.accountAddressCollection:":                                                              true,
+	} {
+		if strings.Contains(intro, s) != want {
+			t.Errorf("introspection and %q (want %v):\n%s", s, want, intro)
+		}
+	}
+}

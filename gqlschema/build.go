@@ -18,6 +18,8 @@ type builder struct {
 	defaultMaxRows int
 	// features are on for every table, whatever the directives say
 	features reflect.FeatureSet
+	// composites are the types made for composite-type columns, by type oid (nil for one that has none)
+	composites map[uint32]*compositeTypes
 }
 
 // Options tune schema generation.
@@ -207,6 +209,9 @@ func (b *builder) collectTables() []*Table {
 				}
 			}
 			vt, ok := b.valueType(c.Type, c.TypeMod, c.FormatType)
+			if !ok && t.Features.Has(reflect.FeatureComposite) {
+				vt, ok = b.compositeValueType(c.Type, c.FormatType)
+			}
 			if !ok {
 				continue
 			}
@@ -337,18 +342,26 @@ func coversUniqueIndex(r *reflect.Relation, cols []string) bool {
 
 // tableFeatures is the server's features with those the schema's and the table's directives add.
 func (b *builder) tableFeatures(r *reflect.Relation) reflect.FeatureSet {
-	if len(b.features) == 0 && len(r.Schema.Directives.Features) == 0 && len(r.Directives.Features) == 0 {
+	return b.withFeatures(r.Schema.Directives.Features, r.Directives.Features)
+}
+
+// withFeatures is the server's features with those the directives' lists add; nil when there are none.
+func (b *builder) withFeatures(lists ...[]reflect.Feature) reflect.FeatureSet {
+	n := len(b.features)
+	for _, l := range lists {
+		n += len(l)
+	}
+	if n == 0 {
 		return nil
 	}
 	set := reflect.FeatureSet{}
 	for f := range b.features {
 		set[f] = true
 	}
-	for _, f := range r.Schema.Directives.Features {
-		set[f] = true
-	}
-	for _, f := range r.Directives.Features {
-		set[f] = true
+	for _, l := range lists {
+		for _, f := range l {
+			set[f] = true
+		}
 	}
 	return set
 }
@@ -369,7 +382,7 @@ func relationshipName(cols []string, target *Table, inflect bool) string {
 }
 
 func (b *builder) collectionArgs(t *Table) []*InputValue {
-	return []*InputValue{
+	args := []*InputValue{
 		{Name: "first", Description: str("Query the first `n` records in the collection"), Type: Named("Int")},
 		{Name: "last", Description: str("Query the last `n` records in the collection"), Type: Named("Int")},
 		{Name: "before", Description: str("Query values in the collection before the provided cursor"), Type: Named("Cursor")},
@@ -378,6 +391,10 @@ func (b *builder) collectionArgs(t *Table) []*InputValue {
 		{Name: "filter", Description: str("Filters to apply to the results set when querying from the collection"), Type: Named(t.TypeName + "Filter")},
 		{Name: "orderBy", Description: str("Sort order to apply to the collection"), Type: ListOf(NonNullOf(Named(t.TypeName + "OrderBy")))},
 	}
+	if d := b.distinctArg(t); d != nil {
+		args = append(args, d)
+	}
+	return args
 }
 
 func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*Field) {
@@ -443,6 +460,7 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 		}
 		filter.InputFields = append(filter.InputFields, &InputValue{Name: op.name, Description: str(op.desc), Type: ref})
 	}
+	b.addRelatedFilters(t, rels, filter)
 	b.add(filter)
 
 	orderBy := &Type{Kind: InputObject, Name: name + "OrderBy", Role: RoleOrderBy, Table: t, Hidden: hidden}
@@ -451,6 +469,7 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 			orderBy.InputFields = append(orderBy.InputFields, &InputValue{Name: c.FieldName, Type: Named("OrderByDirection"), Column: c})
 		}
 	}
+	b.addRelatedOrders(t, rels, orderBy)
 	b.add(orderBy)
 	b.addMutationTypes(t, hidden)
 }
@@ -459,8 +478,9 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 func writable(t *Table, priv func(*reflect.Column) bool) []*InputValue {
 	var out []*InputValue
 	for _, c := range t.AllColumns {
-		// A column without a GraphQL name cannot be written in a document, nor be listed by introspection.
-		if c.SQL.Generated || c.SQL.Serial || !priv(c.SQL) || !IsValidName(c.FieldName) {
+		// A column without a GraphQL name cannot be written in a document, nor be listed by introspection;
+		// composite columns are read-only (the composite extension).
+		if c.SQL.Generated || c.SQL.Serial || !priv(c.SQL) || !IsValidName(c.FieldName) || c.Type.Composite != nil {
 			continue
 		}
 		out = append(out, &InputValue{Name: c.FieldName, Type: c.Type.GraphQL, Column: c})

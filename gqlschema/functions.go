@@ -118,7 +118,12 @@ func (b *builder) functionField(f *reflect.Function, name string, byRowType map[
 			}
 			fn.Returns = ReturnsConnection
 			field.Type = Named(t.TypeName + "Connection")
-			field.Args = append(field.Args, b.collectionArgs(t)...)
+			for _, a := range b.collectionArgs(t) {
+				// an argument of the function keeps its name over distinctOn (the distinct feature)
+				if field.Arg(a.Name) == nil {
+					field.Args = append(field.Args, a)
+				}
+			}
 		} else {
 			fn.Returns = ReturnsRow
 			field.Type = Named(t.TypeName)
@@ -162,18 +167,20 @@ func (b *builder) params(f *reflect.Function) ([]*Param, bool) {
 		}
 	}
 	var out []*Param
+	enums := b.functionFeatures(f).Has(reflect.FeatureComposite)
 	firstDefault := len(f.ArgTypes) - len(defaults)
 	for i, oid := range f.ArgTypes {
 		if f.ArgNames[i] == "" {
 			return nil, false
 		}
 		t := b.cat.Types[oid]
-		if t != nil && (t.Kind == "e" || t.Kind == "c" || t.Kind == "p" ||
+		enumArg := enums && b.enumArgument(oid)
+		if t != nil && !enumArg && (t.Kind == "e" || t.Kind == "c" || t.Kind == "p" ||
 			(t.Category == "A" && !b.plainElement(t.Elem))) {
 			return nil, false
 		}
 		vt, ok := b.valueType(oid, -1, regtype(b.cat, oid))
-		if !ok || vt.Enum != nil {
+		if !ok || vt.Enum != nil && !enumArg {
 			return nil, false
 		}
 		p := &Param{SQLName: f.ArgNames[i], Type: vt}

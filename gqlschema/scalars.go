@@ -32,10 +32,17 @@ type ValueType struct {
 	MaxLength int
 	// ElemOID is the oid of the (element) type.
 	ElemOID uint32
+	// Composite is the object type of a composite-type value (the composite feature); compositeFilter names
+	// its filter input, empty when no field can be filtered.
+	Composite       *Type
+	compositeFilter string
 }
 
 // Filter returns the filter input type name for the value, or "" when it cannot be filtered.
 func (v *ValueType) Filter() string {
+	if v.Composite != nil {
+		return v.compositeFilter
+	}
 	if v.Array {
 		if v.Enum != nil || v.Scalar == "Opaque" || v.Scalar == "JSON" || v.Scalar == "ID" {
 			return ""
@@ -49,7 +56,7 @@ func (v *ValueType) Filter() string {
 }
 
 // Orderable reports whether the value may appear in an order-by input.
-func (v *ValueType) Orderable() bool { return !v.Array && v.Scalar != "JSON" }
+func (v *ValueType) Orderable() bool { return !v.Array && v.Scalar != "JSON" && v.Composite == nil }
 
 // builtinScalars are the scalars always present, with pg_graphql's descriptions.
 var builtinScalars = []struct{ name, description string }{

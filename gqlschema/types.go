@@ -57,6 +57,8 @@ const (
 	RoleAggregateResult
 	RoleScalarFilter
 	RoleEnum
+	// RoleComposite is the object type of a composite-type column (the composite feature).
+	RoleComposite
 )
 
 // Type is a named GraphQL type.
@@ -187,8 +189,8 @@ type InputValue struct {
 	Column *Column
 	// Param is the SQL argument of a function argument.
 	Param *Param
-	// Relationship is set on the fields of an insert input that write related rows (the nestedInsert
-	// extension).
+	// Relationship is set on the fields of an insert input that write related rows (nestedInsert) and on the
+	// relationship fields of filter and order-by inputs (relatedFilter, relatedOrder).
 	Relationship *Relationship
 }
 

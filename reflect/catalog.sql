@@ -88,6 +88,9 @@ used_types as (
     union select unnest(arg_types) from funcs
     union select prorettype from funcs
     union select t.oid from pg_type t join schemas s on s.oid = t.typnamespace where t.typtype = 'e'
+    -- the fields of composite-type columns (the composite feature), one level deep
+    union select a.atttypid from pg_attribute a join pg_class c on c.oid = a.attrelid and c.relkind = 'c'
+    where c.reltype in (select atttypid from cols) and a.attnum > 0 and not a.attisdropped
 ),
 types as (
     select t.oid, t.typname, t.typnamespace, n.nspname, t.typtype, t.typcategory, t.typelem, t.typrelid,
@@ -140,5 +143,10 @@ select json_build_object(
             'kind', t.typtype, 'category', t.typcategory, 'elem', t.typelem::int8, 'relation', t.typrelid::int8,
             'can_use', t.can_use, 'comment', t.comment,
             'enum_values', case when t.typtype = 'e' then (select json_agg(e.enumlabel order by e.enumsortorder)
-                from pg_enum e where e.enumtypid = t.oid) end) order by t.oid) from types t), '[]')
+                from pg_enum e where e.enumtypid = t.oid) end,
+            'attributes', case when t.typtype = 'c' then (select json_agg(json_build_object(
+                    'name', a.attname, 'type', a.atttypid::int8, 'typmod', a.atttypmod,
+                    'format_type', format_type(a.atttypid, a.atttypmod)) order by a.attnum)
+                from pg_attribute a join pg_class c on c.oid = a.attrelid and c.relkind = 'c'
+                where a.attrelid = t.typrelid and a.attnum > 0 and not a.attisdropped) end) order by t.oid) from types t), '[]')
 )::text

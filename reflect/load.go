@@ -97,17 +97,18 @@ type rawCatalog struct {
 		Comment     *string  `json:"comment"`
 	} `json:"functions"`
 	Types []struct {
-		OID        uint32   `json:"oid"`
-		Name       string   `json:"name"`
-		SchemaOID  uint32   `json:"schema_oid"`
-		Schema     string   `json:"schema"`
-		Kind       string   `json:"kind"`
-		Category   string   `json:"category"`
-		Elem       uint32   `json:"elem"`
-		Relation   uint32   `json:"relation"`
-		CanUse     bool     `json:"can_use"`
-		Comment    *string  `json:"comment"`
-		EnumValues []string `json:"enum_values"`
+		OID        uint32      `json:"oid"`
+		Name       string      `json:"name"`
+		SchemaOID  uint32      `json:"schema_oid"`
+		Schema     string      `json:"schema"`
+		Kind       string      `json:"kind"`
+		Category   string      `json:"category"`
+		Elem       uint32      `json:"elem"`
+		Relation   uint32      `json:"relation"`
+		CanUse     bool        `json:"can_use"`
+		Comment    *string     `json:"comment"`
+		EnumValues []string    `json:"enum_values"`
+		Attributes []Attribute `json:"attributes"`
 	} `json:"types"`
 }
 
@@ -134,7 +135,8 @@ func Decode(doc []byte) (*Catalog, error) {
 	}
 	for _, rt := range raw.Types {
 		t := &Type{OID: rt.OID, Name: rt.Name, SchemaOID: rt.SchemaOID, SchemaName: rt.Schema, Kind: rt.Kind,
-			Category: rt.Category, Elem: rt.Elem, Relation: rt.Relation, CanUse: rt.CanUse, EnumValues: rt.EnumValues}
+			Category: rt.Category, Elem: rt.Elem, Relation: rt.Relation, CanUse: rt.CanUse, EnumValues: rt.EnumValues,
+			Attributes: rt.Attributes}
 		if t.Kind == "e" {
 			if err := parseDirective(rt.Comment, &t.Directives); err != nil {
 				return nil, err

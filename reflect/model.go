@@ -183,7 +183,17 @@ type Type struct {
 	Relation   uint32 // typrelid of a composite or table row type
 	CanUse     bool
 	EnumValues []string
+	// Attributes are the fields of a standalone composite type (create type ... as), in order.
+	Attributes []Attribute
 	Directives EnumDirectives
+}
+
+// Attribute is a field of a composite type.
+type Attribute struct {
+	Name       string `json:"name"`
+	Type       uint32 `json:"type"`
+	TypeMod    int    `json:"typmod"`
+	FormatType string `json:"format_type"`
 }
 
 // EnumDirectives are the @graphql({...}) keys of an enum type comment.

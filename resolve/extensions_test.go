@@ -125,7 +125,7 @@ func TestWriteExtensionsOneRoundTrip(t *testing.T) {
 		comment on table post is '@graphql({"features": ["nestedInsert", "upsert"]})';
 		insert into post(blog_id, author_id, title) values (1, '22222222-2222-2222-2222-222222222222', 'first');`)
 	ctx := context.Background()
-	conn, counter := connectCounting(t, d)
+	conn, counter := countedConn(t, d)
 	engine := NewEngine(Options{})
 	session := Session{Role: "authenticated", Claims: bob, SearchPath: []string{"public"}}
 	for _, tc := range []struct{ query, want string }{

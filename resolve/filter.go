@@ -22,6 +22,18 @@ func (r *request) filter(obj map[string]any, t *gqlschema.Table) (sqlgen.Expr, e
 			continue
 		}
 		switch {
+		case f.Relationship != nil:
+			exprs, err := r.relatedFilter(v, f)
+			if err != nil {
+				return nil, err
+			}
+			and = append(and, exprs...)
+		case f.Column != nil && f.Column.Type.Composite != nil:
+			exprs, err := compositeFilter(v, f.Column, r.schema.Types[f.Type.NamedType()])
+			if err != nil {
+				return nil, err
+			}
+			and = append(and, exprs...)
 		case f.Column != nil:
 			ops, _ := v.(map[string]any)
 			exprs, err := columnFilter(ops, f.Column)

@@ -95,6 +95,12 @@ func (r *request) node(sel *selection, t *gqlschema.Table, style unknownFieldSty
 		case gqlschema.FieldNodeID:
 			nf.NodeID = &sqlgen.NodeID{Relation: *relationOf(t), PK: pkNames(t)}
 		case gqlschema.FieldColumn:
+			if f.Column.Type.Composite != nil {
+				if nf.Composite, err = r.compositeValue(c, f.Column); err != nil {
+					return nil, err
+				}
+				break
+			}
 			nf.Column = columnOutput(f.Column)
 		case gqlschema.FieldToOne:
 			if err := noArguments(c); err != nil {
@@ -275,8 +281,11 @@ func (r *request) connectionWithArgs(sel *selection, f *gqlschema.Field, args ma
 			return nil, err
 		}
 	}
-	if c.Order, err = orderBy(args["orderBy"], t); err != nil {
+	if c.Order, err = r.orderBy(args["orderBy"], t); err != nil {
 		return nil, err
+	}
+	if a := f.Arg("distinctOn"); a != nil && a.Param == nil {
+		c.Distinct = distinctOn(args["distinctOn"], t)
 	}
 	if hasAfter || hasBefore {
 		raw := after
@@ -296,39 +305,77 @@ func (r *request) connectionWithArgs(sel *selection, f *gqlschema.Field, args ma
 	return c, nil
 }
 
-func orderBy(v any, t *gqlschema.Table) ([]sqlgen.Order, error) {
+// orderBy plans the orderBy argument followed by the primary key, which makes the order total.
+func (r *request) orderBy(v any, t *gqlschema.Table) ([]sqlgen.Order, error) {
 	var out []sqlgen.Order
 	list, _ := v.([]any)
 	for _, e := range list {
 		obj, _ := e.(map[string]any)
-		// Several keys in one element have no defined relative order upstream; use the input type's order.
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
+		o, err := r.orderObject(obj, t)
+		if err != nil {
+			return nil, err
 		}
-		sort.Slice(keys, func(i, j int) bool { return columnIndex(t, keys[i]) < columnIndex(t, keys[j]) })
-		for _, k := range keys {
-			dir, ok := obj[k].(enumLiteral)
-			if !ok {
-				continue // null directions are skipped
-			}
-			c := columnByField(t, k)
-			o := sqlgen.Order{Column: c.SQL.Name, Cast: c.SQL.FormatType, NotNull: c.SQL.NotNull}
-			switch dir {
-			case "AscNullsFirst":
-				o.NullsFirst = true
-			case "DescNullsFirst":
-				o.Desc, o.NullsFirst = true, true
-			case "DescNullsLast":
-				o.Desc = true
-			}
-			out = append(out, o)
-		}
+		out = append(out, o...)
 	}
 	for _, pk := range t.PK {
 		out = append(out, sqlgen.Order{Column: pk.SQL.Name, Cast: pk.SQL.FormatType, NotNull: pk.SQL.NotNull})
 	}
 	return out, nil
+}
+
+// orderObject plans one <X>OrderBy object.
+func (r *request) orderObject(obj map[string]any, t *gqlschema.Table) ([]sqlgen.Order, error) {
+	var out []sqlgen.Order
+	// Several keys in one element have no defined relative order upstream; use the input type's order.
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	orderType := r.schema.Types[t.TypeName+"OrderBy"]
+	sort.Slice(keys, func(i, j int) bool { return keyIndex(t, orderType, keys[i]) < keyIndex(t, orderType, keys[j]) })
+	for _, k := range keys {
+		switch v := obj[k].(type) {
+		case enumLiteral:
+			c := columnByField(t, k)
+			o := sqlgen.Order{Column: c.SQL.Name, Cast: c.SQL.FormatType, NotNull: c.SQL.NotNull}
+			direct(&o, v)
+			out = append(out, o)
+		case map[string]any:
+			o, err := r.relatedOrder(v, inputField(orderType, k))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, o...)
+		}
+		// null directions are skipped
+	}
+	return out, nil
+}
+
+// direct sets an ordering element's direction.
+func direct(o *sqlgen.Order, dir enumLiteral) {
+	switch dir {
+	case "AscNullsFirst":
+		o.NullsFirst = true
+	case "DescNullsFirst":
+		o.Desc, o.NullsFirst = true, true
+	case "DescNullsLast":
+		o.Desc = true
+	}
+}
+
+// keyIndex orders the keys of an order-by object: columns in attnum order, then relationships (relatedOrder)
+// in the input type's order.
+func keyIndex(t *gqlschema.Table, orderType *gqlschema.Type, key string) int {
+	if i := columnIndex(t, key); i < len(t.Columns) {
+		return i
+	}
+	for i, f := range orderType.InputFields {
+		if f.Name == key {
+			return len(t.Columns) + i
+		}
+	}
+	return len(t.Columns) + len(orderType.InputFields)
 }
 
 func columnIndex(t *gqlschema.Table, field string) int {

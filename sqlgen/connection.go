@@ -44,7 +44,7 @@ func (g *gen) connection(c *Connection, parent string) {
 				if i > 0 {
 					g.w(", ")
 				}
-				g.w(col(a, o.Column))
+				g.w(g.orderRef(o, a))
 			}
 		})
 	} else {
@@ -52,11 +52,11 @@ func (g *gen) connection(c *Connection, parent string) {
 	}
 	g.w(" as __cursor")
 	for i, o := range c.Order {
-		g.w(", ", col(a, o.Column), " as __o", strconv.Itoa(i))
+		g.w(", ", g.orderRef(o, a), " as __o", strconv.Itoa(i))
 	}
 	g.w(" from ")
 	g.from(c.Source, a, parent)
-	g.where(a, parent, c.Join, c.Filter, g.keysetCondition(c, a, false)...)
+	g.connectionWhere(c, a, parent, g.keysetCondition(c, a, false)...)
 	g.w(" order by ")
 	g.orderBy(c.Order, a, c.Backward, false)
 	g.w(" limit ", strconv.Itoa(c.Limit))
@@ -79,7 +79,7 @@ func (g *gen) connection(c *Connection, parent string) {
 				g.w("(select count(*) from ")
 				sub := g.alias()
 				g.from(c.Source, sub, parent)
-				g.where(sub, parent, c.Join, c.Filter)
+				g.connectionWhere(c, sub, parent)
 				g.w(")")
 			case f.Aggregate != nil:
 				g.aggregate(f.Aggregate, c, parent)
@@ -101,7 +101,7 @@ func (g *gen) orderBy(order []Order, alias string, reverse, pageColumns bool) {
 		if pageColumns {
 			g.w(alias, ".__o", strconv.Itoa(i))
 		} else {
-			g.w(col(alias, o.Column))
+			g.w(g.orderRef(o, alias))
 		}
 		desc, nullsFirst := o.Desc, o.NullsFirst
 		if reverse {
@@ -182,7 +182,7 @@ func (g *gen) moreThanLimit(c *Connection, parent string) {
 	sub := g.alias()
 	g.w("(select count(*) > ", strconv.Itoa(c.Limit), " from (select 1 from ")
 	g.from(c.Source, sub, parent)
-	g.where(sub, parent, c.Join, c.Filter, g.keysetCondition(c, sub, false)...)
+	g.connectionWhere(c, sub, parent, g.keysetCondition(c, sub, false)...)
 	g.w(" order by ")
 	g.orderBy(c.Order, sub, c.Backward, false)
 	g.w(" limit ", strconv.Itoa(c.Limit+1))
@@ -207,7 +207,7 @@ func (g *gen) beyondCursor(c *Connection, parent, page string) {
 	sub := g.alias()
 	g.w("exists (select 1 from ")
 	g.from(c.Source, sub, parent)
-	g.where(sub, parent, c.Join, c.Filter, g.keysetCondition(c, sub, true)...)
+	g.connectionWhere(c, sub, parent, g.keysetCondition(c, sub, true)...)
 	g.w("))")
 }
 
@@ -241,7 +241,7 @@ func (g *gen) after(c *Connection, alias string, i int) {
 	if c.Backward {
 		desc, nullsFirst = !desc, !nullsFirst
 	}
-	ref := col(alias, o.Column)
+	ref := g.orderRef(o, alias)
 	op := " > "
 	if desc {
 		op = " < "
@@ -312,6 +312,6 @@ func (g *gen) aggregate(fields []AggregateField, c *Connection, parent string) {
 	g.object(keys, values)
 	g.w(" from ")
 	g.from(c.Source, sub, parent)
-	g.where(sub, parent, c.Join, c.Filter)
+	g.connectionWhere(c, sub, parent)
 	g.w(")")
 }

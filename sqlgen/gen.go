@@ -216,6 +216,8 @@ func (g *gen) node(n *Node, alias string) {
 				g.w(")")
 			case f.Scalar != nil:
 				g.call(f.Scalar, alias, true)
+			case f.Composite != nil:
+				g.composite(f.Composite, alias)
 			default:
 				g.text(f.Typename)
 			}

@@ -15,6 +15,8 @@ func str(s string) *string { return &s }
 
 var account = Relation{Schema: "public", Name: "account"}
 var blog = Relation{Schema: "public", Name: "blog"}
+var post = Relation{Schema: "public", Name: "blog_post"}
+var comment = Relation{Schema: "public", Name: "comment"}
 
 func accountNode() *Node {
 	return &Node{Fields: []NodeField{
@@ -88,6 +90,48 @@ var goldenCases = map[string]func() Statement{
 			{Record: &Record{Source: Source{Call: &Call{Function: Relation{Schema: "public", Name: "newest"}}}, SkipNullRow: true,
 				Node: &Node{Fields: []NodeField{{Key: "id", Column: &Column{Name: "id"}}}}}},
 		})
+	},
+	"related_filter": func() Statement {
+		return Query([]RootField{{Connection: &Connection{
+			Source: Source{Relation: &blog},
+			Filter: And{
+				Related{Relation: account, Join: []Join{{Child: "id", Parent: "owner_id"}},
+					Filter: And{Compare{Column: "email", Op: "=", Value: str("a@x.com"), Cast: "text"}}},
+				Or{Related{Relation: post, Join: []Join{{Child: "blog_id", Parent: "id"}}, Quantifier: Every,
+					Filter: Compare{Column: "title", Op: "like", Value: str("%x%"), Cast: "text"}},
+					Not{X: Related{Relation: post, Join: []Join{{Child: "blog_id", Parent: "id"}}, Quantifier: None}}},
+			},
+			Order:  []Order{{Column: "id", Cast: "integer", NotNull: true}},
+			Limit:  30,
+			Fields: []ConnectionField{{Key: "edges", Edges: &Edges{Fields: []EdgeField{{Key: "node", Node: &Node{Fields: []NodeField{{Key: "id", Column: &Column{Name: "id"}}}}}}}}},
+		}}})
+	},
+	"related_order_and_distinct": func() Statement {
+		ownerEmail := &RelatedValue{Relation: blog, Join: []Join{{Child: "id", Parent: "blog_id"}},
+			Next: &RelatedValue{Relation: account, Join: []Join{{Child: "id", Parent: "owner_id"}}, Column: "email"}}
+		return Query([]RootField{{Connection: &Connection{
+			Source:   Source{Relation: &post},
+			Distinct: &Distinct{Columns: []string{"blog_id"}, PK: []string{"id"}},
+			Order: []Order{{Column: "email", Cast: "text", Related: ownerEmail},
+				{Column: "count", Cast: "bigint", NotNull: true, Desc: true,
+					Related: &RelatedValue{Relation: comment, Join: []Join{{Child: "post_id", Parent: "id"}}, Aggregate: "count"}},
+				{Column: "id", Cast: "integer", NotNull: true}},
+			Cursor: []*string{str("a@x.com"), str("2"), str("7")},
+			Limit:  2,
+			Fields: []ConnectionField{
+				{Key: "edges", Edges: &Edges{Fields: []EdgeField{{Key: "cursor", Cursor: true}}}},
+				{Key: "pageInfo", PageInfo: []PageInfoField{{Key: "hasPreviousPage", Kind: PageHasPrevious}}},
+				{Key: "totalCount", TotalCount: true},
+			},
+		}}})
+	},
+	"composite": func() Statement {
+		return Query([]RootField{{Record: &Record{Source: Source{Relation: &account},
+			Filter: And{OnComposite{Column: "address", X: And{Compare{Column: "city", Op: "=", Value: str("Oslo"), Cast: "text"},
+				IsNull{Column: "zip", Negate: true}}}},
+			Node: &Node{Fields: []NodeField{{Key: "address", Composite: &CompositeValue{Column: "address", Node: &Node{Fields: []NodeField{
+				{Key: "city", Column: &Column{Name: "city"}}, {Key: "big", Column: &Column{Name: "big", Output: OutText}},
+				{Key: "__typename", Typename: "Address"}}}}}}}}}})
 	},
 	"insert": func() Statement {
 		return MutationStatement(&Mutation{Relation: account, Columns: []string{"email", "name"},

@@ -43,6 +43,7 @@ type NodeField struct {
 	Record     *Record     // to-one relationship or computed field returning a row
 	Connection *Connection // to-many relationship or computed field returning a set
 	Scalar     *Call       // computed field returning a scalar
+	Composite  *CompositeValue
 }
 
 // NodeID renders the globally unique id of a record.
@@ -107,6 +108,8 @@ type Connection struct {
 	Limit    int
 	Offset   int
 	Fields   []ConnectionField
+	// Distinct keeps the first row of each group of equal values (the distinct feature); nil keeps all.
+	Distinct *Distinct
 }
 
 // Order is one element of an ordering.
@@ -118,6 +121,8 @@ type Order struct {
 	// NotNull marks a column that holds no NULLs: its ordering then says nothing of NULLs, which lets Postgres
 	// read it from a plain index in either direction, and its cursor conditions need no NULL branches.
 	NotNull bool
+	// Related sorts by a value read from related rows (the relatedOrder feature) instead of Column.
+	Related *RelatedValue
 }
 
 // ConnectionField is one selected field of a connection.

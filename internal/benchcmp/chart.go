@@ -76,6 +76,7 @@ func (r *Results) WriteChart(path string) error {
 		drawText(img, gx+(groupW-40-textWidth(q.Name, scale))/2, base+12, q.Name, scale, black)
 	}
 	drawText(img, left, base+40, "Q1 FIRST ACCOUNT  Q2 NEWEST POSTS+BLOG  Q3 ACCOUNTS+BLOGS  Q4 INSERT (USER)  Q5 BLOGS+POSTS (USER, RLS)", 1, black)
+	drawText(img, left, base+54, "EXTENSIONS: Q6 UPSERT (USER)  Q7 POST+2 COMMENTS NESTED INSERT (USER)  Q8 FILTER ON RELATED ROW (ANON)", 1, black)
 
 	f, err := os.Create(path)
 	if err != nil {

@@ -26,7 +26,8 @@ type Query struct {
 	// PgGraphQL is the document in pg_graphql's dialect: what pgreflect answers, and what the ceiling's
 	// answer imitates.
 	PgGraphQL string
-	// PostGraphile is the same request in PostGraphile v4's dialect (with the connection filter plugin).
+	// PostGraphile is the same request in PostGraphile v4's dialect (with the connection filter plugin); empty
+	// when PostGraphile has no such request without plugins the comparison does not load.
 	PostGraphile string
 	// CeilingSQL returns the response's data object as json; its parameters come from CeilingArgs.
 	CeilingSQL  string
@@ -41,7 +42,8 @@ type Query struct {
 // Variants is how many variants of each request a dataset of accounts accounts supports.
 func Variants(accounts int) int { return min(50, accounts/50) }
 
-// Queries are Q1–Q5 of issue 8 for a dataset of accounts accounts (see package benchdata for the layout the
+// Queries are Q1–Q5 of issue 8 and Q6–Q8 of issue 12 (the cost of its extensions: upsert, nested insert,
+// filter on a related row) for a dataset of accounts accounts (see package benchdata for the layout the
 // variants rely on).
 func Queries(accounts int) []Query {
 	noVars := func(int) (map[string]any, int) { return nil, 0 }
@@ -141,6 +143,68 @@ cross join lateral (
 			CeilingArgs: rangeArgs,
 			Variant: func(v int) (map[string]any, int) {
 				return map[string]any{"from": owners*v + 1, "to": owners*v + owners}, v + 1
+			},
+		},
+		{
+			Name:        "Q6",
+			Description: "upsert the user's subscription to a blog: `onConflict` (extension `upsert`, RLS on both paths)",
+			As:          AsUser,
+			PgGraphQL: `mutation Q6($accountId: Int!, $blogId: Int!) { subscribed: insertIntoblog_subscriptionCollection(
+  objects: [{account_id: $accountId, blog_id: $blogId, level: "all"}],
+  onConflict: {constraint: blog_subscription_pkey, updateColumns: [level]}) {
+  records { blogId: blog_id level } } }`,
+			CeilingSQL: `with s as (
+  insert into public.blog_subscription (account_id, blog_id, level) values ($1, $2, 'all')
+  on conflict (account_id, blog_id) do update set level = excluded.level
+  returning blog_id, level)
+select json_build_object('subscribed', json_build_object(
+  'records', coalesce((select json_agg(json_build_object('blogId', s.blog_id, 'level', s.level)) from s), '[]')))`,
+			CeilingArgs: func(vars map[string]any) []any { return []any{vars["accountId"], vars["blogId"]} },
+			Variant: func(v int) (map[string]any, int) {
+				account := accounts/10 + v + 1
+				return map[string]any{"accountId": account, "blogId": v + 1}, account
+			},
+			Mutates: true,
+		},
+		{
+			Name:        "Q7",
+			Description: "insert a post with two comments into the user's own blog (extension `nestedInsert`, RLS)",
+			As:          AsUser,
+			PgGraphQL: `mutation Q7($blogId: Int!) { created: insertIntoblog_postCollection(objects: [{blog_id: $blogId,
+  title: "Benchmark post", body: "With two comments.",
+  post_commentCollection: [{body: "First!"}, {body: "Second."}]}]) { records { blogId: blog_id title } } }`,
+			CeilingSQL: `with p as (
+  insert into public.blog_post (blog_id, title, body) values ($1, 'Benchmark post', 'With two comments.')
+  returning id, blog_id, title),
+c as (
+  insert into public.post_comment (post_id, body) select p.id, v.body from p, (values ('First!'), ('Second.')) v (body))
+select json_build_object('created', json_build_object(
+  'records', (select json_agg(json_build_object('blogId', p.blog_id, 'title', p.title)) from p)))`,
+			CeilingArgs: func(vars map[string]any) []any { return []any{vars["blogId"]} },
+			// Q4's accounts, their second blog.
+			Variant: func(v int) (map[string]any, int) {
+				account := accounts/10 + v + 1
+				return map[string]any{"blogId": owners*(account-1) + 2}, account
+			},
+			Mutates: true,
+		},
+		{
+			Name:        "Q8",
+			Description: "the published posts of the blog with a given name: a filter on a related row (extension `relatedFilter`, anon)",
+			As:          AsAnon,
+			PgGraphQL: `query Q8($name: String!) { posts: blog_postCollection(first: 20,
+  filter: {blog: {name: {eq: $name}}}) { edges { node { id title } } } }`,
+			PostGraphile: `query Q8($name: String!) { posts: allBlogPosts(first: 20, orderBy: PRIMARY_KEY_ASC,
+  filter: {blogByBlogId: {name: {equalTo: $name}}}) { nodes { id title } } }`,
+			CeilingSQL: `select json_build_object('posts', json_build_object('edges', coalesce(json_agg(
+  json_build_object('node', json_build_object('id', p.id, 'title', p.title)) order by p.id), '[]')))
+from (select id, title from public.blog_post p
+      where exists (select from public.blog b where b.id = p.blog_id and b.name = $1)
+      order by id limit 20) p`,
+			CeilingArgs: func(vars map[string]any) []any { return []any{vars["name"]} },
+			// Blogs of the first accounts, which Q4 and Q7 leave alone.
+			Variant: func(v int) (map[string]any, int) {
+				return map[string]any{"name": fmt.Sprintf("Blog %d", v+1)}, 0
 			},
 		},
 	}

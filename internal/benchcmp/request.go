@@ -49,6 +49,10 @@ func (t Tokens) User(account int) (string, error) {
 	})
 }
 
+// Serves reports whether the target is asked q: PostGraphile is not asked what it has no dialect for (the
+// extensions of issue 12 without a plugin), so those queries compare pgreflect with the ceiling only.
+func (t Target) Serves(q Query) bool { return !t.PostGraphile || q.PostGraphile != "" }
+
 // Request builds variant v of q for the target. Every contender gets the apikey header (PostGraphile ignores
 // it); a user's request adds the bearer token, an anon request has none (pgreflect and the ceiling then use
 // the API key's role, PostGraphile its default role).

@@ -19,3 +19,37 @@ create policy blog_post_owner on public.blog_post
                       where a.user_id = (select auth.uid())))
   with check (blog_id in (select b.id from public.blog b join public.account a on a.id = b.owner_id
                            where a.user_id = (select auth.uid())));
+
+-- Issue 12's extensions, turned on by comment directives only where the extra queries (Q6-Q8) use them, so
+-- that Q1-Q5 run on pg_graphql's API: an upsert of a subscription, a post inserted with two comments, posts
+-- filtered by their blog's name.
+create index on public.blog (name);
+
+create table public.blog_subscription (
+  account_id int not null references public.account (id),
+  blog_id int not null references public.blog (id),
+  level text not null,
+  primary key (account_id, blog_id)
+);
+alter table public.blog_subscription enable row level security;
+create policy blog_subscription_own on public.blog_subscription
+  for all to authenticated
+  using (account_id in (select a.id from public.account a where a.user_id = (select auth.uid())))
+  with check (account_id in (select a.id from public.account a where a.user_id = (select auth.uid())));
+comment on table public.blog_subscription is e'@graphql({"features": ["upsert"]})';
+
+create table public.post_comment (
+  id bigserial primary key,
+  post_id uuid not null references public.blog_post (id),
+  author_id uuid not null default auth.uid(),
+  body text not null
+);
+create index on public.post_comment (post_id);
+alter table public.post_comment enable row level security;
+create policy post_comment_read on public.post_comment
+  for select to anon, authenticated
+  using (true);
+create policy post_comment_write on public.post_comment
+  for insert to authenticated
+  with check (author_id = (select auth.uid()));
+comment on table public.blog_post is e'@graphql({"features": ["nestedInsert", "relatedFilter"]})';

@@ -19,6 +19,8 @@ if (!BENCH_DATABASE_URL || !BENCH_JWT_SECRET || !BENCH_PORT) {
 
 const middleware = postgraphile(BENCH_DATABASE_URL, 'public', {
   appendPlugins: [ConnectionFilterPlugin],
+  // Filters on related rows (Q8), as pgreflect's relatedFilter extension.
+  graphileBuildOptions: { connectionFilterRelations: true },
   jwtSecret: BENCH_JWT_SECRET,
   jwtVerifyOptions: { audience: 'authenticated' },
   graphiql: false,

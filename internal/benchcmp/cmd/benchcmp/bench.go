@@ -220,6 +220,9 @@ func (b *bench) start(ctx context.Context) error {
 	for _, s := range b.servers {
 		b.reqs[s.name] = map[string][]benchcmp.Request{}
 		for _, q := range b.queries {
+			if !s.target.Serves(q) {
+				continue
+			}
 			for v := 0; v < benchcmp.Variants(b.o.accounts); v++ {
 				r, err := s.target.Request(q, v, tokens)
 				if err != nil {
@@ -258,6 +261,17 @@ func (b *bench) waitReady(ctx context.Context, s *server) error {
 	return fmt.Errorf("%s did not answer within 2 minutes: %v\n%s", s.name, last, tail(s.logPath))
 }
 
+// serversOf returns the contenders asked q, in their order.
+func (b *bench) serversOf(q benchcmp.Query) []*server {
+	var out []*server
+	for _, s := range b.servers {
+		if s.target.Serves(q) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // check asks every contender the same requests and compares their rows with the first contender's.
 func (b *bench) check(ctx context.Context) error {
 	variants := benchcmp.Variants(b.o.accounts)
@@ -267,9 +281,10 @@ func (b *bench) check(ctx context.Context) error {
 			vs = vs[:1]
 		}
 		rows := 0
+		servers := b.serversOf(q)
 		for _, v := range vs {
 			var first []byte
-			for i, s := range b.servers {
+			for i, s := range servers {
 				body, err := s.target.Do(ctx, s.client, b.reqs[s.name][q.Name][v])
 				if err != nil {
 					return fmt.Errorf("check %s variant %d: %w", q.Name, v, err)
@@ -283,12 +298,12 @@ func (b *bench) check(ctx context.Context) error {
 					continue
 				}
 				if err := benchcmp.SameRows(first, body); err != nil {
-					return fmt.Errorf("check %s variant %d: %s and %s differ: %w", q.Name, v, b.servers[0].name, s.name, err)
+					return fmt.Errorf("check %s variant %d: %s and %s differ: %w", q.Name, v, servers[0].name, s.name, err)
 				}
 			}
 		}
-		names := make([]string, len(b.servers))
-		for i, s := range b.servers {
+		names := make([]string, len(servers))
+		for i, s := range servers {
 			names[i] = s.name
 		}
 		line := fmt.Sprintf("%s: same rows from %s (%d variant(s) checked, %d top-level rows each)", q.Name,
@@ -303,7 +318,7 @@ func (b *bench) measure(ctx context.Context) error {
 	b.cells = map[[2]string]*cell{}
 	logf("warm-up: %s per contender and query", b.o.warmup)
 	for _, q := range b.queries {
-		for _, s := range b.servers {
+		for _, s := range b.serversOf(q) {
 			w := benchcmp.Drive(ctx, s.client, s.target, b.reqs[s.name][q.Name], b.o.conns, b.o.warmup)
 			if w.Errors > 0 {
 				return fmt.Errorf("warm-up %s %s: %d errors, first: %s", s.name, q.Name, w.Errors, w.FirstError)
@@ -313,8 +328,9 @@ func (b *bench) measure(ctx context.Context) error {
 	slot := b.o.duration / time.Duration(b.o.rounds)
 	for r := 0; r < b.o.rounds; r++ {
 		for _, q := range b.queries {
-			for k := range b.servers {
-				s := b.servers[(k+r)%len(b.servers)]
+			servers := b.serversOf(q)
+			for k := range servers {
+				s := servers[(k+r)%len(servers)]
 				if err := b.slot(ctx, s, q, slot); err != nil {
 					return err
 				}

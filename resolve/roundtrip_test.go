@@ -65,10 +65,18 @@ func connectCounting(t *testing.T, d *testDB) (*pgx.Conn, *countingConn) {
 }
 
 func TestOneRoundTripPerRequest(t *testing.T) {
+	for _, mode := range []StatementMode{StatementsPrepared, StatementsUnnamed} {
+		t.Run(mode.String(), func(t *testing.T) { testOneRoundTripPerRequest(t, mode) })
+	}
+}
+
+// testOneRoundTripPerRequest counts round trips in one statement mode; unnamed statements must leave nothing
+// prepared on the session, which a pooler in transaction mode would hand to another client.
+func testOneRoundTripPerRequest(t *testing.T, mode StatementMode) {
 	d := newTestDB(t, blogFixture)
 	ctx := context.Background()
 	conn, counter := connectCounting(t, d)
-	engine := NewEngine(Options{})
+	engine := NewEngine(Options{StatementMode: mode})
 	session := Session{Role: "service_role", Claims: map[string]any{"role": "service_role"}, SearchPath: []string{"public"}}
 	deep := `{ accountCollection { totalCount: __typename edges { node { blogCollection { pageInfo { hasNextPage hasPreviousPage }
 		edges { node { owner { blogCollection { edges { node { blogPostCollection { edges { node { title blog { owner { email } } } } } } } } } } } } } } }
@@ -87,5 +95,12 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 		if !strings.HasPrefix(body, `{"data": {`) || strings.Contains(body, `"errors"`) {
 			t.Errorf("unexpected response %s", body)
 		}
+	}
+	var prepared int
+	if err := conn.QueryRow(ctx, "select count(*) from pg_prepared_statements where name like 'pgreflect%'").Scan(&prepared); err != nil {
+		t.Fatal(err)
+	}
+	if want := mode == StatementsPrepared; (prepared > 0) != want {
+		t.Errorf("%s mode left %d statements prepared on the session", mode, prepared)
 	}
 }

@@ -54,7 +54,9 @@ func (f *replicaFollower) run(ctx context.Context) {
 		case <-f.changed:
 		}
 		var lsn string
-		if err := f.primary.QueryRow(ctx, "select pg_current_wal_lsn()::text").Scan(&lsn); err != nil {
+		// The insert position, not pg_current_wal_lsn: that is where WAL has been written to, which may not yet
+		// include the change's commit record (with synchronous_commit off, for one).
+		if err := f.primary.QueryRow(ctx, "select pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
 			if ctx.Err() != nil {
 				return
 			}

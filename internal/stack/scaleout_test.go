@@ -16,11 +16,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgreflect/pgreflect/client"
+	"github.com/pgreflect/pgreflect/config"
 	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/pgbouncertest"
 	"github.com/pgreflect/pgreflect/pgcluster"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/stacktest"
+	"github.com/pgreflect/pgreflect/testidp"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -290,4 +293,67 @@ func TestReadReplica(t *testing.T) {
 	if got := graphql(t, s, `{ inRecovery }`); got != `{"data":{"inRecovery":true}}` {
 		t.Fatalf("query not answered by the replica: %s", got)
 	}
+}
+
+func TestTwoInstancesOnOneDatabase(t *testing.T) {
+	ctx := context.Background()
+	a := stacktest.New(t, stacktest.Options{SignIn: true, Schema: noteSchema + `
+		create function whoami() returns text stable language sql as $$ select auth.uid()::text $$;`})
+	b := stacktest.New(t, stacktest.Options{SignIn: true, DatabaseURL: a.DatabaseURL, Configure: func(c *config.Auth) {
+		google := c.External["google"]
+		google.URL = a.IDP.URL()
+		c.External["google"] = google
+	}})
+	idToken := func() client.IDToken {
+		claims := a.IDP.Claims(testidp.User{Sub: "sub-1", Email: "ada@example.com", EmailVerified: true})
+		return client.IDToken{Provider: "google", Token: a.IDP.MintIDToken(claims, testidp.MintOptions{})}
+	}
+
+	// A session made on one instance works on the other: its access token, and its refresh token.
+	session, err := client.New(a.URL, a.Anon).Auth.SignInWithIDToken(ctx, idToken())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out := post(t, http.MethodPost, b.URL+"/graphql/v1", b.Anon, session.AccessToken, map[string]any{"query": "{ whoami }"})
+	if data, _ := out["data"].(map[string]any); data["whoami"] != session.User.ID {
+		t.Fatalf("on the other instance the user is %v, want %s", out, session.User.ID)
+	}
+	status, refreshed := post(t, http.MethodPost, b.URL+"/auth/v1/token?grant_type=refresh_token", b.Anon, "",
+		map[string]any{"refresh_token": session.RefreshToken})
+	if status != http.StatusOK || refreshed["access_token"] == nil || refreshed["refresh_token"] == session.RefreshToken {
+		t.Fatalf("refresh on the other instance: %d %v", status, refreshed)
+	}
+	status, again := post(t, http.MethodPost, a.URL+"/auth/v1/token?grant_type=refresh_token", a.Anon, "",
+		map[string]any{"refresh_token": refreshed["refresh_token"]})
+	if status != http.StatusOK || again["access_token"] == nil {
+		t.Fatalf("refresh back on the first instance: %d %v", status, again)
+	}
+
+	// A management API change through one instance is in effect on the other within a second.
+	status, patched := post(t, http.MethodPatch, a.URL+"/v1/projects/"+stacktest.ProjectRef+"/config/auth", "",
+		stacktest.ManagementToken, map[string]any{"jwt_exp": 1234})
+	if status != http.StatusOK {
+		t.Fatalf("PATCH: %d %v", status, patched)
+	}
+	eventually(t, time.Second, func() string {
+		s, err := client.New(b.URL, b.Anon).Auth.SignInWithIDToken(ctx, idToken())
+		if err != nil {
+			return err.Error()
+		}
+		if s.ExpiresIn != 1234 {
+			return fmt.Sprintf("the other instance issues tokens for %d s", s.ExpiresIn)
+		}
+		return ""
+	})
+
+	// So is a schema change.
+	if _, err := a.Admin.Exec(ctx, "alter table note add column title text"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Second, func() string {
+		if got := graphql(t, b, `{ noteCollection { edges { node { title } } } }`); got != `{"data":{"noteCollection":{"edges":[]}}}` {
+			return got
+		}
+		return ""
+	})
 }

@@ -212,9 +212,12 @@ func (s *Stack) authRoutes(ctx context.Context, o Options) (authHandler, managem
 		return nil, nil, nil
 	}
 	// The auth service runs a few short statements per sign-in: pgx's default size suits it.
-	pool, err := newPool(ctx, o.AdminURL, o.StatementMode, 0)
+	pool, pooled, err := newPool(ctx, o.AdminURL, o.StatementMode, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("auth database: %w", err)
+	}
+	if pooled && o.StatementMode != StatementModeUnnamed { // the URL itself says so
+		s.log.Warn("the auth database URL goes through a pooler in transaction mode, where the auth migrations' session lock does not hold: give a direct connection or a pooler in session mode (docs/deploy.md)")
 	}
 	s.closers = append(s.closers, pool.Close)
 	if err := s.metrics.RegisterPool("auth", pool); err != nil {
@@ -240,20 +243,21 @@ func (s *Stack) authRoutes(ctx context.Context, o Options) (authHandler, managem
 }
 
 // newPool opens a pool of at most size connections (0: pgx's default) with the statement mode (see
-// transactionPooled) and checks that it connects.
-func newPool(ctx context.Context, connString, mode string, size int) (*pgxpool.Pool, error) {
+// transactionPooled), checks that it connects, and reports whether it goes through a transaction pooler.
+func newPool(ctx context.Context, connString, mode string, size int) (*pgxpool.Pool, bool, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
-		return nil, fmt.Errorf("parse database URL: %w", err)
+		return nil, false, fmt.Errorf("parse database URL: %w", err)
 	}
 	pooled, err := transactionPooled(cfg.ConnConfig, mode)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if pooled {
 		prepareNothing(cfg.ConnConfig)
 	}
-	return openPool(ctx, cfg, size)
+	pool, err := openPool(ctx, cfg, size)
+	return pool, pooled, err
 }
 
 // openPool opens a pool of at most size connections (0: pgx's default) and checks that it connects.

@@ -25,8 +25,9 @@ type Options struct {
 	// PoolSize is the number of server connections per database and user (default 2): fewer than the
 	// clients', so that a client's transactions run on different server sessions.
 	PoolSize int
-	// Users may log in (without a password: the test server trusts loopback connections as well).
-	Users []string
+	// Users may log in, without a password; the pooler logs in to the server with the password given here
+	// ("" for a server that trusts loopback connections, as pgtest's does).
+	Users map[string]string
 }
 
 // Bouncer is a running PgBouncer.
@@ -57,8 +58,8 @@ func Start(t testing.TB, serverURL string, o Options) *Bouncer {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	var users strings.Builder
-	for _, u := range o.Users {
-		fmt.Fprintf(&users, "%q \"\"\n", u)
+	for name, password := range o.Users {
+		fmt.Fprintf(&users, "%q %q\n", name, password)
 	}
 	ini := fmt.Sprintf(`[databases]
 * = host=%s port=%s

@@ -20,6 +20,7 @@ import (
 	"github.com/pgreflect/pgreflect/config"
 	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/pgbouncertest"
+	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgcluster"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/stacktest"
@@ -78,22 +79,6 @@ func graphql(t *testing.T, s *stacktest.Stack, query string) string {
 	return string(b)
 }
 
-// eventually retries check until it returns "" or the time is up, and fails with its last complaint.
-func eventually(t *testing.T, within time.Duration, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		complaint := check()
-		if complaint == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", within, complaint)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // concurrently runs n requests at once (inserts and queries in turn) and returns the answers that have errors.
 func concurrently(t *testing.T, s *stacktest.Stack, n int) []string {
 	t.Helper()
@@ -120,7 +105,7 @@ func concurrently(t *testing.T, s *stacktest.Stack, n int) []string {
 }
 
 func TestBehindPgBouncerInTransactionMode(t *testing.T) {
-	bouncer := pgbouncertest.Start(t, pgtest.ServerURL(t), pgbouncertest.Options{PoolSize: 2, Users: []string{"authenticator"}})
+	bouncer := pgbouncertest.Start(t, pgtest.ServerURL(t), pgbouncertest.Options{PoolSize: 2, Users: map[string]string{"authenticator": ""}})
 	// pgbouncer=true is how Prisma is told, and what chooses the statement mode here.
 	through := func(u string) string { return bouncer.URL(t, u, "authenticator") + "&pgbouncer=true" }
 	s := stacktest.New(t, stacktest.Options{Schema: noteSchema, LoginURL: through})
@@ -139,7 +124,7 @@ func TestBehindPgBouncerInTransactionMode(t *testing.T) {
 	if _, err := s.Admin.Exec(context.Background(), "alter table note add column title text"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Second+stackPollSlack, func() string {
+	testenv.Eventually(t, time.Second+stackPollSlack, func() string {
 		if got := graphql(t, s, `{ noteCollection(first: 1) { edges { node { title } } } }`); strings.Contains(got, "errors") {
 			return got
 		}
@@ -240,7 +225,7 @@ func TestReadReplica(t *testing.T) {
 	if err := primaryAdmin.QueryRow(ctx, "select pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, func() string {
+	testenv.Eventually(t, 10*time.Second, func() string {
 		var replayed bool
 		if err := replicaAdmin.QueryRow(ctx, "select pg_last_wal_replay_lsn() >= $1::pg_lsn", lsn).Scan(&replayed); err != nil || !replayed {
 			return fmt.Sprintf("replica has not replayed the setup (%v)", err)
@@ -250,7 +235,7 @@ func TestReadReplica(t *testing.T) {
 	s := stacktest.New(t, stacktest.Options{DatabaseURL: primary.URL("app"), ReadURLs: []string{loginURL(replica)}})
 
 	// Queries run on the replica, mutations on the primary (a replica refuses writes).
-	eventually(t, 5*time.Second, func() string {
+	testenv.Eventually(t, 5*time.Second, func() string {
 		if got := graphql(t, s, `{ inRecovery }`); got != `{"data":{"inRecovery":true}}` {
 			return "query not answered by the replica: " + got
 		}
@@ -260,7 +245,7 @@ func TestReadReplica(t *testing.T) {
 		t.Fatalf("mutation: %s", got)
 	}
 	// Read after write: the replica shows the row once it has replayed it.
-	eventually(t, 5*time.Second, func() string {
+	testenv.Eventually(t, 5*time.Second, func() string {
 		if got := graphql(t, s, `{ noteCollection { edges { node { body } } } }`); !strings.Contains(got, `"hello"`) {
 			return got
 		}
@@ -284,7 +269,7 @@ func TestReadReplica(t *testing.T) {
 	if _, err := replicaAdmin.Exec(ctx, "select pg_wal_replay_resume()"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Second, func() string {
+	testenv.Eventually(t, 2*time.Second, func() string {
 		if got := graphql(t, s, withTitle); got != `{"data":{"noteCollection":{"edges":[{"node":{"body":"hello","title":null}}]}}}` {
 			return got
 		}
@@ -335,7 +320,7 @@ func TestTwoInstancesOnOneDatabase(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("PATCH: %d %v", status, patched)
 	}
-	eventually(t, time.Second, func() string {
+	testenv.Eventually(t, time.Second, func() string {
 		s, err := client.New(b.URL, b.Anon).Auth.SignInWithIDToken(ctx, idToken())
 		if err != nil {
 			return err.Error()
@@ -350,7 +335,7 @@ func TestTwoInstancesOnOneDatabase(t *testing.T) {
 	if _, err := a.Admin.Exec(ctx, "alter table note add column title text"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Second, func() string {
+	testenv.Eventually(t, time.Second, func() string {
 		if got := graphql(t, b, `{ noteCollection { edges { node { title } } } }`); got != `{"data":{"noteCollection":{"edges":[]}}}` {
 			return got
 		}

@@ -24,6 +24,10 @@ import (
 // NotifyChannel is the LISTEN/NOTIFY channel on which the schema version is announced.
 const NotifyChannel = "pgreflect_schema_version"
 
+// SchemaVersionQuery reads the schema version, for servers that poll it instead of listening on NotifyChannel
+// (0 before the first change). Any role may run it.
+const SchemaVersionQuery = "select coalesce(pg_sequence_last_value('pgreflect.schema_version'), 0)"
+
 // lockKey is the advisory lock every Apply and LoadDemo holds for its transaction (a fixed, arbitrary key:
 // "pgrefle" in ASCII).
 const lockKey int64 = 0x70677265666c65

@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -59,6 +60,16 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics, when set, count requests and schema reloads and are served at /metrics to the service_role key.
 	Metrics *obs.Metrics
+	// ReadPools, when set, are read replicas of Pool's database, logged in as the same role: queries are spread
+	// over them and mutations go to Pool. A replica lags the primary, so a query may not yet see a mutation
+	// that was just answered (docs/deploy.md).
+	ReadPools []*pgxpool.Pool
+	// StatementMode is how requests send their statements: resolve.StatementsUnnamed behind a pooler in
+	// transaction mode.
+	StatementMode resolve.StatementMode
+	// PollSchema, when set, makes the server poll the schema version at this interval instead of
+	// LISTENing for its announcements, which do not come through a pooler in transaction mode.
+	PollSchema time.Duration
 }
 
 // Server is the HTTP handler of the whole API.
@@ -71,7 +82,11 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	cancel  context.CancelFunc
-	done    chan struct{}
+	// watchers are the schema watcher and the replica follower.
+	watchers sync.WaitGroup
+	replicas []replica
+	// nextReplica spreads queries over the replicas in turn.
+	nextReplica atomic.Uint64
 	// loginRole is the role the pool connects as: a JWT naming it would run with the login role's own rights
 	// (it may switch to every API role), so it is refused.
 	loginRole string
@@ -98,28 +113,47 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if len(opts.SearchPath) == 0 {
 		opts.SearchPath = []string{"public"}
 	}
-	s := &Server{opts: opts, log: opts.Logger, engine: resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Features: opts.Features, Logger: opts.Logger,
-		Limits: opts.RequestLimits, StatementTimeout: opts.StatementTimeout}), mux: http.NewServeMux(), done: make(chan struct{}),
+	newEngine := func() *resolve.Engine {
+		return resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Features: opts.Features, Logger: opts.Logger,
+			Limits: opts.RequestLimits, StatementTimeout: opts.StatementTimeout, StatementMode: opts.StatementMode})
+	}
+	s := &Server{opts: opts, log: opts.Logger, engine: newEngine(), mux: http.NewServeMux(),
 		tokens: auth.NewTokenCache(opts.Keys, 4096)}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
 	}
+	for _, p := range opts.ReadPools {
+		s.replicas = append(s.replicas, replica{pool: p, engine: newEngine()})
+	}
 	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
-	ready := make(chan struct{})
-	connect := func(ctx context.Context) (*pgx.Conn, error) {
-		return pgx.ConnectConfig(ctx, opts.Pool.Config().ConnConfig.Copy())
+	var invalidate reflect.Invalidator = s.engine
+	if len(s.replicas) > 0 {
+		follower := newReplicaFollower(opts.Pool, s.replicas, s.log)
+		s.watchers.Go(func() { follower.run(watchCtx) })
+		invalidate = fanout{s.engine, follower}
 	}
-	go func() {
-		defer close(s.done)
-		logf := func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) }
-		reflect.Watch(watchCtx, connect, dbsetup.NotifyChannel, countingInvalidator{s.engine, opts.Metrics}, ready, logf)
-	}()
+	invalidate = countingInvalidator{invalidate, opts.Metrics}
+	ready := make(chan struct{})
+	logf := func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) }
+	if opts.PollSchema > 0 {
+		version := func(ctx context.Context) (int64, error) {
+			var v int64
+			err := opts.Pool.QueryRow(ctx, dbsetup.SchemaVersionQuery).Scan(&v)
+			return v, err
+		}
+		s.watchers.Go(func() { reflect.Poll(watchCtx, version, opts.PollSchema, invalidate, ready, logf) })
+	} else {
+		connect := func(ctx context.Context) (*pgx.Conn, error) {
+			return pgx.ConnectConfig(ctx, opts.Pool.Config().ConnConfig.Copy())
+		}
+		s.watchers.Go(func() { reflect.Watch(watchCtx, connect, dbsetup.NotifyChannel, invalidate, ready, logf) })
+	}
 	select {
 	case <-ready:
 	case <-time.After(10 * time.Second):
 		s.Close()
-		return nil, errors.New("httpapi: the schema watcher could not LISTEN within 10s")
+		return nil, errors.New("httpapi: the schema watcher could not start within 10s (LISTEN, or a first read of the schema version when polling)")
 	case <-ctx.Done():
 		s.Close()
 		return nil, ctx.Err()
@@ -158,7 +192,7 @@ func (c countingInvalidator) Invalidate() {
 // Close stops the schema watcher.
 func (s *Server) Close() {
 	s.cancel()
-	<-s.done
+	s.watchers.Wait()
 }
 
 // Engine is the resolver the server uses (for embedding programs that add routes of their own).
@@ -268,10 +302,17 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		writeGraphQLError(w, http.StatusBadRequest, "query is required")
 		return
 	}
+	op := operationType(req.Query, req.OperationName)
 	if info := obs.FromContext(r.Context()); info != nil {
-		info.Operation = operationType(req.Query, req.OperationName)
+		info.Operation = op
 	}
-	conn, err := s.opts.Pool.Acquire(r.Context())
+	pool, engine := s.opts.Pool, s.engine
+	if op == "query" && len(s.replicas) > 0 {
+		// Queries only read (pg_graphql shows volatile functions as mutations), so any replica answers them.
+		replica := s.replicas[(s.nextReplica.Add(1)-1)%uint64(len(s.replicas))]
+		pool, engine = replica.pool, replica.engine
+	}
+	conn, err := pool.Acquire(r.Context())
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the client has gone; nobody reads an answer
@@ -281,7 +322,7 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	}
 	defer conn.Release()
 	ctx := resolve.WithRequestID(r.Context(), obs.RequestID(r.Context()))
-	body = s.engine.ExecuteAs(ctx, conn.Conn(), session, req)
+	body = engine.ExecuteAs(ctx, conn.Conn(), session, req)
 	if conn.Conn().IsClosed() && r.Context().Err() == nil {
 		// The database went away during the request (the engine has logged how): the outage's one answer.
 		s.writeInternal(w, r, http.StatusServiceUnavailable, msgUnavailable, "graphql: connection lost during the request",

@@ -99,14 +99,16 @@ func New(opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{opts: opts, binDir: bin}
 	if os.Geteuid() == 0 {
-		if c.runAs, err = unprivilegedUser(); err != nil {
+		if c.runAs, err = UnprivilegedUser(); err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
 }
 
-func unprivilegedUser() (*syscall.Credential, error) {
+// UnprivilegedUser is the OS user a root process runs database servers as (PostgreSQL and PgBouncer refuse to
+// run as root): postgres, or nobody when that does not exist.
+func UnprivilegedUser() (*syscall.Credential, error) {
 	for _, name := range []string{"postgres", "nobody"} {
 		u, err := user.Lookup(name)
 		if err != nil {
@@ -152,6 +154,23 @@ func (c *Cluster) Init(ctx context.Context) error {
 	}
 	if out, err := c.run(ctx, "initdb", args...); err != nil {
 		return fmt.Errorf("initdb: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// InitReplica fills the empty data directory with a base backup of the cluster at primaryPort on 127.0.0.1
+// (pg_basebackup -R, as the superuser, whose replication connections the primary must accept), so that the
+// cluster starts as a streaming replica of it.
+func (c *Cluster) InitReplica(ctx context.Context, primaryPort int) error {
+	if err := os.MkdirAll(c.opts.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	if err := c.own(c.opts.DataDir); err != nil {
+		return err
+	}
+	conn := fmt.Sprintf("host=127.0.0.1 port=%d user=%s", primaryPort, Superuser)
+	if out, err := c.run(ctx, "pg_basebackup", "-D", c.opts.DataDir, "-d", conn, "-R", "-X", "stream", "-c", "fast"); err != nil {
+		return fmt.Errorf("pg_basebackup: %w\n%s", err, out)
 	}
 	return nil
 }
@@ -219,6 +238,9 @@ func (c *Cluster) URL(db string) string {
 	u.RawQuery = "sslmode=disable"
 	return u.String()
 }
+
+// Port is the server's TCP port.
+func (c *Cluster) Port() int { return c.opts.Port }
 
 // DataDir is the absolute data directory.
 func (c *Cluster) DataDir() string { return c.opts.DataDir }

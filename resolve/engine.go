@@ -51,6 +51,8 @@ type Options struct {
 	// Limits bound what one request may ask (expanded fields, depth, aliases, parameters); zero fields take
 	// DefaultLimits.
 	Limits Limits
+	// StatementMode says how statements reach Postgres; the zero value prepares them (StatementsPrepared).
+	StatementMode StatementMode
 }
 
 // Engine resolves requests. It caches the generated schema per (schema generation, role, search_path) and
@@ -159,6 +161,7 @@ func (e *Engine) run(ctx context.Context, conn *pgx.Conn, schema *gqlschema.Sche
 		return c.response
 	}
 	b.stmts = c.stmts
+	b.mode = e.opts.StatementMode
 	results, err := b.run(ctx, conn)
 	if err != nil {
 		return dataNull(e.databaseError(ctx, err))

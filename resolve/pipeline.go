@@ -29,6 +29,39 @@ type batch struct {
 	onError                  []statement
 	// retryable marks a batch that is its own transaction.
 	retryable bool
+	mode      StatementMode
+}
+
+// StatementMode says how a request's statements reach Postgres.
+type StatementMode int
+
+const (
+	// StatementsPrepared prepares each statement once per connection and role, under a name, so that Postgres
+	// parses it once and may reuse its plan. It needs each connection to stay one server session.
+	StatementsPrepared StatementMode = iota
+	// StatementsUnnamed parses every statement as the unnamed statement within the request's own pipeline
+	// (pgx's QueryExecModeExec): nothing outlives the request's transaction, which is what a pooler in
+	// transaction mode (PgBouncer, Supavisor) needs, since the next transaction may run on another server
+	// session. It is still one round trip per request.
+	StatementsUnnamed
+)
+
+// ParseStatementMode reads a mode's name: prepared or unnamed.
+func ParseStatementMode(name string) (StatementMode, error) {
+	switch name {
+	case "prepared":
+		return StatementsPrepared, nil
+	case "unnamed":
+		return StatementsUnnamed, nil
+	}
+	return 0, fmt.Errorf("unknown statement mode %q (use prepared or unnamed)", name)
+}
+
+func (m StatementMode) String() string {
+	if m == StatementsUnnamed {
+		return "unnamed"
+	}
+	return "prepared"
 }
 
 // maxRetries bounds how often a batch that lost a deadlock or a serialization conflict is run again.
@@ -41,12 +74,12 @@ func (b batch) run(ctx context.Context, conn *pgx.Conn) ([][]byte, error) {
 	all := make([]statement, 0, len(b.prelude)+len(b.stmts)+len(b.epilogue))
 	all = append(append(append(all, b.prelude...), b.stmts...), b.epilogue...)
 	for attempt := 0; ; attempt++ {
-		out, err := runPipeline(ctx, conn, b.role, all)
+		out, err := runPipeline(ctx, conn, b.mode, b.role, all)
 		if err == nil {
 			return out[len(b.prelude):], nil
 		}
 		if b.onError != nil && conn.PgConn().TxStatus() != 'I' {
-			_, _ = runPipeline(context.WithoutCancel(ctx), conn, b.role, b.onError)
+			_, _ = runPipeline(context.WithoutCancel(ctx), conn, b.mode, b.role, b.onError)
 		}
 		if !b.retryable || attempt >= maxRetries || !isTransient(err) {
 			return nil, err
@@ -68,25 +101,33 @@ func isTransient(err error) bool {
 // statements manage their own) and returns the first column of each statement's first row; a row statement
 // contributes every column.
 //
-// Statements are prepared on the connection within the same pipeline the first time it sees them, so
-// Postgres can reuse their plans; a connection whose prepared statements were discarded behind our back is
-// retried once with a fresh cache (the failure happens before anything runs).
-func runPipeline(ctx context.Context, conn *pgx.Conn, role string, stmts []statement) ([][]byte, error) {
-	out, err := sendPipeline(ctx, conn, role, stmts)
+// In StatementsPrepared mode statements are prepared on the connection within the same pipeline the first
+// time it sees them, so Postgres can reuse their plans; a connection whose prepared statements were discarded
+// behind our back is retried once with a fresh cache (the failure happens before anything runs).
+func runPipeline(ctx context.Context, conn *pgx.Conn, mode StatementMode, role string, stmts []statement) ([][]byte, error) {
+	if mode == StatementsUnnamed {
+		return sendPipeline(ctx, conn, nil, role, stmts)
+	}
+	out, err := sendPipeline(ctx, conn, statementsOf(conn.PgConn()), role, stmts)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "26000" { // invalid_sql_statement_name
 		forgetStatements(conn.PgConn())
-		out, err = sendPipeline(ctx, conn, role, stmts)
+		out, err = sendPipeline(ctx, conn, statementsOf(conn.PgConn()), role, stmts)
 	}
 	return out, err
 }
 
-func sendPipeline(ctx context.Context, conn *pgx.Conn, role string, stmts []statement) ([][]byte, error) {
-	cache := statementsOf(conn.PgConn())
+// sendPipeline runs stmts in one pipeline, on the prepared statements of cache, or as unnamed statements when
+// cache is nil.
+func sendPipeline(ctx context.Context, conn *pgx.Conn, cache *statementCache, role string, stmts []statement) ([][]byte, error) {
 	p := conn.PgConn().StartPipeline(ctx)
 	var fresh []preparation
 	for _, s := range stmts {
 		values, oids := encodeParams(s.args)
+		if cache == nil {
+			p.SendQueryParams(s.sql, values, oids, nil, nil)
+			continue
+		}
 		name, ok := cache.lookup(role, s.sql)
 		if !ok {
 			name, ok = findPreparation(fresh, role, s.sql)
@@ -98,8 +139,10 @@ func sendPipeline(ctx context.Context, conn *pgx.Conn, role string, stmts []stat
 		}
 		p.SendQueryPrepared(name, values, nil, nil)
 	}
-	for _, name := range cache.evict(len(fresh)) {
-		p.SendDeallocate(name)
+	if cache != nil {
+		for _, name := range cache.evict(len(fresh)) {
+			p.SendDeallocate(name)
+		}
 	}
 	if err := p.Sync(); err != nil {
 		p.Close()

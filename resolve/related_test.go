@@ -37,7 +37,6 @@ create function posts_titled("distinctOn" text) returns setof blog_post stable l
 grant all on all tables in schema public to anon, authenticated, service_role;
 `
 
-
 // caller is a role with its claims, as the tests below run each request.
 type caller struct {
 	name   string

@@ -68,9 +68,16 @@ func countedConn(t *testing.T, d *testDB) (*pgx.Conn, *countingConn) {
 // fails unless each took one round trip and answered without errors.
 func expectOneRoundTrip(t *testing.T, d *testDB, session Session, queries ...string) {
 	t.Helper()
+	expectOneRoundTripIn(t, d, StatementsPrepared, session, queries...)
+}
+
+// expectOneRoundTripIn is expectOneRoundTrip in a statement mode; unnamed statements must moreover leave nothing
+// prepared on the session, which a pooler in transaction mode would hand to another client.
+func expectOneRoundTripIn(t *testing.T, d *testDB, mode StatementMode, session Session, queries ...string) {
+	t.Helper()
 	ctx := context.Background()
 	conn, counter := countedConn(t, d)
-	engine := NewEngine(Options{})
+	engine := NewEngine(Options{StatementMode: mode})
 	for _, q := range queries {
 		// The first request of a role loads the catalog; later ones must not.
 		engine.ExecuteAs(ctx, conn, session, Request{Query: `{ __typename }`})
@@ -83,10 +90,16 @@ func expectOneRoundTrip(t *testing.T, d *testDB, session Session, queries ...str
 			t.Errorf("unexpected response %s", body)
 		}
 	}
+	var prepared int
+	if err := conn.QueryRow(ctx, "select count(*) from pg_prepared_statements where name like 'pgreflect%'").Scan(&prepared); err != nil {
+		t.Fatal(err)
+	}
+	if want := mode == StatementsPrepared; (prepared > 0) != want {
+		t.Errorf("%s mode left %d statements prepared on the session", mode, prepared)
+	}
 }
 
 func TestOneRoundTripPerRequest(t *testing.T) {
-	d := newTestDB(t, blogFixture)
 	session := Session{Role: "service_role", Claims: map[string]any{"role": "service_role"}, SearchPath: []string{"public"}}
 	deep := `{ accountCollection { totalCount: __typename edges { node { blogCollection { pageInfo { hasNextPage hasPreviousPage }
 		edges { node { owner { blogCollection { edges { node { blogPostCollection { edges { node { title blog { owner { email } } } } } } } } } } } } } } }
@@ -94,5 +107,9 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 	mutation := `mutation { a: insertIntoAccountCollection(objects: [{email: "x@x.com"}]) { affectedCount }
 		b: updateAccountCollection(set: {email: "y@x.com"}, filter: {email: {eq: "x@x.com"}}) { affectedCount records { blogCollection { edges { cursor } } } }
 		c: deleteFromAccountCollection(filter: {email: {eq: "y@x.com"}}) { affectedCount } }`
-	expectOneRoundTrip(t, d, session, deep, mutation)
+	for _, mode := range []StatementMode{StatementsPrepared, StatementsUnnamed} {
+		t.Run(mode.String(), func(t *testing.T) {
+			expectOneRoundTripIn(t, newTestDB(t, blogFixture), mode, session, deep, mutation)
+		})
+	}
 }

@@ -54,7 +54,7 @@ func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSc
 	if err != nil {
 		return nil, err
 	}
-	results, err := runPipeline(ctx, conn, s.Role, []statement{prelude, {sql: reflect.CatalogQuery}, {sql: roleSettingsSQL}})
+	results, err := runPipeline(ctx, conn, e.opts.StatementMode, s.Role, []statement{prelude, {sql: reflect.CatalogQuery}, {sql: roleSettingsSQL}})
 	if err != nil {
 		return nil, err
 	}

@@ -53,15 +53,26 @@ type Options struct {
 	Configure func(*config.Auth)
 	// Console, when set, makes the handler mounted at /console/ from the stack's anon key.
 	Console func(anonKey string) http.Handler
+	// DatabaseURL is the superuser URL of the database to serve; empty: a fresh database from pgtest. Stacks
+	// on one database are instances of one project.
+	DatabaseURL string
+	// LoginURL, when set, rewrites the URL the server connects with as the login role (authenticator on
+	// DatabaseURL's server): to go through a pooler, for instance.
+	LoginURL func(string) string
+	// ReadURLs and StatementMode are passed to stack.Options.
+	ReadURLs      []string
+	StatementMode string
 }
 
 // Stack is a running server.
 type Stack struct {
-	URL     string
-	Admin   *pgx.Conn // superuser connection to the stack's database
-	Keys    *auth.Keys
-	Anon    string
-	Service string
+	URL string
+	// DatabaseURL is the superuser URL of the stack's database.
+	DatabaseURL string
+	Admin       *pgx.Conn // superuser connection to the stack's database
+	Keys        *auth.Keys
+	Anon        string
+	Service     string
 	// IDP is the test identity provider (SignIn only).
 	IDP *testidp.Server
 }
@@ -70,7 +81,10 @@ type Stack struct {
 func New(t testing.TB, o Options) *Stack {
 	t.Helper()
 	ctx := context.Background()
-	dbURL := pgtest.NewDB(t)
+	dbURL := o.DatabaseURL
+	if dbURL == "" {
+		dbURL = pgtest.NewDB(t)
+	}
 	admin, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +120,7 @@ func New(t testing.TB, o Options) *Stack {
 	if len(o.SearchPath) == 0 {
 		o.SearchPath = []string{"public"}
 	}
-	s := &Stack{Admin: admin, Keys: keys}
+	s := &Stack{DatabaseURL: dbURL, Admin: admin, Keys: keys}
 	s.Anon, _ = keys.SignAPIKey("anon", ProjectRef)
 	s.Service, _ = keys.SignAPIKey("service_role", ProjectRef)
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
@@ -114,8 +128,12 @@ func New(t testing.TB, o Options) *Stack {
 		t.Fatal(err)
 	}
 	s.URL = "http://" + listener.Addr().String()
+	loginURL := u.String()
+	if o.LoginURL != nil {
+		loginURL = o.LoginURL(loginURL)
+	}
 	opts := stack.Options{
-		RequestURL: u.String(), JWTSecret: JWTSecret, AnonKey: s.Anon, ServiceRoleKey: s.Service,
+		RequestURL: loginURL, ReadURLs: o.ReadURLs, StatementMode: o.StatementMode, JWTSecret: JWTSecret, AnonKey: s.Anon, ServiceRoleKey: s.Service,
 		ProjectRef: ProjectRef, ManagementToken: ManagementToken,
 		SearchPath: o.SearchPath, Config: config.Default(), APIURL: s.URL,
 		Logger: slog.New(slog.NewTextHandler(testLog{t}, nil)),

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,10 +24,15 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		dbURL, authDBURL, jwtSecret, anonKey, serviceRoleKey string
 		projectRef, managementToken, schemas, workdir, host  string
 		port                                                 int
+		readDBURLs                                           []string
 	)
 	fs := newFlagSet("serve", stderr)
 	fs.StringVar(&dbURL, "db-url", os.Getenv("PGREFLECT_DATABASE_URL"), "database URL of the login role of API requests, e.g. authenticator (env PGREFLECT_DATABASE_URL)")
 	fs.StringVar(&authDBURL, "auth-db-url", os.Getenv("PGREFLECT_AUTH_DATABASE_URL"), "database URL of a role that may create and write schema auth, for sign-in and the management API (env PGREFLECT_AUTH_DATABASE_URL; default: --db-url when its role is a superuser, else no sign-in)")
+	fs.Func("read-db-url", "database URL of a read replica, logged in as --db-url's role; repeat for several: queries go to the replicas in turn, mutations to --db-url (env PGREFLECT_READ_DATABASE_URLS, space-separated)", func(v string) error {
+		readDBURLs = append(readDBURLs, v)
+		return nil
+	})
 	fs.StringVar(&jwtSecret, "jwt-secret", "", "the project's JWT secret, at least 32 characters (env PGREFLECT_JWT_SECRET)")
 	fs.StringVar(&anonKey, "anon-key", "", "the anon API key (env PGREFLECT_ANON_KEY; default: a new key signed with the JWT secret)")
 	fs.StringVar(&serviceRoleKey, "service-role-key", "", "the service_role API key (env PGREFLECT_SERVICE_ROLE_KEY; default: a new key signed with the JWT secret)")
@@ -58,6 +64,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	envDefault(&serviceRoleKey, "PGREFLECT_SERVICE_ROLE_KEY")
 	envDefault(&projectRef, "PGREFLECT_PROJECT_REF")
 	envDefault(&managementToken, "PGREFLECT_MANAGEMENT_TOKEN")
+	if len(readDBURLs) == 0 {
+		readDBURLs = strings.Fields(os.Getenv("PGREFLECT_READ_DATABASE_URLS"))
+	}
 	if dbURL == "" {
 		return errors.New("--db-url is required (or PGREFLECT_DATABASE_URL)")
 	}
@@ -97,7 +106,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	setupCtx, cancelSetup := context.WithTimeout(ctx, time.Minute)
 	defer cancelSetup()
-	super, err := ensureSetup(setupCtx, dbURL, stderr)
+	super, err := ensureSetup(setupCtx, dbURL, sf.statementMode, stderr)
 	if err != nil {
 		return err
 	}
@@ -133,6 +142,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		StatementTimeout: sf.statementTimeout,
 		Limits:           sf.limits,
 		Logger:           sf.logger(stderr),
+		ReadURLs:         readDBURLs,
+		StatementMode:    sf.statementMode,
 	})
 	if err != nil {
 		return err
@@ -154,8 +165,12 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 
 // ensureSetup checks that `pgreflect setup` has run on the database; a superuser login role runs it itself.
 // It reports whether the login role is a superuser.
-func ensureSetup(ctx context.Context, dbURL string, stderr io.Writer) (super bool, err error) {
-	conn, err := pgx.Connect(ctx, dbURL)
+func ensureSetup(ctx context.Context, dbURL, statementMode string, stderr io.Writer) (super bool, err error) {
+	cfg, _, err := stack.ParseConnConfig(dbURL, statementMode)
+	if err != nil {
+		return false, err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return false, fmt.Errorf("connect to the database: %w", err)
 	}

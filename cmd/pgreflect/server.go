@@ -28,6 +28,8 @@ type serverFlags struct {
 	requests    resolve.Limits
 	// statementTimeout applies to roles without a statement_timeout of their own.
 	statementTimeout time.Duration
+	// statementMode is auto, prepared or unnamed (stack.ParseConnConfig).
+	statementMode string
 }
 
 func addServerFlags(fs *flag.FlagSet) *serverFlags {
@@ -46,6 +48,7 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 	fs.IntVar(&f.requests.MaxDepth, "max-depth", r.MaxDepth, "deepest nesting of a GraphQL request (-1: no limit)")
 	fs.IntVar(&f.requests.MaxAliases, "max-aliases", r.MaxAliases, "most aliases of a GraphQL request (-1: no limit)")
 	fs.DurationVar(&f.statementTimeout, "statement-timeout", 8*time.Second, "statement_timeout of a request whose role sets none (alter role ... set statement_timeout)")
+	fs.StringVar(&f.statementMode, "statement-mode", envOr("PGREFLECT_STATEMENT_MODE", stack.StatementModeAuto), "prepared (named prepared statements, for direct connections), unnamed (for a pooler in transaction mode: PgBouncer, Supavisor on port 6543; the schema version is then polled), or auto: unnamed when the database URL has pgbouncer=true, port 6543 or default_query_exec_mode=exec (env PGREFLECT_STATEMENT_MODE)")
 	return f
 }
 
@@ -53,6 +56,11 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 func (f *serverFlags) check() error {
 	if f.logFormat != "text" && f.logFormat != "json" {
 		return fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
+	}
+	switch f.statementMode {
+	case stack.StatementModeAuto, stack.StatementModePrepared, stack.StatementModeUnnamed:
+	default:
+		return fmt.Errorf("--statement-mode must be auto, prepared or unnamed, not %q", f.statementMode)
 	}
 	l := f.limits
 	if f.poolSize < 0 || l.ReadHeaderTimeout < 0 || l.ReadTimeout < 0 || l.WriteTimeout < 0 || l.IdleTimeout < 0 || l.MaxConnections < 0 {
@@ -116,6 +124,14 @@ func loadConfig(workdir, schemasFlag string, stderr io.Writer) (config.Config, [
 		}
 	}
 	return cfg, searchPath, nil
+}
+
+// envOr is the environment variable name when set, else def.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 func splitComma(s string) []string {

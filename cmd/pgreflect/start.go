@@ -169,6 +169,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		StatementTimeout: sf.statementTimeout,
 		Limits:           sf.limits,
 		Logger:           sf.logger(stderr),
+		StatementMode:    sf.statementMode,
 	})
 	if err != nil {
 		return err

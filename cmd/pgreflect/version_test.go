@@ -28,7 +28,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestServerFlags(t *testing.T) {
-	for _, args := range [][]string{{"--log-format", "xml"}, {"--pool-size", "-1"}, {"--read-timeout", "-1s"}} {
+	for _, args := range [][]string{{"--log-format", "xml"}, {"--pool-size", "-1"}, {"--read-timeout", "-1s"}, {"--statement-mode", "named"}} {
 		fs := newFlagSet("serve", &bytes.Buffer{})
 		f := addServerFlags(fs)
 		if err := fs.Parse(args); err != nil {
@@ -40,8 +40,11 @@ func TestServerFlags(t *testing.T) {
 	}
 	fs := newFlagSet("serve", &bytes.Buffer{})
 	f := addServerFlags(fs)
-	if err := fs.Parse([]string{"--log-format", "text", "--pool-size", "5"}); err != nil || f.check() != nil {
+	if err := fs.Parse([]string{"--log-format", "text", "--pool-size", "5", "--statement-mode", "unnamed"}); err != nil || f.check() != nil {
 		t.Fatal(err)
+	}
+	if f.statementMode != "unnamed" {
+		t.Errorf("statement mode %q", f.statementMode)
 	}
 	var logs bytes.Buffer
 	f.logger(&logs).Info("serving", slog.String("addr", "127.0.0.1:1"))

@@ -51,6 +51,12 @@ type Options struct {
 	RequestLimits    resolve.Limits
 	StatementTimeout time.Duration
 	Logger           *slog.Logger // nil: slog.Default()
+	// ReadURLs are read replicas of RequestURL's database, logged in as the same role: queries go to them in
+	// turn, mutations to RequestURL.
+	ReadURLs []string
+	// StatementMode is auto (or empty), prepared or unnamed: see ParseConnConfig. When any pool goes through a
+	// pooler in transaction mode, every pool sends unnamed statements and the schema version is polled.
+	StatementMode string
 }
 
 // Limits are the HTTP server's; zero fields take DefaultLimits' values.
@@ -161,13 +167,13 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	if poolSize == 0 {
 		poolSize = DefaultPoolSize()
 	}
-	pool, err := newPool(ctx, o.RequestURL, poolSize)
+	pool, readPools, pooled, err := s.requestPools(ctx, o, poolSize)
 	if err != nil {
 		return nil, err
 	}
-	s.closers = append(s.closers, pool.Close)
-	if err := s.metrics.RegisterPool("api", pool); err != nil {
-		return nil, err
+	var schemaPoll time.Duration
+	if pooled {
+		schemaPoll = SchemaPollInterval
 	}
 	authHandler, managementHandler, err := s.authRoutes(ctx, o)
 	if err != nil {
@@ -187,6 +193,9 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		Console:          o.Console,
 		Logger:           s.log,
 		Metrics:          s.metrics,
+		ReadPools:        readPools,
+		StatementMode:    statementMode(pooled),
+		PollSchema:       schemaPoll,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)
@@ -203,9 +212,12 @@ func (s *Stack) authRoutes(ctx context.Context, o Options) (authHandler, managem
 		return nil, nil, nil
 	}
 	// The auth service runs a few short statements per sign-in: pgx's default size suits it.
-	pool, err := newPool(ctx, o.AdminURL, 0)
+	pool, pooled, err := newPool(ctx, o.AdminURL, o.StatementMode, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("auth database: %w", err)
+	}
+	if pooled && o.StatementMode != StatementModeUnnamed { // the URL itself says so
+		s.log.Warn("the auth database URL goes through a pooler in transaction mode, where the auth migrations' session lock does not hold: give a direct connection or a pooler in session mode (docs/deploy.md)")
 	}
 	s.closers = append(s.closers, pool.Close)
 	if err := s.metrics.RegisterPool("auth", pool); err != nil {
@@ -230,12 +242,26 @@ func (s *Stack) authRoutes(ctx context.Context, o Options) (authHandler, managem
 	return svc.AuthHandler(), svc.ManagementHandler(), nil
 }
 
-// newPool opens a pool of at most size connections (0: pgx's default) and checks that it connects.
-func newPool(ctx context.Context, connString string, size int) (*pgxpool.Pool, error) {
+// newPool opens a pool of at most size connections (0: pgx's default) with the statement mode (see
+// transactionPooled), checks that it connects, and reports whether it goes through a transaction pooler.
+func newPool(ctx context.Context, connString, mode string, size int) (*pgxpool.Pool, bool, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
-		return nil, fmt.Errorf("parse database URL: %w", err)
+		return nil, false, fmt.Errorf("parse database URL: %w", err)
 	}
+	pooled, err := transactionPooled(cfg.ConnConfig, mode)
+	if err != nil {
+		return nil, false, err
+	}
+	if pooled {
+		prepareNothing(cfg.ConnConfig)
+	}
+	pool, err := openPool(ctx, cfg, size)
+	return pool, pooled, err
+}
+
+// openPool opens a pool of at most size connections (0: pgx's default) and checks that it connects.
+func openPool(ctx context.Context, cfg *pgxpool.Config, size int) (*pgxpool.Pool, error) {
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "pgreflect"
 	}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/internal/pgbouncertest"
+	"github.com/pgreflect/pgreflect/internal/testenv"
+)
+
+// TestTwoServeProcessesPooledAndReplicated runs two `pgreflect serve` processes on one project's database: one
+// through a real PgBouncer in transaction mode (chosen by pgbouncer=true in its URL), the other with a read
+// replica URL. A management API change through one and a DDL are in effect on both within a second.
+func TestTwoServeProcessesPooledAndReplicated(t *testing.T) {
+	bin := buildBinary(t)
+	dir := projectDir(t)
+	startProject(t, bin, dir, freePort(t), freePort(t))
+	env, err := readProjectEnv(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password := env[authenticatorPasswordKey]
+	bouncer := pgbouncertest.Start(t, env["DB_URL"], pgbouncertest.Options{Users: map[string]string{"authenticator": password}})
+	direct := withUser(env["DB_URL"], "authenticator", password)
+	keyEnv := []string{"PGREFLECT_JWT_SECRET=" + env["JWT_SECRET"], "PGREFLECT_ANON_KEY=" + env["ANON_KEY"],
+		"PGREFLECT_SERVICE_ROLE_KEY=" + env["SERVICE_ROLE_KEY"], "PGREFLECT_PROJECT_REF=" + env["PROJECT_REF"],
+		"PGREFLECT_MANAGEMENT_TOKEN=" + env["MANAGEMENT_TOKEN"], "PGREFLECT_AUTH_DATABASE_URL=" + env["DB_URL"]}
+	pooledPort, replicatedPort := freePort(t), freePort(t)
+	serveProcess(t, bin, keyEnv, "--db-url", bouncer.URL(t, env["DB_URL"], "authenticator")+"&pgbouncer=true",
+		"--port", strconv.Itoa(pooledPort), "--workdir", t.TempDir())
+	// The primary stands in for a replica here (internal/stack's tests use a real one): what is checked is that
+	// the flag reaches the server.
+	serveProcess(t, bin, keyEnv, "--db-url", direct, "--read-db-url", direct,
+		"--port", strconv.Itoa(replicatedPort), "--workdir", t.TempDir())
+	pooled, replicated := "http://127.0.0.1:"+strconv.Itoa(pooledPort), "http://127.0.0.1:"+strconv.Itoa(replicatedPort)
+
+	// A management API change through one process is in effect on the other.
+	config := pooled + "/v1/projects/" + env["PROJECT_REF"] + "/config/auth"
+	if status, body := request(t, http.MethodPatch, config, env["MANAGEMENT_TOKEN"], `{"jwt_exp": 1234}`); status != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", status, body)
+	}
+	testenv.Eventually(t, time.Second, func() string {
+		_, body := request(t, http.MethodGet, strings.Replace(config, pooled, replicated, 1), env["MANAGEMENT_TOKEN"], "")
+		if !strings.Contains(body, `"jwt_exp":1234`) {
+			return "the other process's config: " + body
+		}
+		return ""
+	})
+
+	// A schema change reaches both: the pooled one by polling, the other by LISTEN.
+	admin, err := pgx.Connect(context.Background(), env["DB_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	if _, err := admin.Exec(context.Background(), "alter table account add column nickname text"); err != nil {
+		t.Fatal(err)
+	}
+	query := `{"query":"{ accountCollection(first: 1) { edges { node { nickname } } } }"}`
+	for _, api := range []string{pooled, replicated} {
+		testenv.Eventually(t, 1500*time.Millisecond, func() string {
+			if status, body := postGraphQL(t, api, env["SERVICE_ROLE_KEY"], query); status != http.StatusOK || strings.Contains(body, "errors") {
+				return api + ": " + body
+			}
+			return ""
+		})
+	}
+	mutation := `{"query":"mutation { insertIntoaccountCollection(objects: [{email: \"p@example.com\", encrypted_password: \"x\"}]) { affectedCount } }"}`
+	for range 5 {
+		if _, body := postGraphQL(t, pooled, env["SERVICE_ROLE_KEY"], mutation); !sameJSON(body, map[string]any{
+			"data": map[string]any{"insertIntoaccountCollection": map[string]any{"affectedCount": float64(1)}}}) {
+			t.Fatalf("mutation through PgBouncer: %s", body)
+		}
+	}
+}
+
+// request sends body (JSON) with a bearer token and returns the status and the answer.
+func request(t *testing.T, method, url, token, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var compact map[string]any
+	if json.Unmarshal(b, &compact) == nil {
+		b, _ = json.Marshal(compact)
+	}
+	return resp.StatusCode, string(b)
+}

@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgreflect/pgreflect/reflect"
+	"github.com/pgreflect/pgreflect/resolve"
+)
+
+// replica is a read replica with the engine of its queries. Each replica has an engine of its own, because
+// its schema may lag the primary's for a while after a change.
+type replica struct {
+	pool   *pgxpool.Pool
+	engine *resolve.Engine
+}
+
+// replicaCatchUpTimeout bounds the wait for a replica to replay a schema change before its schema is reloaded
+// anyway; the wait then starts over, so that the schema is reloaded again once the replica has caught up.
+const replicaCatchUpTimeout = 10 * time.Second
+
+// replicaFollower reloads the replicas' schemas after a schema change, once each replica has replayed the
+// primary's WAL up to where it was when the change was announced. The announcement comes from the primary
+// (NOTIFY is not delivered on a standby); reloading at once would let the next query read the old catalog on a
+// replica that lags, and keep that schema until the next change.
+type replicaFollower struct {
+	primary  *pgxpool.Pool
+	replicas []replica
+	changed  chan struct{}
+	log      *slog.Logger
+}
+
+func newReplicaFollower(primary *pgxpool.Pool, replicas []replica, log *slog.Logger) *replicaFollower {
+	return &replicaFollower{primary: primary, replicas: replicas, changed: make(chan struct{}, 1), log: log}
+}
+
+// Invalidate records a change; run handles it. Changes that come while one is handled are handled together.
+func (f *replicaFollower) Invalidate() {
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (f *replicaFollower) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.changed:
+		}
+		var lsn string
+		// The insert position, not pg_current_wal_lsn: that is where WAL has been written to, which may not yet
+		// include the change's commit record (with synchronous_commit off, for one).
+		if err := f.primary.QueryRow(ctx, "select pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			f.log.Warn("schema change: read the primary's WAL position; reloading the replicas' schemas now", "error", err)
+			for _, r := range f.replicas {
+				r.engine.Invalidate()
+			}
+			continue
+		}
+		var wg sync.WaitGroup
+		for i, r := range f.replicas {
+			wg.Go(func() {
+				if err := waitForReplay(ctx, r.pool, lsn); err != nil && ctx.Err() == nil {
+					f.log.Warn("schema change: replica has not caught up; reloading its schema now and again later",
+						"replica", i, "lsn", lsn, "error", err)
+					f.Invalidate()
+				}
+				r.engine.Invalidate()
+			})
+		}
+		wg.Wait()
+	}
+}
+
+// waitForReplay waits until the server of pool has replayed the WAL up to lsn (at once on a server that is
+// not a standby), for at most replicaCatchUpTimeout; it returns the last failure when the time is up.
+func waitForReplay(ctx context.Context, pool *pgxpool.Pool, lsn string) error {
+	ctx, cancel := context.WithTimeout(ctx, replicaCatchUpTimeout)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var done bool
+		err := pool.QueryRow(ctx, "select coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, true)", lsn).Scan(&done)
+		if err == nil && done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = ctx.Err()
+			}
+			return err
+		case <-tick.C:
+		}
+	}
+}
+
+// fanout invalidates several caches at once.
+type fanout []reflect.Invalidator
+
+func (f fanout) Invalidate() {
+	for _, c := range f {
+		c.Invalidate()
+	}
+}

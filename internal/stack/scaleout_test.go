@@ -1,0 +1,344 @@
+package stack_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/client"
+	"github.com/pgreflect/pgreflect/config"
+	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/pgbouncertest"
+	"github.com/pgreflect/pgreflect/internal/testenv"
+	"github.com/pgreflect/pgreflect/pgcluster"
+	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/stacktest"
+	"github.com/pgreflect/pgreflect/testidp"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+const noteSchema = `comment on schema public is '@graphql({"inflect_names": true})';
+create table note (id serial primary key, body text not null);
+create function in_recovery() returns boolean stable language sql as 'select pg_is_in_recovery()';`
+
+// post sends body to url with the API key (and bearer token, when given) and decodes the JSON answer.
+func post(t *testing.T, method, url, key, token string, body any) (int, map[string]any) {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("apikey", key)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, raw)
+	}
+	return resp.StatusCode, out
+}
+
+// graphql runs query on the stack as service_role and returns the answer's JSON text.
+func graphql(t *testing.T, s *stacktest.Stack, query string) string {
+	t.Helper()
+	_, out := post(t, http.MethodPost, s.URL+"/graphql/v1", s.Service, "", map[string]any{"query": query})
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+// concurrently runs n requests at once (inserts and queries in turn) and returns the answers that have errors.
+func concurrently(t *testing.T, s *stacktest.Stack, n int) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var failed []string
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			q := `{ noteCollection(first: 1) { edges { node { id body } } } }`
+			if i%2 == 0 {
+				q = fmt.Sprintf(`mutation { insertIntoNoteCollection(objects: [{body: "n%d"}]) { affectedCount } }`, i)
+			}
+			_, out := post(t, http.MethodPost, s.URL+"/graphql/v1", s.Service, "", map[string]any{"query": q})
+			if out["errors"] != nil || out["data"] == nil {
+				b, _ := json.Marshal(out)
+				mu.Lock()
+				failed = append(failed, string(b))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return failed
+}
+
+func TestBehindPgBouncerInTransactionMode(t *testing.T) {
+	bouncer := pgbouncertest.Start(t, pgtest.ServerURL(t), pgbouncertest.Options{PoolSize: 2, Users: map[string]string{"authenticator": ""}})
+	// pgbouncer=true is how Prisma is told, and what chooses the statement mode here.
+	through := func(u string) string { return bouncer.URL(t, u, "authenticator") + "&pgbouncer=true" }
+	s := stacktest.New(t, stacktest.Options{Schema: noteSchema, LoginURL: through})
+
+	// Two server sessions for a pool of eight connections: every client connection's transactions land on
+	// either, so anything that outlived a transaction (a prepared statement) would be missing or clash.
+	if failed := concurrently(t, s, 60); len(failed) > 0 {
+		t.Fatalf("%d of 60 requests failed behind PgBouncer, e.g. %s", len(failed), failed[0])
+	}
+	var rows int
+	if err := s.Admin.QueryRow(context.Background(), "select count(*) from note").Scan(&rows); err != nil || rows != 30 {
+		t.Fatalf("%d rows inserted (%v), want 30", rows, err)
+	}
+
+	// No LISTEN through the pooler: the schema version is polled, and a change shows within a second.
+	if _, err := s.Admin.Exec(context.Background(), "alter table note add column title text"); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, time.Second+stackPollSlack, func() string {
+		if got := graphql(t, s, `{ noteCollection(first: 1) { edges { node { title } } } }`); strings.Contains(got, "errors") {
+			return got
+		}
+		return ""
+	})
+
+	// The control: named prepared statements, as a direct connection gets, do break behind this pooler, so
+	// the test above could fail.
+	prepared := stacktest.New(t, stacktest.Options{DatabaseURL: s.DatabaseURL, LoginURL: through, StatementMode: "prepared"})
+	if failed := concurrently(t, prepared, 60); len(failed) == 0 {
+		t.Fatal("named prepared statements all worked behind PgBouncer in transaction mode: is it really pooling transactions?")
+	}
+}
+
+// stackPollSlack covers the poll interval's phase and a loaded machine.
+const stackPollSlack = 500 * time.Millisecond
+
+// startReplicatedPair starts a primary and a streaming replica of it (pg_basebackup -R) with database app.
+func startReplicatedPair(t *testing.T) (primary, replica *pgcluster.Cluster) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "pgreflect-replica-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	// The servers may run as an unprivileged OS user, which must reach the data directories.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := func(name string, init func(c *pgcluster.Cluster) error) *pgcluster.Cluster {
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		port, err := pgcluster.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, name, "data"), Port: port, Fast: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := init(c); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := c.Stop(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+		return c
+	}
+	primary = start("primary", func(c *pgcluster.Cluster) error { return c.Init(ctx) })
+	admin, err := pgx.Connect(ctx, primary.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "create database app"); err != nil {
+		t.Fatal(err)
+	}
+	replica = start("replica", func(c *pgcluster.Cluster) error { return c.InitReplica(ctx, primary.Port()) })
+	return primary, replica
+}
+
+// loginURL is the URL of database app on c as the login role.
+func loginURL(c *pgcluster.Cluster) string {
+	return strings.Replace(c.URL("app"), "postgres@", "authenticator@", 1)
+}
+
+func TestReadReplica(t *testing.T) {
+	primary, replica := startReplicatedPair(t)
+	ctx := context.Background()
+	replicaAdmin, err := pgx.Connect(ctx, replica.URL("app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replicaAdmin.Close(ctx)
+	// The setup and the schema must have reached the replica before the server logs in there.
+	primaryAdmin, err := pgx.Connect(ctx, primary.URL("app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer primaryAdmin.Close(ctx)
+	if err := dbsetup.Apply(ctx, primaryAdmin); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := primaryAdmin.Exec(ctx, noteSchema); err != nil {
+		t.Fatal(err)
+	}
+	var lsn string
+	if err := primaryAdmin.QueryRow(ctx, "select pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() string {
+		var replayed bool
+		if err := replicaAdmin.QueryRow(ctx, "select pg_last_wal_replay_lsn() >= $1::pg_lsn", lsn).Scan(&replayed); err != nil || !replayed {
+			return fmt.Sprintf("replica has not replayed the setup (%v)", err)
+		}
+		return ""
+	})
+	s := stacktest.New(t, stacktest.Options{DatabaseURL: primary.URL("app"), ReadURLs: []string{loginURL(replica)}})
+
+	// Queries run on the replica, mutations on the primary (a replica refuses writes).
+	testenv.Eventually(t, 5*time.Second, func() string {
+		if got := graphql(t, s, `{ inRecovery }`); got != `{"data":{"inRecovery":true}}` {
+			return "query not answered by the replica: " + got
+		}
+		return ""
+	})
+	if got := graphql(t, s, `mutation { insertIntoNoteCollection(objects: [{body: "hello"}]) { records { body } } }`); got != `{"data":{"insertIntoNoteCollection":{"records":[{"body":"hello"}]}}}` {
+		t.Fatalf("mutation: %s", got)
+	}
+	// Read after write: the replica shows the row once it has replayed it.
+	testenv.Eventually(t, 5*time.Second, func() string {
+		if got := graphql(t, s, `{ noteCollection { edges { node { body } } } }`); !strings.Contains(got, `"hello"`) {
+			return got
+		}
+		return ""
+	})
+
+	// A schema change while the replica does not replay: its queries keep the old schema, which still works
+	// there; once it replays, its schema is reloaded. Had the announcement (from the primary: a standby gets
+	// no NOTIFY) reloaded it at once, the old catalog would have been read again and kept.
+	if _, err := replicaAdmin.Exec(ctx, "select pg_wal_replay_pause()"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Admin.Exec(ctx, "alter table note add column title text"); err != nil {
+		t.Fatal(err)
+	}
+	const withTitle = `{ noteCollection { edges { node { body title } } } }`
+	time.Sleep(300 * time.Millisecond)
+	if got := graphql(t, s, withTitle); !strings.Contains(got, "Unknown field") {
+		t.Fatalf("the paused replica answered with the new schema: %s", got)
+	}
+	if _, err := replicaAdmin.Exec(ctx, "select pg_wal_replay_resume()"); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 2*time.Second, func() string {
+		if got := graphql(t, s, withTitle); got != `{"data":{"noteCollection":{"edges":[{"node":{"body":"hello","title":null}}]}}}` {
+			return got
+		}
+		return ""
+	})
+	if got := graphql(t, s, `{ inRecovery }`); got != `{"data":{"inRecovery":true}}` {
+		t.Fatalf("query not answered by the replica: %s", got)
+	}
+}
+
+func TestTwoInstancesOnOneDatabase(t *testing.T) {
+	ctx := context.Background()
+	a := stacktest.New(t, stacktest.Options{SignIn: true, Schema: noteSchema + `
+		create function whoami() returns text stable language sql as $$ select auth.uid()::text $$;`})
+	b := stacktest.New(t, stacktest.Options{SignIn: true, DatabaseURL: a.DatabaseURL, Configure: func(c *config.Auth) {
+		google := c.External["google"]
+		google.URL = a.IDP.URL()
+		c.External["google"] = google
+	}})
+	idToken := func() client.IDToken {
+		claims := a.IDP.Claims(testidp.User{Sub: "sub-1", Email: "ada@example.com", EmailVerified: true})
+		return client.IDToken{Provider: "google", Token: a.IDP.MintIDToken(claims, testidp.MintOptions{})}
+	}
+
+	// A session made on one instance works on the other: its access token, and its refresh token.
+	session, err := client.New(a.URL, a.Anon).Auth.SignInWithIDToken(ctx, idToken())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out := post(t, http.MethodPost, b.URL+"/graphql/v1", b.Anon, session.AccessToken, map[string]any{"query": "{ whoami }"})
+	if data, _ := out["data"].(map[string]any); data["whoami"] != session.User.ID {
+		t.Fatalf("on the other instance the user is %v, want %s", out, session.User.ID)
+	}
+	status, refreshed := post(t, http.MethodPost, b.URL+"/auth/v1/token?grant_type=refresh_token", b.Anon, "",
+		map[string]any{"refresh_token": session.RefreshToken})
+	if status != http.StatusOK || refreshed["access_token"] == nil || refreshed["refresh_token"] == session.RefreshToken {
+		t.Fatalf("refresh on the other instance: %d %v", status, refreshed)
+	}
+	status, again := post(t, http.MethodPost, a.URL+"/auth/v1/token?grant_type=refresh_token", a.Anon, "",
+		map[string]any{"refresh_token": refreshed["refresh_token"]})
+	if status != http.StatusOK || again["access_token"] == nil {
+		t.Fatalf("refresh back on the first instance: %d %v", status, again)
+	}
+
+	// A management API change through one instance is in effect on the other within a second.
+	status, patched := post(t, http.MethodPatch, a.URL+"/v1/projects/"+stacktest.ProjectRef+"/config/auth", "",
+		stacktest.ManagementToken, map[string]any{"jwt_exp": 1234})
+	if status != http.StatusOK {
+		t.Fatalf("PATCH: %d %v", status, patched)
+	}
+	testenv.Eventually(t, time.Second, func() string {
+		s, err := client.New(b.URL, b.Anon).Auth.SignInWithIDToken(ctx, idToken())
+		if err != nil {
+			return err.Error()
+		}
+		if s.ExpiresIn != 1234 {
+			return fmt.Sprintf("the other instance issues tokens for %d s", s.ExpiresIn)
+		}
+		return ""
+	})
+
+	// So is a schema change.
+	if _, err := a.Admin.Exec(ctx, "alter table note add column title text"); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, time.Second, func() string {
+		if got := graphql(t, b, `{ noteCollection { edges { node { title } } } }`); got != `{"data":{"noteCollection":{"edges":[]}}}` {
+			return got
+		}
+		return ""
+	})
+}

@@ -38,3 +38,38 @@ func (s *Store) UpdateSettings(ctx context.Context, update func(current json.Raw
 		return audit(ctx, tx, nil, "auth_config_updated", "config", nil)
 	})
 }
+
+// GraphQLVersion reads the pg_graphql behaviour version the project pins, "" when none is stored yet. q is
+// a connection or pool that may read schema auth; a database without pgreflect's auth schema has none.
+func GraphQLVersion(ctx context.Context, q querier) (string, error) {
+	var exists bool
+	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_attribute WHERE attrelid = to_regclass('auth.pgreflect_config')
+		AND attname = 'graphql_version' AND NOT attisdropped)`).Scan(&exists); err != nil || !exists {
+		return "", wrapVersionErr(err)
+	}
+	var v *string
+	if err := q.QueryRow(ctx, `SELECT graphql_version FROM auth.pgreflect_config`).Scan(&v); err != nil || v == nil {
+		return "", wrapVersionErr(err)
+	}
+	return *v, nil
+}
+
+func wrapVersionErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("read the GraphQL version: %w", err)
+}
+
+// GraphQLVersion reads the pinned pg_graphql behaviour version, "" when none is stored yet.
+func (s *Store) GraphQLVersion(ctx context.Context) (string, error) { return GraphQLVersion(ctx, s.pool) }
+
+// SetGraphQLVersion pins the pg_graphql behaviour version.
+func (s *Store) SetGraphQLVersion(ctx context.Context, v string) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `UPDATE auth.pgreflect_config SET graphql_version = $1, updated_at = now()`, v); err != nil {
+			return fmt.Errorf("write the GraphQL version: %w", err)
+		}
+		return audit(ctx, tx, nil, "graphql_version_updated", "config", map[string]any{"version": v})
+	})
+}

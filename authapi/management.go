@@ -22,11 +22,14 @@ import (
 // maxJWTExpiry is the longest access-token lifetime the management API accepts (one week).
 const maxJWTExpiry = 604800
 
-// ManagementHandler serves GET and PATCH /v1/projects/{ref}/config/auth (full paths; mount at /v1/).
+// ManagementHandler serves GET and PATCH /v1/projects/{ref}/config/auth and /config/graphql (full paths; mount at
+// /v1/).
 func (s *Service) ManagementHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/projects/{ref}/config/auth", s.management(s.getAuthConfig))
 	mux.HandleFunc("PATCH /v1/projects/{ref}/config/auth", s.management(s.patchAuthConfig))
+	mux.HandleFunc("GET /v1/projects/{ref}/config/graphql", s.management(s.getGraphQLConfig))
+	mux.HandleFunc("PATCH /v1/projects/{ref}/config/graphql", s.management(s.patchGraphQLConfig))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 	})

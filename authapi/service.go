@@ -16,6 +16,7 @@ import (
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/config"
+	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/oidc"
 )
@@ -33,6 +34,8 @@ type Options struct {
 	HTTPClient      *http.Client // for provider calls; nil = default with a 10 s timeout
 	Logger          *slog.Logger // nil = slog.Default()
 	Metrics         *obs.Metrics // nil = none; counts sign-in events and rate-limit refusals
+	// OnGraphQLVersion applies a version the management API pinned to the running GraphQL engine.
+	OnGraphQLVersion func(gqlschema.Version)
 }
 
 // Service is the auth HTTP service. It keeps no state of its own beyond caches: every record and every

@@ -12,8 +12,6 @@ type builder struct {
 	cat       *reflect.Catalog
 	s         *Schema
 	enumNames map[uint32]string
-	// introspectable schemas, by oid; types of other schemas are hidden from introspection
-	visible map[uint32]bool
 	// defaultMaxRows applies when neither relation nor schema sets max_rows
 	defaultMaxRows int
 	// features are on for every table, whatever the directives say
@@ -29,6 +27,8 @@ type Options struct {
 	// Features are extensions beyond pg_graphql turned on for every table (the server's setting); directives
 	// add to them per schema and per table.
 	Features reflect.FeatureSet
+	// Version is the pg_graphql behaviour to follow; "" means NewestVersion.
+	Version Version
 }
 
 func str(s string) *string { return &s }
@@ -37,19 +37,22 @@ func str(s string) *string { return &s }
 func Build(cat *reflect.Catalog, opts Options) *Schema {
 	b := &builder{
 		cat:            cat,
-		s:              &Schema{Types: map[string]*Type{}, Catalog: cat, Tables: map[uint32]*Table{}},
+		s:              &Schema{Types: map[string]*Type{}, Catalog: cat, Tables: map[uint32]*Table{}, visible: map[uint32]bool{}},
 		enumNames:      map[uint32]string{},
-		visible:        map[uint32]bool{},
 		defaultMaxRows: 30,
 		features:       opts.Features,
 	}
 	if opts.MaxRows > 0 {
 		b.defaultMaxRows = opts.MaxRows
 	}
+	if opts.Version == "" {
+		opts.Version = NewestVersion
+	}
+	b.s.Version = opts.Version
 	for _, sc := range cat.Schemas {
-		if sc.Directives.Introspection {
+		if sc.Directives.Introspection || !opts.Version.introspectionOptIn() {
 			b.s.Introspection = true
-			b.visible[sc.OID] = true
+			b.s.visible[sc.OID] = true
 		}
 	}
 	b.addBuiltins()
@@ -72,7 +75,7 @@ func (b *builder) add(t *Type) *Type {
 	return t
 }
 
-func (b *builder) hidden(schemaOID uint32) bool { return b.s.Introspection && !b.visible[schemaOID] }
+func (b *builder) hidden(schemaOID uint32) bool { return b.s.HidesSchema(schemaOID) }
 
 func (b *builder) addBuiltins() {
 	for _, sc := range builtinScalars {
@@ -562,7 +565,7 @@ func (b *builder) addRoots(tables []*Table, udfs []*Field) {
 		q.Fields = append(q.Fields, &Field{Name: coll, Description: str(fmt.Sprintf("A pagable collection of type `%s`", name)),
 			Type: NonNullOf(Named(name + "Connection")), Kind: FieldCollection, Table: t, Args: b.collectionArgs(t), Hidden: hidden})
 		taken[coll] = true
-		if pkArgs, ok := byPkArgs(t); ok {
+		if pkArgs, ok := byPkArgs(t); ok && b.s.Version.byPk() {
 			f := lcfirst(name) + "ByPk"
 			q.Fields = append(q.Fields, &Field{Name: f, Description: str(fmt.Sprintf("Retrieve a record of type `%s` by its primary key", name)),
 				Type: Named(name), Kind: FieldByPk, Table: t, Args: pkArgs, Hidden: hidden})

@@ -31,7 +31,16 @@ type Schema struct {
 	Catalog       *reflect.Catalog
 	// Tables are the exposed relations, by relation oid.
 	Tables map[uint32]*Table
+	// Version is the pg_graphql behaviour the schema follows.
+	Version Version
+
+	// visible are the introspectable schemas, by oid; types of other schemas are hidden from introspection.
+	visible map[uint32]bool
 }
+
+// HidesSchema reports whether introspection hides the types and functions of that database schema (pg_graphql
+// 1.6 shows only the schemas whose comment enables introspection, once any does).
+func (s *Schema) HidesSchema(schemaOID uint32) bool { return len(s.visible) > 0 && !s.visible[schemaOID] }
 
 // TypeRole says what a generated type stands for.
 type TypeRole int

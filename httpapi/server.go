@@ -24,6 +24,7 @@ import (
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/reflect"
 	"github.com/pgreflect/pgreflect/resolve"
@@ -70,7 +71,14 @@ type Options struct {
 	// PollSchema, when set, makes the server poll the schema version at this interval instead of
 	// LISTENing for its announcements, which do not come through a pooler in transaction mode.
 	PollSchema time.Duration
+	// GraphQLVersion is the pg_graphql behaviour version to follow; "" means the newest.
+	GraphQLVersion gqlschema.Version
+	// BuildVersion is pgreflect's own version, sent with every /graphql/v1 response in VersionHeader.
+	BuildVersion string
 }
+
+// VersionHeader carries the server's build version on every /graphql/v1 response.
+const VersionHeader = "X-Pgreflect-Version"
 
 // Server is the HTTP handler of the whole API.
 type Server struct {
@@ -113,9 +121,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if len(opts.SearchPath) == 0 {
 		opts.SearchPath = []string{"public"}
 	}
+	if opts.BuildVersion == "" {
+		opts.BuildVersion = "devel"
+	}
 	newEngine := func() *resolve.Engine {
 		return resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Features: opts.Features, Logger: opts.Logger,
-			Limits: opts.RequestLimits, StatementTimeout: opts.StatementTimeout, StatementMode: opts.StatementMode})
+			Limits: opts.RequestLimits, StatementTimeout: opts.StatementTimeout, StatementMode: opts.StatementMode,
+			Version: opts.GraphQLVersion})
 	}
 	s := &Server{opts: opts, log: opts.Logger, engine: newEngine(), mux: http.NewServeMux(),
 		tokens: auth.NewTokenCache(opts.Keys, 4096)}
@@ -198,6 +210,15 @@ func (s *Server) Close() {
 // Engine is the resolver the server uses (for embedding programs that add routes of their own).
 func (s *Server) Engine() *resolve.Engine { return s.engine }
 
+// SetGraphQLVersion switches the engines of the primary and of every replica to another pg_graphql behaviour
+// version.
+func (s *Server) SetGraphQLVersion(v gqlschema.Version) {
+	s.engine.SetVersion(v)
+	for _, r := range s.replicas {
+		r.engine.SetVersion(v)
+	}
+}
+
 var corsHeaders = "authorization, x-client-info, apikey, content-type, x-supabase-api-version, accept, accept-profile, content-profile, prefer, x-upsert"
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
@@ -210,10 +231,13 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := w.Header()
+	if r.URL.Path == "/graphql/v1" {
+		h.Set(VersionHeader, s.opts.BuildVersion)
+	}
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Access-Control-Allow-Headers", corsHeaders)
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
-	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id")
+	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, "+VersionHeader)
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 		h.Set("Access-Control-Max-Age", "86400")
 		w.WriteHeader(http.StatusNoContent)

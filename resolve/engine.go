@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,6 +54,8 @@ type Options struct {
 	Limits Limits
 	// StatementMode says how statements reach Postgres; the zero value prepares them (StatementsPrepared).
 	StatementMode StatementMode
+	// Version is the pg_graphql behaviour to follow; "" means gqlschema.NewestVersion. SetVersion changes it.
+	Version gqlschema.Version
 }
 
 // Engine resolves requests. It caches the generated schema per (schema generation, role, search_path) and
@@ -61,6 +64,7 @@ type Engine struct {
 	opts     Options
 	schemas  *reflect.Cache[*roleSchema]
 	compiled *compiledCache
+	version  atomic.Pointer[gqlschema.Version]
 }
 
 // roleSchema is what one role sees: its GraphQL schema and the settings its requests run with.
@@ -85,8 +89,23 @@ func NewEngine(opts Options) *Engine {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheBytes)}
+	e := &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheBytes)}
+	e.SetVersion(opts.Version)
+	return e
 }
+
+// SetVersion switches the engine to another pg_graphql behaviour version ("" for the newest); the schemas
+// built for the old one are dropped.
+func (e *Engine) SetVersion(v gqlschema.Version) {
+	if v == "" {
+		v = gqlschema.NewestVersion
+	}
+	e.version.Store(&v)
+	e.Invalidate()
+}
+
+// Version is the pg_graphql behaviour version the engine follows.
+func (e *Engine) Version() gqlschema.Version { return *e.version.Load() }
 
 // Invalidate forgets every cached schema and compiled request.
 func (e *Engine) Invalidate() {
@@ -150,7 +169,7 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 
 // build makes the GraphQL schema of a catalog with the engine's options.
 func (e *Engine) build(cat *reflect.Catalog) *gqlschema.Schema {
-	return gqlschema.Build(cat, gqlschema.Options{MaxRows: e.opts.MaxRows, Features: e.opts.Features})
+	return gqlschema.Build(cat, gqlschema.Options{MaxRows: e.opts.MaxRows, Features: e.opts.Features, Version: e.Version()})
 }
 
 // run answers req against schema: from the compiled-request cache when it can, running the statements in

@@ -187,7 +187,7 @@ func (in *introspector) typeNames() []string {
 func (in *introspector) fields(t *gqlschema.Type) []*gqlschema.Field {
 	var out []*gqlschema.Field
 	for _, f := range t.Fields {
-		if f.Hidden || f.Name == "__type" || f.Name == "__schema" || !in.shows(f.Type) || introHiddenFunction(f) {
+		if f.Hidden || f.Name == "__type" || f.Name == "__schema" || !in.shows(f.Type) || in.hiddenFunction(f) {
 			continue
 		}
 		out = append(out, f)
@@ -195,12 +195,12 @@ func (in *introspector) fields(t *gqlschema.Type) []*gqlschema.Field {
 	return out
 }
 
-// introHiddenFunction reports whether f is a function field of a schema without introspection.
-func introHiddenFunction(f *gqlschema.Field) bool {
+// hiddenFunction reports whether f is a function field of a schema introspection hides.
+func (in *introspector) hiddenFunction(f *gqlschema.Field) bool {
 	if f.Function == nil || f.Function.SQL.Schema == nil {
 		return false
 	}
-	return !f.Function.SQL.Schema.Directives.Introspection
+	return in.r.schema.HidesSchema(f.Function.SQL.Schema.OID)
 }
 
 // typeList resolves sel as the list of the named types introspection shows.

@@ -148,15 +148,7 @@ func TestParametersPerStatementAreBounded(t *testing.T) {
 // The queries clients send every day stay well inside the default limits: GraphiQL's introspection query
 // (graphql-js getIntrospectionQuery, descriptions on).
 func TestDefaultLimitsAdmitIntrospection(t *testing.T) {
-	q := `query IntrospectionQuery { __schema { queryType { name } mutationType { name } subscriptionType { name }
-		types { ...FullType } directives { name description locations args { ...InputValue } } } }
-	fragment FullType on __Type { kind name description
-		fields(includeDeprecated: true) { name description args { ...InputValue } type { ...TypeRef } isDeprecated deprecationReason }
-		inputFields { ...InputValue } interfaces { ...TypeRef }
-		enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason } possibleTypes { ...TypeRef } }
-	fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
-	fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType {
-		kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } }`
+	q := IntrospectionQuery
 	doc, op, _, err := parse(q, "", nil)
 	if err != nil {
 		t.Fatal(err)

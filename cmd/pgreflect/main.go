@@ -8,6 +8,9 @@
 //	pgreflect status  show a local project's URLs and keys
 //	pgreflect testidp serve a test OpenID Connect provider for local sign-in
 //	pgreflect version print the version
+//	pgreflect schema  print a role's GraphQL schema from a database
+//	pgreflect diff    classify the changes between two schemas as breaking, dangerous or safe
+//	pgreflect check   compare a database's schemas with committed snapshots
 package main
 
 import (
@@ -37,6 +40,9 @@ func commands() []command {
 		{"status", "show a local project's URLs and keys", runStatus},
 		{"testidp", "serve a test OpenID Connect provider for local sign-in", runTestIDP},
 		{"version", "print the version", runVersion},
+		{"schema", "print a role's GraphQL schema (SDL or introspection JSON) from a database", runSchema},
+		{"diff", "classify the changes between two schemas (files or databases) as breaking, dangerous or safe", runDiff},
+		{"check", "compare a database's schemas with committed snapshots (CI)", runCheck},
 	}
 }
 
@@ -62,6 +68,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case errors.Is(err, flag.ErrHelp):
 			return 0
 		case errors.Is(err, errUsage):
+			return 2
+		case errors.Is(err, errBreaking):
+			return 1
+		case errors.As(err, new(*inputError)):
+			fmt.Fprintf(stderr, "pgreflect %s: %v\n", c.name, err)
 			return 2
 		default:
 			fmt.Fprintf(stderr, "pgreflect %s: %v\n", c.name, err)

@@ -144,6 +144,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		Logger:           sf.logger(stderr),
 		ReadURLs:         readDBURLs,
 		StatementMode:    sf.statementMode,
+		BuildVersion:     buildVersion(),
 	})
 	if err != nil {
 		return err

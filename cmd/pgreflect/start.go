@@ -170,6 +170,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		Limits:           sf.limits,
 		Logger:           sf.logger(stderr),
 		StatementMode:    sf.statementMode,
+		BuildVersion:     buildVersion(),
 	})
 	if err != nil {
 		return err

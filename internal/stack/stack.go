@@ -21,6 +21,7 @@ import (
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/authapi"
 	"github.com/pgreflect/pgreflect/config"
+	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/httpapi"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/resolve"
@@ -57,6 +58,8 @@ type Options struct {
 	// StatementMode is auto (or empty), prepared or unnamed: see ParseConnConfig. When any pool goes through a
 	// pooler in transaction mode, every pool sends unnamed statements and the schema version is polled.
 	StatementMode string
+	// BuildVersion is pgreflect's version, sent in a header with every GraphQL response.
+	BuildVersion string
 }
 
 // Limits are the HTTP server's; zero fields take DefaultLimits' values.
@@ -175,11 +178,16 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	if pooled {
 		schemaPoll = SchemaPollInterval
 	}
-	authHandler, managementHandler, err := s.authRoutes(ctx, o)
+	var api *httpapi.Server // set before serving; the management API switches its engine's version
+	authHandler, managementHandler, pin, err := s.authRoutes(ctx, o, func(v gqlschema.Version) { api.SetGraphQLVersion(v) })
 	if err != nil {
 		return nil, err
 	}
-	api, err := httpapi.New(ctx, httpapi.Options{
+	version, err := pinGraphQLVersion(ctx, o.Config.GraphQL.Version, pin)
+	if err != nil {
+		return nil, err
+	}
+	api, err = httpapi.New(ctx, httpapi.Options{
 		Pool:             pool,
 		Keys:             s.keys,
 		AnonKey:          o.AnonKey,
@@ -196,6 +204,8 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		ReadPools:        readPools,
 		StatementMode:    statementMode(pooled),
 		PollSchema:       schemaPoll,
+		GraphQLVersion:   version,
+		BuildVersion:     o.BuildVersion,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)
@@ -205,41 +215,64 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	return s, nil
 }
 
-// authRoutes returns the handlers mounted at /auth/v1/ and /v1/ (the management API); without an AdminURL
-// there are none (nil handlers are not mounted).
-func (s *Stack) authRoutes(ctx context.Context, o Options) (authHandler, managementHandler http.Handler, err error) {
+// pinGraphQLVersion is the pg_graphql behaviour version to serve: settled and stored by pin when the auth
+// schema is there to keep it, else the configured one or the newest.
+func pinGraphQLVersion(ctx context.Context, configured string, pin func(context.Context, string) (gqlschema.Version, error)) (gqlschema.Version, error) {
+	if pin != nil {
+		v, err := pin(ctx, configured)
+		if err != nil {
+			return "", fmt.Errorf("[graphql] version: %w", err)
+		}
+		return v, nil
+	}
+	if configured == "" {
+		return gqlschema.NewestVersion, nil
+	}
+	v, err := gqlschema.ParseVersion(configured)
+	if err != nil {
+		return "", fmt.Errorf("[graphql] version: %w", err)
+	}
+	return v, nil
+}
+
+// authRoutes returns the handlers mounted at /auth/v1/ and /v1/ (the management API), and the function that
+// pins the GraphQL version in the auth schema; without an AdminURL there are none (nil handlers are not
+// mounted).
+func (s *Stack) authRoutes(ctx context.Context, o Options, setVersion func(gqlschema.Version)) (authHandler, managementHandler http.Handler,
+	pin func(context.Context, string) (gqlschema.Version, error), err error) {
 	if o.AdminURL == "" {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	// The auth service runs a few short statements per sign-in: pgx's default size suits it.
 	pool, pooled, err := newPool(ctx, o.AdminURL, o.StatementMode, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("auth database: %w", err)
+		return nil, nil, nil, fmt.Errorf("auth database: %w", err)
 	}
 	if pooled && o.StatementMode != StatementModeUnnamed { // the URL itself says so
 		s.log.Warn("the auth database URL goes through a pooler in transaction mode, where the auth migrations' session lock does not hold: give a direct connection or a pooler in session mode (docs/deploy.md)")
 	}
 	s.closers = append(s.closers, pool.Close)
 	if err := s.metrics.RegisterPool("auth", pool); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	svc, err := authapi.New(ctx, authapi.Options{
-		Pool:            pool,
-		Keys:            s.keys,
-		Config:          o.Config.Auth,
-		APIURL:          o.APIURL,
-		ProjectRef:      o.ProjectRef,
-		ManagementToken: o.ManagementToken,
-		AnonKey:         o.AnonKey,
-		ServiceRoleKey:  o.ServiceRoleKey,
-		Logger:          s.log,
-		Metrics:         s.metrics,
+		Pool:             pool,
+		Keys:             s.keys,
+		Config:           o.Config.Auth,
+		APIURL:           o.APIURL,
+		ProjectRef:       o.ProjectRef,
+		ManagementToken:  o.ManagementToken,
+		AnonKey:          o.AnonKey,
+		ServiceRoleKey:   o.ServiceRoleKey,
+		Logger:           s.log,
+		Metrics:          s.metrics,
+		OnGraphQLVersion: setVersion,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("start the auth service: %w", err)
+		return nil, nil, nil, fmt.Errorf("start the auth service: %w", err)
 	}
 	s.closers = append(s.closers, svc.Close)
-	return svc.AuthHandler(), svc.ManagementHandler(), nil
+	return svc.AuthHandler(), svc.ManagementHandler(), svc.PinGraphQLVersion, nil
 }
 
 // newPool opens a pool of at most size connections (0: pgx's default) with the statement mode (see

@@ -62,7 +62,9 @@ func wrapVersionErr(err error) error {
 }
 
 // GraphQLVersion reads the pinned pg_graphql behaviour version, "" when none is stored yet.
-func (s *Store) GraphQLVersion(ctx context.Context) (string, error) { return GraphQLVersion(ctx, s.pool) }
+func (s *Store) GraphQLVersion(ctx context.Context) (string, error) {
+	return GraphQLVersion(ctx, s.pool)
+}
 
 // SetGraphQLVersion pins the pg_graphql behaviour version.
 func (s *Store) SetGraphQLVersion(ctx context.Context, v string) error {

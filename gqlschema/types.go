@@ -40,7 +40,9 @@ type Schema struct {
 
 // HidesSchema reports whether introspection hides the types and functions of that database schema (pg_graphql
 // 1.6 shows only the schemas whose comment enables introspection, once any does).
-func (s *Schema) HidesSchema(schemaOID uint32) bool { return len(s.visible) > 0 && !s.visible[schemaOID] }
+func (s *Schema) HidesSchema(schemaOID uint32) bool {
+	return len(s.visible) > 0 && !s.visible[schemaOID]
+}
 
 // TypeRole says what a generated type stands for.
 type TypeRole int

@@ -22,13 +22,14 @@ import (
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgcluster"
+	"github.com/pgreflect/pgreflect/pgtest"
 )
 
 // binDir holds the binary that binary builds; TestMain removes it.
 var binDir string
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m)
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
@@ -275,7 +276,8 @@ func TestStartStatusStopRestart(t *testing.T) {
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Errorf("project.env mode: %v, %v; want 0600", info, err)
 	}
-	if out, err := runBinary(t, bin, "status", "--dir", dir); err != nil || !strings.Contains(out, "is running") {
+	if out, err := runBinary(t, bin, "status", "--dir", dir); err != nil || !strings.Contains(out, "is running") ||
+		!strings.Contains(out, "pg_graphql version: 1.6 (newest available: 1.6)") {
 		t.Errorf("status: %v\n%s", err, out)
 	}
 

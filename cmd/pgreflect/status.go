@@ -1,11 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/gqlschema"
 )
 
 func runStatus(args []string, stdout, stderr io.Writer) error {
@@ -40,13 +47,32 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	if pid, alive := readPID(abs); alive {
+	pid, alive := readPID(abs)
+	if alive {
 		fmt.Fprintf(stdout, "pgreflect is running (pid %d) on %s.\n\n", pid, abs)
 	} else {
 		fmt.Fprintf(stdout, "pgreflect is not running on %s; these are the values of its last start.\n\n", abs)
 	}
 	printProject(stdout, env)
+	if alive {
+		printGraphQLVersion(stdout, env["DB_URL"])
+	}
 	return nil
+}
+
+// printGraphQLVersion shows the pg_graphql version the project follows and the newest this build offers, as
+// pg_available_extensions shows installed_version and default_version.
+func printGraphQLVersion(w io.Writer, dbURL string) {
+	installed := "unknown (database unreachable)"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if conn, err := pgx.Connect(ctx, dbURL); err == nil {
+		if v, err := auth.GraphQLVersion(ctx, conn); err == nil && v != "" {
+			installed = v
+		}
+		conn.Close(ctx)
+	}
+	fmt.Fprintf(w, "\npg_graphql version: %s (newest available: %s)\n", installed, gqlschema.NewestVersion)
 }
 
 // printProject prints a project's URLs and keys for people.

@@ -104,7 +104,10 @@ func Compare(old, new Side) []Change {
 		}
 	}
 	for i := range d.changes {
-		explain(&d.changes[i], old.Generated, new.Generated)
+		explain(&d.changes[i], old.Generated, new.Generated, old.Schema)
+	}
+	if old.Generated != nil && new.Generated != nil {
+		d.changes = append(d.changes, requiredOnInsert(old.Generated, new.Generated)...)
 	}
 	Sort(d.changes)
 	return d.changes

@@ -2,6 +2,9 @@ package schemadiff
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/reflect"
@@ -10,11 +13,15 @@ import (
 // explain names the database object behind c when a side is a database: what the old schema had is looked
 // up in the new catalog (and the reverse for additions) to tell a dropped column from a revoked privilege or a
 // comment directive.
-func explain(c *Change, old, new *gqlschema.Schema) {
+func explain(c *Change, old, new *gqlschema.Schema, oldSchema *ast.Schema) {
 	if old == nil && new == nil {
 		return
 	}
 	e := explainer{old: old, new: new}
+	if old == nil {
+		c.Reason = fromCurrent(c, new, oldSchema)
+		return
+	}
 	switch c.kind {
 	case typeRemoved, typeKindChanged:
 		c.Reason = e.typeGone(lookupType(old, c.typeName), new)
@@ -410,4 +417,90 @@ func (e explainer) enumValue(t *gqlschema.Type, value string, other *gqlschema.S
 		return fmt.Sprintf("label '%s' %s enum %s", v.SQL, verb, name)
 	}
 	return "enum " + name
+}
+
+// mutationTypes are the suffixes of the types a privilege on a table brings, with that privilege.
+var mutationTypes = []struct{ suffix, privilege string }{
+	{"InsertInput", "INSERT"}, {"InsertResponse", "INSERT"}, {"UpdateInput", "UPDATE"}, {"UpdateResponse", "UPDATE"},
+	{"DeleteResponse", "DELETE"},
+}
+
+// mutationFields are the prefixes of the mutation fields of a table, with their privilege.
+var mutationFields = []struct{ prefix, privilege string }{
+	{"insertInto", "INSERT"}, {"update", "UPDATE"}, {"deleteFrom", "DELETE"},
+}
+
+// fromCurrent explains a removal when only the new side is a database (a snapshot file against the current
+// database, as check compares): what the database has now under the names the snapshot used.
+func fromCurrent(c *Change, cur *gqlschema.Schema, oldSchema *ast.Schema) string {
+	table := func(typeName string) *gqlschema.Table {
+		if t := cur.Types[typeName]; t != nil && t.Role == gqlschema.RoleNode {
+			return t.Table
+		}
+		return nil
+	}
+	revoked := func(t *gqlschema.Table, privilege string) string {
+		return fmt.Sprintf("%s revoked from %s on %s", privilege, cur.Catalog.Role, qualified(t.Rel))
+	}
+	switch {
+	case c.kind == typeRemoved:
+		for _, m := range mutationTypes {
+			if base, ok := strings.CutSuffix(c.typeName, m.suffix); ok && table(base) != nil {
+				return revoked(table(base), m.privilege)
+			}
+		}
+	case c.kind == fieldRemoved && c.typeName == "Mutation":
+		for _, m := range mutationFields {
+			rest, ok := strings.CutPrefix(c.field, m.prefix)
+			if base, ok2 := strings.CutSuffix(rest, "Collection"); ok && ok2 && table(base) != nil {
+				return revoked(table(base), m.privilege)
+			}
+		}
+	case c.kind == fieldRemoved:
+		t := table(c.typeName)
+		if t == nil {
+			return ""
+		}
+		for _, col := range t.Rel.Columns {
+			if col.Name == c.field || col.Directives.Name == c.field {
+				if !col.CanSelect {
+					return fmt.Sprintf("SELECT on column %s.%s revoked from %s", qualified(t.Rel), col.Name, cur.Catalog.Role)
+				}
+				return fmt.Sprintf("column %s.%s", qualified(t.Rel), col.Name)
+			}
+		}
+		// A field of a scalar or enum type stood for a column; others are relationships or functions.
+		if def := oldSchema.Types[c.typeName]; def != nil {
+			if f := def.Fields.ForName(c.field); f != nil {
+				if k := oldSchema.Types[f.Type.Name()]; k != nil && (k.Kind == ast.Scalar || k.Kind == ast.Enum) {
+					return fmt.Sprintf("no column %s.%s in the database (dropped or renamed)", qualified(t.Rel), c.field)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// requiredOnInsert finds what no SDL shows: a column that became NOT NULL without a default, which pg_graphql's
+// insert input still offers as optional, so that an insert omitting it, valid before, now fails.
+func requiredOnInsert(old, new *gqlschema.Schema) []Change {
+	var out []Change
+	for _, nt := range new.Tables {
+		input := new.Types[nt.TypeName+"InsertInput"]
+		ot := findTable(old, nt.Rel)
+		if input == nil || ot == nil || old.Types[ot.TypeName+"InsertInput"] == nil {
+			continue
+		}
+		for _, iv := range input.InputFields {
+			nc := iv.Column.SQL
+			oc := ot.Rel.Column(nc.Name)
+			if oc == nil || oc.NotNull || !nc.NotNull || nc.HasDefault || nc.Generated || nc.Serial {
+				continue
+			}
+			out = append(out, Change{Level: Dangerous, Path: input.Name + "." + iv.Name,
+				Message: fmt.Sprintf("Input field '%s.%s' stays optional but inserts that omit it now fail", input.Name, iv.Name),
+				Reason:  fmt.Sprintf("NOT NULL added to column %s.%s without a default", qualified(nt.Rel), nc.Name)})
+		}
+	}
+	return out
 }

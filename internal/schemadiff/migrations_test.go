@@ -73,6 +73,8 @@ func TestMigrationsClassified(t *testing.T) {
 			schemadiff.Breaking, "account.bio", "column public.account.bio changed type from text to integer", 1},
 		{"add not null", `alter table blog alter column title set not null`, "authenticated",
 			schemadiff.Safe, "blog.title", "NOT NULL added to column public.blog.title", 0},
+		{"add not null: inserts", `alter table blog alter column title set not null`, "authenticated",
+			schemadiff.Dangerous, "blogInsertInput.title", "NOT NULL added to column public.blog.title without a default", 0},
 		{"remove enum value", `alter type status rename to status_old;
 			create type status as enum ('draft', 'published');
 			alter table blog alter column status type status using status::text::status;

@@ -57,9 +57,11 @@ func (sf *schemaFlags) open(ctx context.Context, url string, stderr io.Writer) (
 		want = cfg.GraphQL.Version
 	}
 	if want == "" {
+		// A role that may not read schema auth cannot see the pinned version; the newest is then a guess worth
+		// saying.
 		if want, err = auth.GraphQLVersion(ctx, conn); err != nil {
-			conn.Close(ctx)
-			return nil, err
+			fmt.Fprintf(stderr, "warning: %v; generating pg_graphql %s's schema (give --graphql-version)\n", err, gqlschema.NewestVersion)
+			want = ""
 		}
 	}
 	version := gqlschema.NewestVersion

@@ -6,6 +6,7 @@ package schemadiff
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -236,21 +237,16 @@ func (d *differ) typ(o, n *ast.Definition) {
 	}
 }
 
-// names calls removed and added for the names only in a or only in b.
+// names calls removed for the names only in a, then added for those only in b.
 func (d *differ) names(a, b []string, removed, added func(string)) {
-	inA, inB := map[string]bool{}, map[string]bool{}
 	for _, x := range a {
-		inA[x] = true
-	}
-	for _, x := range b {
-		inB[x] = true
-		if !inA[x] {
-			defer added(x)
+		if !slices.Contains(b, x) {
+			removed(x)
 		}
 	}
-	for _, x := range a {
-		if !inB[x] {
-			removed(x)
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			added(x)
 		}
 	}
 }

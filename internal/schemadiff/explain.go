@@ -58,6 +58,9 @@ type target struct {
 	kind   gqlschema.FieldKind
 }
 
+// inputField is the kind of a target that is an input object's field rather than a field.
+const inputField gqlschema.FieldKind = -1
+
 func fieldTarget(t *gqlschema.Type, name string) (target, bool) {
 	if t == nil {
 		return target{}, false
@@ -69,7 +72,7 @@ func fieldTarget(t *gqlschema.Type, name string) (target, bool) {
 	}
 	for _, iv := range t.InputFields {
 		if iv.Name == name {
-			return target{table: t.Table, column: iv.Column, kind: -1}, true
+			return target{table: t.Table, column: iv.Column, kind: inputField}, true
 		}
 	}
 	return target{}, false
@@ -362,13 +365,12 @@ func (e explainer) fieldChanged(c *Change) string {
 }
 
 func columnChanged(t *gqlschema.Table, oc, nc *gqlschema.Column, owner *gqlschema.Type) string {
-	rel := nc.SQL
 	if t == nil && owner != nil {
 		t = owner.Table
 	}
-	name := rel.Name
+	name := nc.SQL.Name
 	if t != nil {
-		name = qualified(t.Rel) + "." + rel.Name
+		name = qualified(t.Rel) + "." + nc.SQL.Name
 	}
 	switch {
 	case oc.SQL.FormatType != nc.SQL.FormatType:

@@ -86,4 +86,32 @@ func TestSchemaAndCheck(t *testing.T) {
 	if code, out := runCmd(t, append([]string{"check", "--snapshot", filepath.Join(work, "none")}, common...)...); code != 2 || !strings.Contains(out, "--update") {
 		t.Errorf("check without snapshots: %d %s", code, out)
 	}
+	// Two databases, before and after: every API role at once, each change naming its database object.
+	db := func(schema string) string {
+		u := pgtest.NewDB(t)
+		c, err := pgx.Connect(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		if err := dbsetup.Apply(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Exec(ctx, schema); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	before := db(`create table account (id serial primary key, email text, bio text)`)
+	after := db(`create table account (id serial primary key, email text); revoke update on account from authenticated`)
+	code, out = runCmd(t, "diff", before, after, "--workdir", work)
+	for _, role := range apiRoles {
+		if !strings.Contains(out, "BREAKING  ["+role+"] Field 'bio' was removed from object type 'account'\n            because: column public.account.bio dropped") {
+			t.Errorf("diff of two databases lacks bio dropped for %s", role)
+		}
+	}
+	if !strings.Contains(out, "[authenticated] Field 'updateaccountCollection' was removed from object type 'Mutation'\n            because: UPDATE revoked from authenticated on public.account") ||
+		strings.Contains(out, "[anon] Field 'updateaccountCollection'") || code != 1 {
+		t.Errorf("diff of two databases: %d\n%s", code, out)
+	}
 }

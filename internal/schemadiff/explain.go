@@ -127,10 +127,36 @@ func (e explainer) privilegeGone(t *gqlschema.Table, privilege string, other *gq
 	if other == nil {
 		return "table " + qualified(t.Rel)
 	}
-	if ot := findTable(other, t.Rel); ot == nil || ot.TypeName != t.TypeName {
+	ot := findTable(other, t.Rel)
+	if ot == nil || ot.TypeName != t.TypeName {
 		return e.tableGone(t, other)
 	}
+	if held(ot.Rel, privilege) {
+		return fmt.Sprintf("no column of %s left to %s (dropped, generated or identity)", qualified(t.Rel), strings.ToLower(privilege))
+	}
 	return fmt.Sprintf("%s revoked from %s on %s", privilege, other.Catalog.Role, qualified(t.Rel))
+}
+
+// held reports whether the role holds the privilege on the relation or on any of its columns.
+func held(r *reflect.Relation, privilege string) bool {
+	switch privilege {
+	case "DELETE":
+		return r.CanDelete
+	case "INSERT":
+		if r.CanInsert {
+			return true
+		}
+	case "UPDATE":
+		if r.CanUpdate {
+			return true
+		}
+	}
+	for _, c := range r.Columns {
+		if privilege == "INSERT" && c.CanInsert || privilege == "UPDATE" && c.CanUpdate {
+			return true
+		}
+	}
+	return false
 }
 
 func (e explainer) typeGone(t *gqlschema.Type, other *gqlschema.Schema) string {

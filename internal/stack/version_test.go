@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 
@@ -21,8 +20,6 @@ import (
 	"github.com/pgreflect/pgreflect/internal/stack"
 	"github.com/pgreflect/pgreflect/pgtest"
 )
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 const (
 	jwtSecret  = "stack-version-test-secret-of-32-characters-or-more"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
 )
@@ -56,7 +57,7 @@ func (s *Service) getGraphQLConfig(w http.ResponseWriter, r *http.Request) error
 }
 
 // patchGraphQLConfig changes the pinned version ({"version": "1.5"}) and applies it to this server at once;
-// other instances follow on their next start.
+// other instances follow through FollowGraphQLVersion.
 func (s *Service) patchGraphQLConfig(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Version *string `json:"version"`
@@ -79,4 +80,37 @@ func (s *Service) patchGraphQLConfig(w http.ResponseWriter, r *http.Request) err
 	}
 	writeJSON(w, http.StatusOK, graphqlVersionResponse(string(v)))
 	return nil
+}
+
+// FollowGraphQLVersion applies, through OnGraphQLVersion, the version another instance of the project pins
+// through the management API: it reads the pinned version every interval until ctx ends. current is the
+// version in effect when it starts. Reading a row is used rather than NOTIFY, which a transaction pooler or a
+// standby does not deliver.
+func (s *Service) FollowGraphQLVersion(ctx context.Context, current gqlschema.Version, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		stored, err := s.store.GraphQLVersion(ctx)
+		if err != nil || stored == "" || stored == string(current) {
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("read the pinned GraphQL version", "error", err)
+			}
+			continue
+		}
+		v, err := gqlschema.ParseVersion(stored)
+		if err != nil {
+			s.log.Warn("the pinned GraphQL version is not one this build knows; keeping "+string(current), "stored", stored)
+			current = gqlschema.Version(stored) // warn once per change
+			continue
+		}
+		current = v
+		if s.opts.OnGraphQLVersion != nil {
+			s.opts.OnGraphQLVersion(v)
+		}
+	}
 }

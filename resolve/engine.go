@@ -100,6 +100,9 @@ func (e *Engine) SetVersion(v gqlschema.Version) {
 	if v == "" {
 		v = gqlschema.NewestVersion
 	}
+	if old := e.version.Load(); old != nil && *old == v {
+		return // the schemas built are the right ones
+	}
 	e.version.Store(&v)
 	e.Invalidate()
 }

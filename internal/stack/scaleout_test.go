@@ -331,6 +331,19 @@ func TestTwoInstancesOnOneDatabase(t *testing.T) {
 		return ""
 	})
 
+	// So is the pinned pg_graphql version: 1.5 has no <x>ByPk fields.
+	status, patched = post(t, http.MethodPatch, a.URL+"/v1/projects/"+stacktest.ProjectRef+"/config/graphql", "",
+		stacktest.ManagementToken, map[string]any{"version": "1.5"})
+	if status != http.StatusOK || patched["installed_version"] != "1.5" {
+		t.Fatalf("PATCH config/graphql: %d %v", status, patched)
+	}
+	testenv.Eventually(t, time.Second, func() string {
+		if got := graphql(t, b, `{ noteByPk(id: 1) { body } }`); !strings.Contains(got, `Unknown field \"noteByPk\" on type Query`) {
+			return "the other instance still answers as 1.6: " + got
+		}
+		return ""
+	})
+
 	// So is a schema change.
 	if _, err := a.Admin.Exec(ctx, "alter table note add column title text"); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -179,9 +180,14 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		schemaPoll = SchemaPollInterval
 	}
 	var api *httpapi.Server // set before serving; the management API switches its engine's version
-	authHandler, managementHandler, pin, err := s.authRoutes(ctx, o, func(v gqlschema.Version) { api.SetGraphQLVersion(v) })
+	authSvc, err := s.authService(ctx, o, func(v gqlschema.Version) { api.SetGraphQLVersion(v) })
 	if err != nil {
 		return nil, err
+	}
+	var authHandler, managementHandler http.Handler
+	var pin func(context.Context, string) (gqlschema.Version, error)
+	if authSvc != nil {
+		authHandler, managementHandler, pin = authSvc.AuthHandler(), authSvc.ManagementHandler(), authSvc.PinGraphQLVersion
 	}
 	version, err := pinGraphQLVersion(ctx, o.Config.GraphQL.Version, pin)
 	if err != nil {
@@ -211,6 +217,13 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)
 	}
 	s.closers = append(s.closers, api.Close)
+	if authSvc != nil {
+		// Another instance may pin another version through the management API.
+		followCtx, stopFollowing := context.WithCancel(context.WithoutCancel(ctx))
+		var following sync.WaitGroup
+		following.Go(func() { authSvc.FollowGraphQLVersion(followCtx, version, GraphQLVersionPollInterval) })
+		s.closers = append(s.closers, func() { stopFollowing(); following.Wait() })
+	}
 	s.handler = api
 	return s, nil
 }
@@ -235,25 +248,27 @@ func pinGraphQLVersion(ctx context.Context, configured string, pin func(context.
 	return v, nil
 }
 
-// authRoutes returns the handlers mounted at /auth/v1/ and /v1/ (the management API), and the function that
-// pins the GraphQL version in the auth schema; without an AdminURL there are none (nil handlers are not
-// mounted).
-func (s *Stack) authRoutes(ctx context.Context, o Options, setVersion func(gqlschema.Version)) (authHandler, managementHandler http.Handler,
-	pin func(context.Context, string) (gqlschema.Version, error), err error) {
+// GraphQLVersionPollInterval is how often an instance reads the GraphQL version the project pins, so that a
+// change made through another instance's management API is in effect here within about a second.
+const GraphQLVersionPollInterval = 500 * time.Millisecond
+
+// authService starts the service of /auth/v1/ and of the management API (/v1/), which also pins the GraphQL
+// version in the auth schema; without an AdminURL there is none.
+func (s *Stack) authService(ctx context.Context, o Options, setVersion func(gqlschema.Version)) (*authapi.Service, error) {
 	if o.AdminURL == "" {
-		return nil, nil, nil, nil
+		return nil, nil
 	}
 	// The auth service runs a few short statements per sign-in: pgx's default size suits it.
 	pool, pooled, err := newPool(ctx, o.AdminURL, o.StatementMode, 0)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("auth database: %w", err)
+		return nil, fmt.Errorf("auth database: %w", err)
 	}
 	if pooled && o.StatementMode != StatementModeUnnamed { // the URL itself says so
 		s.log.Warn("the auth database URL goes through a pooler in transaction mode, where the auth migrations' session lock does not hold: give a direct connection or a pooler in session mode (docs/deploy.md)")
 	}
 	s.closers = append(s.closers, pool.Close)
 	if err := s.metrics.RegisterPool("auth", pool); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	svc, err := authapi.New(ctx, authapi.Options{
 		Pool:             pool,
@@ -269,10 +284,10 @@ func (s *Stack) authRoutes(ctx context.Context, o Options, setVersion func(gqlsc
 		OnGraphQLVersion: setVersion,
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("start the auth service: %w", err)
+		return nil, fmt.Errorf("start the auth service: %w", err)
 	}
 	s.closers = append(s.closers, svc.Close)
-	return svc.AuthHandler(), svc.ManagementHandler(), svc.PinGraphQLVersion, nil
+	return svc, nil
 }
 
 // newPool opens a pool of at most size connections (0: pgx's default) with the statement mode (see

@@ -10,13 +10,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/resolve"
+	"github.com/pgreflect/pgreflect/sdl"
 	"github.com/pgreflect/pgreflect/stacktest"
 )
 
@@ -43,7 +44,7 @@ type fixture struct {
 }
 
 // run serves the fixture, sends its requests in order (mutations change what later requests see) and compares
-// the answers and each caller's types and root fields with the golden files.
+// the answers and each caller's schema (SDL) with the golden files.
 func run(t *testing.T, f fixture) {
 	sql, err := os.ReadFile(filepath.Join(fixtureDir, f.name+".sql"))
 	if err != nil {
@@ -52,7 +53,7 @@ func run(t *testing.T, f fixture) {
 	s := stacktest.New(t, stacktest.Options{Schema: string(sql), AuthTables: f.authTables, SearchPath: f.searchPath})
 	var schema, answers bytes.Buffer
 	for _, caller := range f.schemaCallers {
-		fmt.Fprintf(&schema, "== %s\n%s\n", caller, schemaSummary(t, s, caller))
+		fmt.Fprintf(&schema, "== %s\n%s\n", caller, schemaSDL(t, s, caller))
 	}
 	for _, r := range f.requests {
 		status, body := post(t, s, r.caller, r.query, r.variables)
@@ -113,52 +114,19 @@ func post(t *testing.T, s *stacktest.Stack, caller, query, variables string) (in
 	return resp.StatusCode, strings.TrimSpace(string(got))
 }
 
-// schemaSummary lists, from introspection, the root fields and every type (kind and name) a caller sees.
-func schemaSummary(t *testing.T, s *stacktest.Stack, caller string) string {
+// schemaSDL is the schema a caller sees, as SDL printed from the standard introspection query's answer
+// (what graphql-codegen or graphql-inspector would read from the endpoint).
+func schemaSDL(t *testing.T, s *stacktest.Stack, caller string) string {
 	t.Helper()
-	status, body := post(t, s, caller, `{ __schema { queryType { fields { name } } mutationType { fields { name } } types { kind name } } }`, "")
-	var resp struct {
-		Data *struct {
-			Schema struct {
-				QueryType    *struct{ Fields []struct{ Name string } }
-				MutationType *struct{ Fields []struct{ Name string } }
-				Types        []struct{ Kind, Name string }
-			} `json:"__schema"`
-		}
-	}
-	if err := json.Unmarshal([]byte(body), &resp); err != nil || status != http.StatusOK || resp.Data == nil {
+	status, body := post(t, s, caller, resolve.IntrospectionQuery, "")
+	if status != http.StatusOK {
 		t.Fatalf("introspection as %s: %d %s", caller, status, body)
 	}
-	sc := resp.Data.Schema
-	var out strings.Builder
-	for _, root := range []struct {
-		name string
-		typ  *struct{ Fields []struct{ Name string } }
-	}{{"Query", sc.QueryType}, {"Mutation", sc.MutationType}} {
-		var names []string
-		if root.typ != nil {
-			for _, f := range root.typ.Fields {
-				names = append(names, f.Name)
-			}
-		}
-		sort.Strings(names)
-		fmt.Fprintf(&out, "%s:", root.name)
-		for _, n := range names {
-			fmt.Fprintf(&out, " %s", n)
-		}
-		out.WriteString("\n")
+	schema, err := sdl.FromIntrospection([]byte(body))
+	if err != nil {
+		t.Fatalf("introspection as %s: %v: %.300s", caller, err, body)
 	}
-	var types []string
-	for _, ty := range sc.Types {
-		if !strings.HasPrefix(ty.Name, "__") {
-			types = append(types, ty.Name+" "+ty.Kind)
-		}
-	}
-	sort.Strings(types)
-	for _, ty := range types {
-		fmt.Fprintf(&out, "  %s\n", ty)
-	}
-	return out.String()
+	return string(sdl.Print(schema))
 }
 
 func golden(t *testing.T, name string, got []byte) {

@@ -13,28 +13,34 @@ import (
 // refers to it. Types only these features use are added the first time a table asks for them.
 
 // addRelatedFilters adds a field per relationship to a table's filter: the related table's filter for a to-one
-// relationship, some/every/none over it for a to-many one. A name a column or an operator already takes stays
-// theirs.
+// relationship, some/every/none over it for a to-many one.
 func (b *builder) addRelatedFilters(t *Table, rels *tableRelationships, filter *Type) {
-	if !t.Features.Has(reflect.FeatureRelatedFilter) {
-		return
+	if t.Features.Has(reflect.FeatureRelatedFilter) {
+		addRelationshipInputs(filter, rels, "Filter", b.toManyFilter,
+			"Matches when the related `%s` record matches the filter", "Matches by the related `%s` records")
 	}
-	taken := inputNames(filter)
+}
+
+// addRelationshipInputs adds a field per relationship to a filter or order-by input: the related table's own
+// input of that kind (suffix) for a to-one relationship, toMany's input for a to-many one ("" when its name is
+// taken: no field then). A name a column or an operator already takes stays theirs. The descriptions take the
+// related type's name.
+func addRelationshipInputs(input *Type, rels *tableRelationships, suffix string, toMany func(*Table) string,
+	toOneDescription, toManyDescription string) {
+	taken := inputNames(input)
 	for _, f := range append(append([]*Field{}, rels.forward...), rels.reverse...) {
 		if taken[f.Name] {
 			continue
 		}
 		taken[f.Name] = true
-		ref := Named(f.Table.TypeName + "Filter")
-		desc := fmt.Sprintf("Matches when the related `%s` record matches the filter", f.Table.TypeName)
+		ref, desc := Named(f.Table.TypeName+suffix), fmt.Sprintf(toOneDescription, f.Table.TypeName)
 		if f.Kind == FieldToMany {
-			ref = Named(b.toManyFilter(f.Table))
-			desc = fmt.Sprintf("Matches by the related `%s` records", f.Table.TypeName)
+			ref, desc = Named(toMany(f.Table)), fmt.Sprintf(toManyDescription, f.Table.TypeName)
 		}
 		if ref.Name == "" {
 			continue
 		}
-		filter.InputFields = append(filter.InputFields, &InputValue{Name: f.Name, Description: str(desc), Type: ref,
+		input.InputFields = append(input.InputFields, &InputValue{Name: f.Name, Description: str(desc), Type: ref,
 			Relationship: f.Relationship})
 	}
 }
@@ -57,26 +63,9 @@ func (b *builder) toManyFilter(t *Table) string {
 // addRelatedOrders adds a field per relationship to a table's order-by input: the related table's order-by for
 // a to-one relationship, the count or an aggregate of a column for a to-many one.
 func (b *builder) addRelatedOrders(t *Table, rels *tableRelationships, orderBy *Type) {
-	if !t.Features.Has(reflect.FeatureRelatedOrder) {
-		return
-	}
-	taken := inputNames(orderBy)
-	for _, f := range append(append([]*Field{}, rels.forward...), rels.reverse...) {
-		if taken[f.Name] {
-			continue
-		}
-		taken[f.Name] = true
-		ref := Named(f.Table.TypeName + "OrderBy")
-		desc := fmt.Sprintf("Sorts by the related `%s` record", f.Table.TypeName)
-		if f.Kind == FieldToMany {
-			ref = Named(b.aggregateOrderBy(f.Table))
-			desc = fmt.Sprintf("Sorts by the count or an aggregate of the related `%s` records", f.Table.TypeName)
-		}
-		if ref.Name == "" {
-			continue
-		}
-		orderBy.InputFields = append(orderBy.InputFields, &InputValue{Name: f.Name, Description: str(desc), Type: ref,
-			Relationship: f.Relationship})
+	if t.Features.Has(reflect.FeatureRelatedOrder) {
+		addRelationshipInputs(orderBy, rels, "OrderBy", b.aggregateOrderBy, "Sorts by the related `%s` record",
+			"Sorts by the count or an aggregate of the related `%s` records")
 	}
 }
 

@@ -36,17 +36,30 @@ create function in_recovery() returns boolean stable language sql as 'select pg_
 // post sends body to url with the API key (and bearer token, when given) and decodes the JSON answer.
 func post(t *testing.T, method, url, key, token string, body any) (int, map[string]any) {
 	t.Helper()
+	status, out, raw, err := send(method, url, key, token, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out == nil {
+		t.Fatalf("%s %s: %d %s", method, url, status, raw)
+	}
+	return status, out
+}
+
+// send makes a request and decodes its JSON answer; out is nil when the answer is not a JSON object. It does
+// not fail the test, so that goroutines may call it.
+func send(method, url, key, token string, body any) (status int, out map[string]any, raw []byte, err error) {
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			t.Fatal(err)
+			return 0, nil, nil, err
 		}
 		r = bytes.NewReader(b)
 	}
 	req, err := http.NewRequest(method, url, r)
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if key != "" {
@@ -57,18 +70,16 @@ func post(t *testing.T, method, url, key, token string, body any) (int, map[stri
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
+	if raw, err = io.ReadAll(resp.Body); err != nil {
+		return resp.StatusCode, nil, nil, err
 	}
-	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, raw)
+	if json.Unmarshal(raw, &out) != nil {
+		out = nil
 	}
-	return resp.StatusCode, out
+	return resp.StatusCode, out, raw, nil
 }
 
 // graphql runs query on the stack as service_role and returns the answer's JSON text.
@@ -79,7 +90,8 @@ func graphql(t *testing.T, s *stacktest.Stack, query string) string {
 	return string(b)
 }
 
-// concurrently runs n requests at once (inserts and queries in turn) and returns the answers that have errors.
+// concurrently runs n requests at once (inserts and queries in turn) and returns the answers that have errors
+// or are not JSON.
 func concurrently(t *testing.T, s *stacktest.Stack, n int) []string {
 	t.Helper()
 	var mu sync.Mutex
@@ -91,11 +103,12 @@ func concurrently(t *testing.T, s *stacktest.Stack, n int) []string {
 			if i%2 == 0 {
 				q = fmt.Sprintf(`mutation { insertIntoNoteCollection(objects: [{body: "n%d"}]) { affectedCount } }`, i)
 			}
-			_, out := post(t, http.MethodPost, s.URL+"/graphql/v1", s.Service, "", map[string]any{"query": q})
-			if out["errors"] != nil || out["data"] == nil {
-				b, _ := json.Marshal(out)
+			// A wrong answer counts as a failure as much as an error does: behind a transaction pooler, named
+			// statements may run another client's statement, whose result is not even JSON.
+			_, out, raw, err := send(http.MethodPost, s.URL+"/graphql/v1", s.Service, "", map[string]any{"query": q})
+			if err != nil || out == nil || out["errors"] != nil || out["data"] == nil {
 				mu.Lock()
-				failed = append(failed, string(b))
+				failed = append(failed, fmt.Sprintf("%s %v", raw, err))
 				mu.Unlock()
 			}
 		})

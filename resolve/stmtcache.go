@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"math/rand/v2"
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -12,11 +13,16 @@ const statementCacheKey = "pgreflect.statements"
 const maxPreparedPerConn = 256
 
 // statementCache maps (role, SQL text) to the name the statement is prepared under on one connection. Names
-// are never reused, so a deallocation lost to an aborted pipeline leaves only an unused statement behind.
+// are never reused, so a deallocation lost to an aborted pipeline leaves only an unused statement behind, and
+// they are unique to the connection: behind a transaction pooler (where the unnamed mode belongs, but a
+// misconfigured server may still run this one) a backend may hold statements other clients prepared, and a
+// name of theirs taken for ours would run their statement. With unique names the worst is a statement that
+// does not exist, which runPipeline answers by preparing again.
 type statementCache struct {
-	names map[preparedKey]string
-	order []preparedKey // least recently prepared first
-	next  int
+	names  map[preparedKey]string
+	order  []preparedKey // least recently prepared first
+	prefix string
+	next   int
 }
 
 type preparedKey struct{ role, sql string }
@@ -28,15 +34,18 @@ func statementsOf(pc *pgconn.PgConn) *statementCache {
 	data := pc.CustomData()
 	c, ok := data[statementCacheKey].(*statementCache)
 	if !ok {
-		c = &statementCache{names: map[preparedKey]string{}}
+		c = &statementCache{names: map[preparedKey]string{}, prefix: "pgreflect_" + strconv.FormatUint(rand.Uint64(), 36) + "_"}
 		data[statementCacheKey] = c
 	}
 	return c
 }
 
 // forgetStatements drops the record of what is prepared, after the server lost its prepared statements
-// (DISCARD ALL, a pooler handing us another backend).
-func forgetStatements(pc *pgconn.PgConn) { delete(pc.CustomData(), statementCacheKey) }
+// (DISCARD ALL, a pooler handing us another backend); names stay unused.
+func forgetStatements(pc *pgconn.PgConn) {
+	c := statementsOf(pc)
+	c.names, c.order = map[preparedKey]string{}, nil
+}
 
 func (c *statementCache) lookup(role, sql string) (string, bool) {
 	name, ok := c.names[preparedKey{role, sql}]
@@ -45,7 +54,7 @@ func (c *statementCache) lookup(role, sql string) (string, bool) {
 
 func (c *statementCache) newName() string {
 	c.next++
-	return "pgreflect_" + strconv.Itoa(c.next)
+	return c.prefix + strconv.Itoa(c.next)
 }
 
 // add records a statement the server has prepared.

@@ -144,12 +144,52 @@ func TestBehindPgBouncerInTransactionMode(t *testing.T) {
 		return ""
 	})
 
-	// The control: named prepared statements, as a direct connection gets, do break behind this pooler, so
-	// the test above could fail.
-	prepared := stacktest.New(t, stacktest.Options{DatabaseURL: s.DatabaseURL, LoginURL: through, StatementMode: "prepared"})
-	if failed := concurrently(t, prepared, 60); len(failed) == 0 {
-		t.Fatal("named prepared statements all worked behind PgBouncer in transaction mode: is it really pooling transactions?")
+	// The control: the pooler really hands one client's transactions to different server sessions, so the
+	// requests above ran where a statement prepared in one transaction is gone in the next. Four clients
+	// keep both server sessions busy; at least one of them must land on both.
+	if !transactionsMoveBetweenBackends(t, bouncer.URL(t, s.DatabaseURL, "authenticator")) {
+		t.Fatal("every client stayed on one server session: is PgBouncer really pooling transactions?")
 	}
+	// And the prepared mode, which a misconfigured server could still run behind the pooler, never answers
+	// with another client's statement: its statement names are unique to each connection.
+	prepared := stacktest.New(t, stacktest.Options{DatabaseURL: s.DatabaseURL, LoginURL: through, StatementMode: "prepared"})
+	for _, f := range concurrently(t, prepared, 60) {
+		if !strings.Contains(f, `"errors"`) {
+			t.Errorf("a request in prepared mode behind the pooler answered neither data nor an error: %s", f)
+		}
+	}
+}
+
+// transactionsMoveBetweenBackends runs short transactions from four connections at once and reports whether a
+// connection saw more than one server backend.
+func transactionsMoveBetweenBackends(t *testing.T, url string) bool {
+	t.Helper()
+	ctx := context.Background()
+	var mu sync.Mutex
+	moved := false
+	var wg sync.WaitGroup
+	for range 4 {
+		conn, err := pgx.Connect(ctx, url+"&default_query_exec_mode=exec")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close(ctx) })
+		wg.Go(func() {
+			seen := map[int]bool{}
+			for range 50 {
+				var pid int
+				if err := conn.QueryRow(ctx, "select pg_backend_pid() from pg_sleep(0.001)").Scan(&pid); err != nil {
+					return
+				}
+				seen[pid] = true
+			}
+			mu.Lock()
+			moved = moved || len(seen) > 1
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return moved
 }
 
 // stackPollSlack covers the poll interval's phase and a loaded machine.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // This file is the catalogue of every message the engine sends to GraphQL clients; no other file of the
@@ -43,6 +45,62 @@ func errVariablesNotObject() error { return gqlError("variables must be an objec
 // (pg_graphql's prefix and layout).
 func errParseAt(line, col int, detail string) error {
 	return gqlError("query parse error: Parse error at %d:%d\n%s", line, col, detail)
+}
+
+// parseErrorDetail rephrases a gqlparser message ("Expected Name, found <EOF>", "Unexpected )") as the
+// "Unexpected …\nExpected …\n" lines that Rust's graphql-parser prints; at is the query text from the error
+// position on. The positions and expectation lists of the two parsers still differ in places
+// (docs/compatibility.md).
+func parseErrorDetail(msg string, at string) string {
+	if rest, ok := strings.CutPrefix(msg, "Expected "); ok {
+		if expected, found, ok := strings.Cut(rest, ", found "); ok {
+			if isPunctuator(expected) {
+				expected = "`" + expected + "`"
+			}
+			return "Unexpected " + parseToken(found, at) + "\nExpected " + expected + "\n"
+		}
+	}
+	if tok, ok := strings.CutPrefix(msg, "Unexpected "); ok {
+		return "Unexpected " + parseToken(tok, at) + "\n"
+	}
+	return msg + "\n"
+}
+
+// parseToken renders a gqlparser token description (`Name "where"`, `Name`, `)`, `<Invalid>`) the way
+// graphql-parser shows tokens, taking the token's text from at when gqlparser gives only its kind.
+func parseToken(tok string, at string) string {
+	switch {
+	case tok == "<EOF>":
+		return "end of input"
+	case tok == "<Invalid>" && at != "":
+		r, _ := utf8.DecodeRuneInString(at)
+		return fmt.Sprintf("`unexpected character %q`", r)
+	case isPunctuator(tok):
+		return "`" + tok + "[Punctuator]`"
+	case tok == "Name" || tok == "Int" || tok == "Float":
+		end := strings.IndexFunc(at, func(r rune) bool {
+			if tok != "Name" {
+				return !(unicode.IsDigit(r) || r == '-' || tok == "Float" && strings.ContainsRune(".eE+", r))
+			}
+			return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
+		})
+		if end < 0 {
+			end = len(at)
+		}
+		if end > 0 {
+			return "`" + at[:end] + "[" + tok + "]`"
+		}
+	}
+	for _, kind := range []string{"Name", "Int", "Float", "String", "BlockString"} {
+		if v, ok := strings.CutPrefix(tok, kind+" "); ok {
+			return "`" + strings.Trim(v, `"`) + "[" + kind + "]`"
+		}
+	}
+	return "`" + tok + "`"
+}
+
+func isPunctuator(tok string) bool {
+	return tok != "" && len(tok) <= 3 && strings.Trim(tok, "!$&()...:=@[]{|}") == ""
 }
 
 // emptyDocumentDetail is graphql-parser's detail for a document without definitions (pg_graphql).

@@ -102,3 +102,36 @@ func good(name, msg string) (error, error) {
 		t.Errorf("found:\n%s\nwant:\n%s", strings.Join(found, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// The parameterised constructors rebuild pg_graphql's texts from parts; these are the ones whose wording
+// changes between cases (a comma for one nodeId step, Rust's rendering of the String scalar, each meta type's
+// own phrasing), pinned to the contract's texts.
+func TestCatalogueRebuildsContractTexts(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{errNodeIDNotString(), "Invalid value passed to nodeId argument, Error 1"},
+		{errNodeIDDecode(10), "Invalid value passed to nodeId argument. Error 10"},
+		{errCursorDecode(3), "Failed to decode cursor, error 3"},
+		{errInvalidString(0), "Invalid input for String(None) type"},
+		{errInvalidString(8), "Invalid input for String(Some(8)) type"},
+		{errInvalidInput("NonNull"), "Invalid input for NonNull type"},
+		{errExtraArguments([]string{"unknown", "x\"y"}), `Input contains extra keys ["unknown", "x\"y"]`},
+		{errExtraInputKeys("AccountInsertInput", []string{"invalidKey"}), `Input for type AccountInsertInput contains extra keys ["invalidKey"]`},
+		{errMissingPrimaryKey([]string{"a", "b"}), "Missing primary key column(s): a, b"},
+		{errUnknownMutationField("delete"), "unknown field in delete"},
+		{errUnknownMetaFieldField("x"), "unknown field in __Field x"},
+		{errUnknownDirectiveField("x"), "unknown field x in __Directive"},
+		{errUnknownTypeField("x"), "unknown field on __Type: x"},
+		{errParseAt(1, 1, emptyDocumentDetail), "query parse error: Parse error at 1:1\nUnexpected end of input\nExpected `{`, `query`, `mutation`, `subscription` or `fragment`\n"},
+		{errInternal(""), "Internal server error"},
+		{errInternal("abc"), "Internal server error (request id abc)"},
+		{errPassThrough("100% done: %s"), "100% done: %s"},
+	}
+	for _, c := range cases {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
 )
@@ -21,7 +20,7 @@ func (r *request) coerce(v any, t *gqlschema.TypeRef) (any, error) { return r.co
 func (r *request) coerceMax(v any, t *gqlschema.TypeRef, maxLen int) (any, error) {
 	if t.Kind == gqlschema.NonNull {
 		if v == nil {
-			return nil, gqlError("Invalid input for NonNull type")
+			return nil, errInvalidInput("NonNull")
 		}
 		return r.coerceMax(v, t.OfType, maxLen)
 	}
@@ -45,7 +44,7 @@ func (r *request) coerceMax(v any, t *gqlschema.TypeRef, maxLen int) (any, error
 	}
 	named := r.schema.Types[t.Name]
 	if named == nil {
-		return nil, gqlError("Unknown type %s", t.Name)
+		return nil, errUnknownInputType(t.Name)
 	}
 	switch named.Kind {
 	case gqlschema.Enum:
@@ -53,7 +52,7 @@ func (r *request) coerceMax(v any, t *gqlschema.TypeRef, maxLen int) (any, error
 	case gqlschema.InputObject:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return nil, gqlError("Invalid input for %s type", named.Name)
+			return nil, errInvalidInput(named.Name)
 		}
 		var extra []string
 		for k := range obj {
@@ -63,7 +62,7 @@ func (r *request) coerceMax(v any, t *gqlschema.TypeRef, maxLen int) (any, error
 		}
 		if len(extra) > 0 {
 			sort.Strings(extra)
-			return nil, gqlError("Input for type %s contains extra keys %s", named.Name, rustList(extra))
+			return nil, errExtraInputKeys(named.Name, extra)
 		}
 		out := make(map[string]any, len(obj))
 		for _, f := range named.InputFields {
@@ -95,15 +94,6 @@ func inputField(t *gqlschema.Type, name string) *gqlschema.InputValue {
 	return nil
 }
 
-// rustList formats names as Rust's {:?} prints a Vec<String>: ["a", "b"].
-func rustList(names []string) string {
-	quoted := make([]string, len(names))
-	for i, n := range names {
-		quoted[i] = strconv.Quote(n)
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
-}
-
 func coerceEnum(v any, t *gqlschema.Type) (any, error) {
 	var name string
 	switch v := v.(type) {
@@ -112,7 +102,7 @@ func coerceEnum(v any, t *gqlschema.Type) (any, error) {
 	case string:
 		name = v
 	default:
-		return nil, gqlError("Invalid input for %s type", t.Name)
+		return nil, errInvalidInput(t.Name)
 	}
 	for _, ev := range t.EnumValues {
 		if ev.Name == name {
@@ -122,11 +112,11 @@ func coerceEnum(v any, t *gqlschema.Type) (any, error) {
 			return enumLiteral(ev.Name), nil
 		}
 	}
-	return nil, gqlError("Invalid input for %s type", t.Name)
+	return nil, errInvalidInput(t.Name)
 }
 
 func coerceScalar(v any, scalar string, maxLen int) (any, error) {
-	invalid := gqlError("Invalid input for %s type", scalar)
+	invalid := errInvalidInput(scalar)
 	switch scalar {
 	case "Int":
 		n, ok := v.(json.Number)
@@ -156,7 +146,7 @@ func coerceScalar(v any, scalar string, maxLen int) (any, error) {
 	case "BigFloat":
 		s, ok := v.(string)
 		if !ok {
-			return nil, gqlError("Invalid input for BigFloat type. String required")
+			return nil, errBigFloatNotString()
 		}
 		return s, nil
 	case "Boolean":
@@ -183,11 +173,8 @@ func coerceScalar(v any, scalar string, maxLen int) (any, error) {
 		return string(b), nil
 	case "String":
 		s, ok := v.(string)
-		switch {
-		case !ok && maxLen > 0:
-			return nil, gqlError("Invalid input for String(Some(%d)) type", maxLen)
-		case !ok:
-			return nil, gqlError("Invalid input for String(None) type")
+		if !ok {
+			return nil, errInvalidString(maxLen)
 		}
 		if err := checkLength(&s, maxLen); err != nil {
 			return nil, err
@@ -225,7 +212,7 @@ func sqlText(v any) *string {
 // checkLength enforces varchar(n) limits on input (pg_graphql counts bytes).
 func checkLength(v *string, max int) error {
 	if v != nil && max > 0 && len(*v) > max {
-		return gqlError("Invalid input for String type. Maximum character length %d", max)
+		return errStringTooLong(max)
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func compile(ctx context.Context, schema *gqlschema.Schema, limits Limits, req R
 	r := &request{schema: schema, doc: doc, op: op, variables: variables, limits: limits}
 	if op.Operation == ast.Mutation {
 		if schema.Mutation == nil {
-			return &compiled{response: dataNull(gqlError("Unknown type Mutation"))}
+			return &compiled{response: dataNull(errNoMutationType())}
 		}
 		stmts, plans, err := r.planMutation()
 		if err != nil {
@@ -57,7 +57,7 @@ func compile(ctx context.Context, schema *gqlschema.Schema, limits Limits, req R
 		return &compiled{response: errorsOnly(err)}
 	}
 	if len(roots) == 0 {
-		return &compiled{response: errorsOnly(gqlError("Selection set must not be empty"))}
+		return &compiled{response: errorsOnly(errEmptySelection())}
 	}
 	var plans []*rootPlan
 	var fieldErrors []error

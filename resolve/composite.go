@@ -13,7 +13,7 @@ func (r *request) compositeValue(sel *selection, c *gqlschema.Column) (*sqlgen.C
 		return nil, err
 	}
 	if len(children) == 0 {
-		return nil, gqlError("Field %s of type %s must have a selection of subfields", sel.Name, typ.Name)
+		return nil, errNoSubselection(sel.Name, typ.Name)
 	}
 	n := &sqlgen.Node{}
 	for _, child := range children {

@@ -3,11 +3,8 @@ package resolve
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -15,18 +12,6 @@ import (
 
 	"github.com/pgreflect/pgreflect/gqlschema"
 )
-
-// clientError is an error whose message goes to the client verbatim.
-type clientError struct{ msg string }
-
-func (e *clientError) Error() string { return e.msg }
-
-func gqlError(format string, args ...any) error {
-	if len(args) == 0 {
-		return &clientError{msg: format}
-	}
-	return &clientError{msg: fmt.Sprintf(format, args...)}
-}
 
 // request is one GraphQL request being resolved against one schema.
 type request struct {
@@ -77,11 +62,11 @@ func parse(query string, operationName string, rawVariables json.RawMessage) (*a
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return nil, nil, nil, gqlError("variables must be an object")
+			return nil, nil, nil, errVariablesNotObject()
 		}
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return nil, nil, nil, gqlError("variables must be an object")
+			return nil, nil, nil, errVariablesNotObject()
 		}
 		variables = obj
 	}
@@ -102,65 +87,9 @@ func parseError(query string, err error) error {
 		if len(ge.Locations) > 0 {
 			line, col = ge.Locations[0].Line, ge.Locations[0].Column
 		}
-		return gqlError("query parse error: Parse error at %d:%d\n%s", line, col, parseErrorDetail(ge.Message, textAt(query, line, col)))
+		return errParseAt(line, col, parseErrorDetail(ge.Message, textAt(query, line, col)))
 	}
-	return gqlError("query parse error: %s", err.Error())
-}
-
-// parseErrorDetail rephrases a gqlparser message ("Expected Name, found <EOF>", "Unexpected )") as the
-// "Unexpected …\nExpected …\n" lines that Rust's graphql-parser prints; at is the query text from the error
-// position on. The positions and expectation lists of the two parsers still differ in places
-// (docs/compatibility.md).
-func parseErrorDetail(msg string, at string) string {
-	if rest, ok := strings.CutPrefix(msg, "Expected "); ok {
-		if expected, found, ok := strings.Cut(rest, ", found "); ok {
-			if isPunctuator(expected) {
-				expected = "`" + expected + "`"
-			}
-			return "Unexpected " + parseToken(found, at) + "\nExpected " + expected + "\n"
-		}
-	}
-	if tok, ok := strings.CutPrefix(msg, "Unexpected "); ok {
-		return "Unexpected " + parseToken(tok, at) + "\n"
-	}
-	return msg + "\n"
-}
-
-// parseToken renders a gqlparser token description (`Name "where"`, `Name`, `)`, `<Invalid>`) the way
-// graphql-parser shows tokens, taking the token's text from at when gqlparser gives only its kind.
-func parseToken(tok string, at string) string {
-	switch {
-	case tok == "<EOF>":
-		return "end of input"
-	case tok == "<Invalid>" && at != "":
-		r, _ := utf8.DecodeRuneInString(at)
-		return fmt.Sprintf("`unexpected character %q`", r)
-	case isPunctuator(tok):
-		return "`" + tok + "[Punctuator]`"
-	case tok == "Name" || tok == "Int" || tok == "Float":
-		end := strings.IndexFunc(at, func(r rune) bool {
-			if tok != "Name" {
-				return !(unicode.IsDigit(r) || r == '-' || tok == "Float" && strings.ContainsRune(".eE+", r))
-			}
-			return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
-		})
-		if end < 0 {
-			end = len(at)
-		}
-		if end > 0 {
-			return "`" + at[:end] + "[" + tok + "]`"
-		}
-	}
-	for _, kind := range []string{"Name", "Int", "Float", "String", "BlockString"} {
-		if v, ok := strings.CutPrefix(tok, kind+" "); ok {
-			return "`" + strings.Trim(v, `"`) + "[" + kind + "]`"
-		}
-	}
-	return "`" + tok + "`"
-}
-
-func isPunctuator(tok string) bool {
-	return tok != "" && len(tok) <= 3 && strings.Trim(tok, "!$&()...:=@[]{|}") == ""
+	return errParse(err)
 }
 
 // textAt is the query text from a 1-based line and column on ("" past the end).
@@ -189,7 +118,7 @@ func emptyDocumentError(query string) error {
 			col++
 		}
 	}
-	return gqlError("query parse error: Parse error at %d:%d\nUnexpected end of input\nExpected `{`, `query`, `mutation`, `subscription` or `fragment`\n", line, col)
+	return errParseAt(line, col, emptyDocumentDetail)
 }
 
 func selectOperation(doc *ast.QueryDocument, name string) (*ast.OperationDefinition, error) {
@@ -197,10 +126,10 @@ func selectOperation(doc *ast.QueryDocument, name string) (*ast.OperationDefinit
 	seen := map[string]bool{}
 	for _, op := range ops {
 		if op.Name == "" && len(ops) > 1 {
-			return nil, gqlError("Anonymous operations must be the only defined operation")
+			return nil, errAnonymousNotAlone()
 		}
 		if op.Name != "" && seen[op.Name] {
-			return nil, gqlError("Operation names must be unique")
+			return nil, errDuplicateOperationName()
 		}
 		seen[op.Name] = true
 	}
@@ -212,10 +141,10 @@ func selectOperation(doc *ast.QueryDocument, name string) (*ast.OperationDefinit
 		chosen = ops.ForName(name)
 	}
 	if chosen == nil {
-		return nil, gqlError("Operation not found")
+		return nil, errOperationNotFound()
 	}
 	if chosen.Operation == ast.Subscription {
-		return nil, gqlError("Subscriptions are not supported")
+		return nil, errSubscription()
 	}
 	return chosen, nil
 }
@@ -236,12 +165,12 @@ func checkFragmentCycles(doc *ast.QueryDocument) error {
 	visitFragment = func(name string, depth int) error {
 		switch state[name] {
 		case active:
-			return gqlError("Found a cycle between fragments")
+			return errFragmentCycle()
 		case finished:
 			return nil
 		}
 		if depth > maxFragmentDepth {
-			return gqlError("Fragment cycle depth is greater than %d", maxFragmentDepth)
+			return errFragmentDepth(maxFragmentDepth)
 		}
 		f := doc.Fragments.ForName(name)
 		if f == nil {
@@ -338,10 +267,10 @@ func (r *request) collectInto(set ast.SelectionSet, typeName string, out *[]*sel
 			if prev, ok := byKey[key]; ok {
 				if prev.Name != s.Name {
 					// pg_graphql names the later field first.
-					return gqlError("Fields `%s` and `%s` are different", s.Name, prev.Name)
+					return errFieldsDiffer(s.Name, prev.Name)
 				}
 				if !sameArguments(prev.Field.Arguments, s.Arguments) {
-					return gqlError("Two fields named `%s` have different arguments", key)
+					return errFieldArgsDiffer(key)
 				}
 				prev.sets = append(prev.sets, s.SelectionSet)
 				continue
@@ -359,7 +288,7 @@ func (r *request) collectInto(set ast.SelectionSet, typeName string, out *[]*sel
 		case *ast.FragmentSpread:
 			f := r.doc.Fragments.ForName(s.Name)
 			if f == nil || f.TypeCondition != typeName {
-				return gqlError("no fragment named %s on type %s", s.Name, typeName)
+				return errNoFragment(s.Name, typeName)
 			}
 			if c.visited[s.Name] {
 				continue
@@ -406,14 +335,14 @@ func sameArguments(a, b ast.ArgumentList) bool {
 func (r *request) included(directives ast.DirectiveList) (bool, error) {
 	for _, d := range directives {
 		if d.Name != "skip" && d.Name != "include" {
-			return false, gqlError("Unknown directive %s", d.Name)
+			return false, errUnknownDirective(d.Name)
 		}
 		if len(d.Arguments) != 1 {
-			return false, gqlError("Incorrect arguments to directive @%s", d.Name)
+			return false, errDirectiveArguments(d.Name)
 		}
 		arg := d.Arguments[0]
 		if arg.Name != "if" {
-			return false, gqlError("Unknown argument to @%s: %s", d.Name, arg.Name)
+			return false, errDirectiveArgument(d.Name, arg.Name)
 		}
 		v, err := r.value(arg.Value)
 		if err != nil {
@@ -421,7 +350,7 @@ func (r *request) included(directives ast.DirectiveList) (bool, error) {
 		}
 		b, ok := v.(bool)
 		if !ok {
-			return false, gqlError(`Value for "if" in @%s directive is required`, d.Name)
+			return false, errDirectiveIf(d.Name)
 		}
 		if (d.Name == "skip") == b {
 			return false, nil
@@ -458,7 +387,7 @@ func (r *request) value(v *ast.Value) (any, error) {
 		return absent, nil
 	case ast.IntValue:
 		if _, err := strconv.ParseInt(v.Raw, 10, 64); err != nil {
-			return nil, gqlError("Invalid Int input")
+			return nil, errIntLiteral()
 		}
 		return json.Number(v.Raw), nil
 	case ast.FloatValue:
@@ -497,7 +426,7 @@ func (r *request) value(v *ast.Value) (any, error) {
 		}
 		return out, nil
 	}
-	return nil, gqlError("Invalid input")
+	return nil, errInvalidLiteral()
 }
 
 // enumLiteral is an unquoted enum value in a document; strings are accepted for enums too.

@@ -34,10 +34,7 @@ func (e *Engine) internal(ctx context.Context, err error) error {
 	} else {
 		e.opts.Logger.ErrorContext(ctx, "graphql: internal error", "request_id", id, "err", err)
 	}
-	if id == "" {
-		return gqlError("Internal server error")
-	}
-	return gqlError("Internal server error (request id %s)", id)
+	return errInternal(id)
 }
 
 // databaseError answers a failed statement: Postgres' own message verbatim, as pg_graphql passes it on (it is
@@ -46,9 +43,9 @@ func (e *Engine) databaseError(ctx context.Context, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		if msg, ok := sqlgen.TooManyFailure(pgErr.Code, pgErr.Message); ok {
-			return gqlError("%s", msg)
+			return errPassThrough(msg)
 		}
-		return gqlError("%s", pgErr.Message)
+		return errPassThrough(pgErr.Message)
 	}
 	return e.internal(ctx, err)
 }
@@ -61,15 +58,15 @@ func (e *Engine) schemaFailure(ctx context.Context, req Request, err error) []by
 	}
 	var je *reflect.DirectiveJSONError
 	if errors.As(err, &je) {
-		return dataNull(gqlError("%s", je.Error()))
+		return dataNull(errPassThrough(je.Error()))
 	}
 	var de *reflect.DirectiveError
 	if errors.As(err, &de) {
-		return errorsOnly(gqlError("%s", de.Error()))
+		return errorsOnly(errPassThrough(de.Error()))
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return errorsOnly(gqlError("%s", pgErr.Message))
+		return errorsOnly(errPassThrough(pgErr.Message))
 	}
 	return errorsOnly(e.internal(ctx, err))
 }

@@ -108,14 +108,14 @@ func columnFilter(ops map[string]any, c *gqlschema.Column) ([]sqlgen.Expr, error
 			case enumLiteral("NOT_NULL"):
 				out = append(out, sqlgen.IsNull{Column: name, Negate: true})
 			default:
-				return nil, gqlError("Error transpiling Is filter value type")
+				return nil, errIsFilterValue()
 			}
 			continue
 		}
 		if c.Type.Array {
 			sqlOp, ok := listOps[op]
 			if !ok {
-				return nil, gqlError("Invalid filter operation: %s", op)
+				return nil, errFilterOperation(op)
 			}
 			if v == nil {
 				out = append(out, sqlgen.Compare{Column: name, Op: sqlOp, Cast: cast})
@@ -142,7 +142,7 @@ func columnFilter(ops map[string]any, c *gqlschema.Column) ([]sqlgen.Expr, error
 		}
 		sqlOp, ok := scalarOps[op]
 		if !ok {
-			return nil, gqlError("Invalid filter operation: %s", op)
+			return nil, errFilterOperation(op)
 		}
 		text := sqlText(v)
 		if err := checkLength(text, c.Type.MaxLength); err != nil {

@@ -57,7 +57,7 @@ func (r *request) resolveSchema(sel *selection) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return introObject(subs, "unknown field in __Schema: %s", func(s *selection) (any, bool, error) {
+	return introObject(subs, errUnknownSchemaField, func(s *selection) (any, bool, error) {
 		switch s.Name {
 		case "description":
 			return introSchemaDescription, true, nil
@@ -76,7 +76,7 @@ func (r *request) resolveSchema(sel *selection) (any, error) {
 		case "subscriptionType":
 			return nil, true, nil
 		case "directives":
-			v, err := introList(in, s, "__Directive", "unknown field %s in __Directive", metaDirectives, in.directiveField)
+			v, err := introList(in, s, "__Directive", errUnknownDirectiveField, metaDirectives, in.directiveField)
 			return v, true, err
 		case "__typename":
 			return "__schema", true, nil // pg_graphql answers the root field's name here
@@ -92,19 +92,19 @@ func (r *request) resolveType(sel *selection) (any, error) {
 	// fails its internal check.
 	arg := sel.Args["name"]
 	if arg == nil {
-		return nil, gqlError("Internal Error: failed to parse validated name")
+		return nil, errTypeNameMissing()
 	}
 	name, ok := arg.(string)
 	if !ok {
-		return nil, gqlError("no name found for __type")
+		return nil, errTypeNameNotString()
 	}
 	return newIntrospector(r).typeValue(sel, gqlschema.Named(name))
 }
 
 // introObject builds one meta object from its selected fields. field answers one of them and reports false
 // for a field the meta type does not have, which fails the whole root field with pg_graphql's message for
-// that meta type (unknown, a format with the field's name).
-func introObject(subs []*selection, unknown string, field func(s *selection) (any, bool, error)) (map[string]any, error) {
+// that meta type (unknown, given the field's name).
+func introObject(subs []*selection, unknown func(field string) error, field func(s *selection) (any, bool, error)) (map[string]any, error) {
 	out := make(map[string]any, len(subs))
 	for _, s := range subs {
 		v, ok, err := field(s)
@@ -112,7 +112,7 @@ func introObject(subs []*selection, unknown string, field func(s *selection) (an
 			return nil, err
 		}
 		if !ok {
-			return nil, gqlError(unknown, s.Name)
+			return nil, unknown(s.Name)
 		}
 		out[s.Key] = v
 	}
@@ -120,7 +120,7 @@ func introObject(subs []*selection, unknown string, field func(s *selection) (an
 }
 
 // introList resolves sel as a list of meta objects of the named meta type, one per item.
-func introList[T any](in *introspector, sel *selection, typeName, unknown string, items []T,
+func introList[T any](in *introspector, sel *selection, typeName string, unknown func(field string) error, items []T,
 	field func(s *selection, item T) (any, bool, error)) (any, error) {
 	subs, err := in.collect(sel, typeName)
 	if err != nil {
@@ -211,10 +211,8 @@ func (in *introspector) typeList(sel *selection, names []string) (any, error) {
 			refs = append(refs, gqlschema.Named(name))
 		}
 	}
-	return introList(in, sel, "__Type", introUnknownType, refs, in.typeField)
+	return introList(in, sel, "__Type", errUnknownTypeField, refs, in.typeField)
 }
-
-const introUnknownType = "unknown field on __Type: %s"
 
 // typeValue resolves a __Type selection for ref, a named type or a LIST / NON_NULL wrapper; null for a
 // named type introspection does not show.
@@ -226,7 +224,7 @@ func (in *introspector) typeValue(sel *selection, ref *gqlschema.TypeRef) (any, 
 	if err != nil {
 		return nil, err
 	}
-	return introObject(subs, introUnknownType, func(s *selection) (any, bool, error) { return in.typeField(s, ref) })
+	return introObject(subs, errUnknownTypeField, func(s *selection) (any, bool, error) { return in.typeField(s, ref) })
 }
 
 // typeField answers one field of __Type for ref, which typeList and typeValue have checked is shown.
@@ -254,7 +252,7 @@ func (in *introspector) typeField(s *selection, ref *gqlschema.TypeRef) (any, bo
 		}
 	case "fields":
 		if t != nil && (t.Kind == gqlschema.Object || t.Kind == gqlschema.Interface) {
-			v, err = introList(in, s, "__Field", "unknown field in __Field %s", in.fields(t), in.fieldField)
+			v, err = introList(in, s, "__Field", errUnknownMetaFieldField, in.fields(t), in.fieldField)
 		}
 	case "interfaces":
 		// pg_graphql answers [] rather than null, for every kind (GraphiQL breaks on null)
@@ -273,7 +271,7 @@ func (in *introspector) typeField(s *selection, ref *gqlschema.TypeRef) (any, bo
 		if t != nil && t.Kind == gqlschema.Enum {
 			values = t.EnumValues
 		}
-		v, err = introList(in, s, "__EnumValue", "unknown field in __EnumValue: %s", values, introEnumValueField)
+		v, err = introList(in, s, "__EnumValue", errUnknownEnumValueField, values, introEnumValueField)
 	case "inputFields":
 		if t != nil && t.Kind == gqlschema.InputObject {
 			v, err = in.inputValueList(s, t.InputFields)
@@ -324,7 +322,7 @@ func (in *introspector) inputValueList(sel *selection, ivs []*gqlschema.InputVal
 			shown = append(shown, iv)
 		}
 	}
-	return introList(in, sel, "__InputValue", "unknown field in __InputValue: %s", shown, in.inputValueField)
+	return introList(in, sel, "__InputValue", errUnknownInputValueField, shown, in.inputValueField)
 }
 
 func (in *introspector) inputValueField(s *selection, iv *gqlschema.InputValue) (any, bool, error) {

@@ -67,13 +67,13 @@ func (l Limits) checkDocument(doc *ast.QueryDocument, op *ast.OperationDefinitio
 	s := m.level(op.SelectionSet)
 	switch {
 	case m.budget == 0:
-		return gqlError("Query is too complex: spreading its fragments takes more than %d steps", saturatingMul(l.MaxFields, workPerField))
+		return errTooComplex(saturatingMul(l.MaxFields, workPerField))
 	case l.MaxFields > 0 && s.fields > l.MaxFields:
-		return gqlError("Query selects more than %d fields after fragments are spread", l.MaxFields)
+		return errTooManyFields(l.MaxFields)
 	case l.MaxDepth > 0 && s.depth > l.MaxDepth:
-		return gqlError("Query is nested more than %d levels deep", l.MaxDepth)
+		return errTooDeep(l.MaxDepth)
 	case l.MaxAliases > 0 && s.aliases > l.MaxAliases:
-		return gqlError("Query uses more than %d aliases", l.MaxAliases)
+		return errTooManyAliases(l.MaxAliases)
 	}
 	return nil
 }
@@ -83,7 +83,7 @@ func (l Limits) checkDocument(doc *ast.QueryDocument, op *ast.OperationDefinitio
 func (l Limits) checkParameters(n int) error {
 	l = l.withDefaults()
 	if n > l.MaxParameters {
-		return gqlError("Query needs %d parameters in one statement; the limit is %d", n, l.MaxParameters)
+		return errTooManyParameters(n, l.MaxParameters)
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ func (r *request) planMutation() ([]statement, []*rootPlan, error) {
 		return nil, nil, err
 	}
 	if len(roots) == 0 {
-		return nil, nil, gqlError("Selection set must not be empty")
+		return nil, nil, errEmptySelection()
 	}
 	var stmts []statement
 	var plans []*rootPlan
@@ -30,7 +30,7 @@ func (r *request) planMutation() ([]statement, []*rootPlan, error) {
 		}
 		f := findField(r.schema.Mutation, sel.Name)
 		if f == nil {
-			return nil, nil, gqlError(`Unknown field "%s" on type Mutation`, sel.Name)
+			return nil, nil, errUnknownField(sel.Name, "Mutation")
 		}
 		var st sqlgen.Statement
 		switch f.Kind {
@@ -47,7 +47,7 @@ func (r *request) planMutation() ([]statement, []*rootPlan, error) {
 			}
 			st = sqlgen.Query([]sqlgen.RootField{{Connection: nf.Connection, Record: nf.Record, Scalar: nf.Scalar}})
 		default:
-			return nil, nil, gqlError(`Unknown field "%s" on type Mutation`, sel.Name)
+			return nil, nil, errUnknownField(sel.Name, "Mutation")
 		}
 		if err := r.limits.checkParameters(len(st.Args)); err != nil {
 			return nil, nil, err
@@ -71,16 +71,16 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 			m.Returning = append(m.Returning, c.SQL.Name)
 		}
 	}
-	var responseName, unknown string
+	var responseName, op string
 	switch f.Kind {
 	case gqlschema.FieldInsert:
-		responseName, unknown = t.TypeName+"InsertResponse", "unknown field in insert"
+		responseName, op = t.TypeName+"InsertResponse", "insert"
 		if err := r.insert(m, t, args); err != nil {
 			return nil, err
 		}
 	case gqlschema.FieldUpdate:
-		responseName, unknown = t.TypeName+"UpdateResponse", "unknown field in update"
-		m.TooMany = "update impacts too many records"
+		responseName, op = t.TypeName+"UpdateResponse", "update"
+		m.TooMany = updateTooMany
 		if pkReadable(t) {
 			m.PK = pkNames(t)
 		}
@@ -98,11 +98,11 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 			m.Set = append(m.Set, sqlgen.Assignment{Column: in.Column.SQL.Name, Value: val})
 		}
 		if len(m.Set) == 0 {
-			return nil, gqlError("At least one mapping must be provided to set argument")
+			return nil, errNoMappings()
 		}
 	case gqlschema.FieldDelete:
-		responseName, unknown = t.TypeName+"DeleteResponse", "unknown field in delete"
-		m.TooMany = "delete impacts too many records"
+		responseName, op = t.TypeName+"DeleteResponse", "delete"
+		m.TooMany = deleteTooMany
 		m.Delete = true
 		// Locking first selects FOR UPDATE, which needs UPDATE privilege and applies UPDATE policies; only on
 		// a table without row level security, for a role that may update it, does it find the delete's rows.
@@ -117,7 +117,7 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 		}
 		n, err := strconv.Atoi(string(atMost))
 		if err != nil {
-			return nil, gqlError("Invalid input for Int type")
+			return nil, errInvalidInput("Int")
 		}
 		m.AtMost = n
 		if fv, ok := args["filter"].(map[string]any); ok {
@@ -144,7 +144,7 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 			}
 			mf.Records = n
 		default:
-			return nil, gqlError("%s", unknown)
+			return nil, errUnknownMutationField(op)
 		}
 		m.Fields = append(m.Fields, mf)
 	}
@@ -155,7 +155,7 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 func (r *request) insertRows(m *sqlgen.Mutation, t *gqlschema.Table, objects any) error {
 	rows, _ := objects.([]any)
 	if len(rows) == 0 {
-		return gqlError("At least one record must be provided to objects")
+		return errNoRecords()
 	}
 	input := r.schema.Types[t.TypeName+"InsertInput"]
 	var cols []*gqlschema.InputValue

@@ -23,7 +23,7 @@ func (r *request) insert(m *sqlgen.Mutation, t *gqlschema.Table, args map[string
 		return err
 	}
 	if args["onConflict"] != nil {
-		return gqlError("onConflict cannot be combined with nested inserts")
+		return errNestedOnConflict()
 	}
 	budget := maxNestedObjects
 	for _, row := range rows {
@@ -57,14 +57,14 @@ func writesRelated(input *gqlschema.Type, rows []any) bool {
 // write.
 func (r *request) insertObject(obj map[string]any, t *gqlschema.Table, filled map[string]bool, budget *int) (*sqlgen.InsertObject, error) {
 	if *budget--; *budget < 0 {
-		return nil, gqlError("A nested insert may write at most %d records", maxNestedObjects)
+		return nil, errNestedTooMany(maxNestedObjects)
 	}
 	input := r.schema.Types[t.TypeName+"InsertInput"]
 	o := &sqlgen.InsertObject{Relation: *relationOf(t)}
 	claim := func(field string, cols []string) error {
 		for _, c := range cols {
 			if filled[c] {
-				return gqlError("Input for type %s sets column %s twice (%s fills it)", input.Name, c, field)
+				return errNestedColumnTwice(input.Name, c, field)
 			}
 			filled[c] = true
 		}
@@ -113,7 +113,7 @@ func (r *request) insertObject(obj map[string]any, t *gqlschema.Table, filled ma
 			continue
 		}
 		if filled[in.Column.SQL.Name] {
-			return nil, gqlError("Input for type %s sets column %s, which its relationship fills", input.Name, in.Name)
+			return nil, errNestedColumnFilled(input.Name, in.Name)
 		}
 		val, err := writeValue(v, in.Column)
 		if err != nil {

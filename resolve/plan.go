@@ -27,9 +27,9 @@ const (
 
 func unknownField(style unknownFieldStyle, field, typeName string) error {
 	if style == quotedDouble {
-		return gqlError(`Unknown field "%s" on type %s`, field, typeName)
+		return errUnknownField(field, typeName)
 	}
-	return gqlError(`Unknown field '%s' on type '%s'`, field, typeName)
+	return errUnknownNodeField(field, typeName)
 }
 
 // noArguments rejects arguments on fields that take none.
@@ -41,7 +41,7 @@ func noArguments(sel *selection) error {
 	for i, a := range sel.Field.Arguments {
 		names[i] = a.Name
 	}
-	return gqlError("Input contains extra keys %s", rustList(names))
+	return errExtraArguments(names)
 }
 
 // fieldArgs coerces a field's arguments against its declared arguments, rejecting unknown ones.
@@ -53,14 +53,14 @@ func (r *request) fieldArgs(sel *selection, f *gqlschema.Field) (map[string]any,
 		}
 	}
 	if len(extra) > 0 {
-		return nil, gqlError("Input contains extra keys %s", rustList(extra))
+		return nil, errExtraArguments(extra)
 	}
 	out := map[string]any{}
 	for _, a := range f.Args {
 		v, present := sel.Args[a.Name]
 		if !present {
 			if a.Type.Kind == gqlschema.NonNull && a.DefaultValue == nil {
-				return nil, gqlError("Invalid input for NonNull type")
+				return nil, errInvalidInput("NonNull")
 			}
 			continue
 		}
@@ -235,7 +235,7 @@ func unsigned(args map[string]any, name string) (int, bool, error) {
 	}
 	n, err := strconv.Atoi(string(v.(json.Number)))
 	if err != nil || n < 0 {
-		return 0, false, gqlError("`%s` must be an unsigned integer", name)
+		return 0, false, errNotUnsigned(name)
 	}
 	return n, true, nil
 }
@@ -258,15 +258,15 @@ func (r *request) connectionWithArgs(sel *selection, f *gqlschema.Field, args ma
 	before, hasBefore := args["before"].(string)
 	switch {
 	case hasFirst && hasLast:
-		return nil, gqlError(`only one of "first" and "last" may be provided`)
+		return nil, errFirstAndLast()
 	case hasBefore && hasAfter:
-		return nil, gqlError(`only one of "before" and "after" may be provided`)
+		return nil, errBeforeAndAfter()
 	case hasFirst && hasBefore:
-		return nil, gqlError(`"first" may only be used with "after"`)
+		return nil, errFirstWithBefore()
 	case hasLast && hasAfter:
-		return nil, gqlError(`"last" may only be used with "before"`)
+		return nil, errLastWithAfter()
 	case hasOffset && (hasLast || hasBefore):
-		return nil, gqlError(`"offset" may only be used with "first" and "after"`)
+		return nil, errOffsetBackwards()
 	}
 	c := &sqlgen.Connection{Source: src, Join: join, Offset: offset, Backward: hasLast || hasBefore}
 	c.Limit = t.MaxRows
@@ -296,7 +296,7 @@ func (r *request) connectionWithArgs(sel *selection, f *gqlschema.Field, args ma
 			return nil, err
 		}
 		if len(c.Cursor) > len(c.Order) {
-			return nil, gqlError("orderBy clause incompatible with pagination cursor")
+			return nil, errCursorOrderBy()
 		}
 	}
 	if c.Fields, err = r.connectionFields(sel, t); err != nil {
@@ -401,20 +401,20 @@ func columnByField(t *gqlschema.Table, field string) *gqlschema.Column {
 func decodeCursor(s string) ([]*string, error) {
 	raw, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return nil, gqlError("Failed to decode cursor, error 1")
+		return nil, errCursorDecode(1)
 	}
 	if !utf8.Valid(raw) {
-		return nil, gqlError("Failed to decode cursor, error 2")
+		return nil, errCursorDecode(2)
 	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil || !atEOF(dec) {
-		return nil, gqlError("Failed to decode cursor, error 3")
+		return nil, errCursorDecode(3)
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, gqlError("Failed to decode cursor, error 4")
+		return nil, errCursorDecode(4)
 	}
 	out := make([]*string, len(list))
 	for i, e := range list {
@@ -469,12 +469,12 @@ func (r *request) connectionFields(sel *selection, t *gqlschema.Table) ([]sqlgen
 			cf.PageInfo = pi
 		case "totalCount":
 			if findField(connType, "totalCount") == nil {
-				return nil, gqlError("unknown field in connection")
+				return nil, errUnknownConnectionField()
 			}
 			cf.TotalCount = true
 		case "aggregate":
 			if findField(connType, "aggregate") == nil {
-				return nil, gqlError("enable the aggregate directive to use aggregates")
+				return nil, errAggregateDisabled()
 			}
 			agg, err := r.aggregate(c, t)
 			if err != nil {
@@ -482,7 +482,7 @@ func (r *request) connectionFields(sel *selection, t *gqlschema.Table) ([]sqlgen
 			}
 			cf.Aggregate = agg
 		default:
-			return nil, gqlError("unknown field in connection")
+			return nil, errUnknownConnectionField()
 		}
 		out = append(out, cf)
 	}
@@ -509,7 +509,7 @@ func (r *request) edges(sel *selection, t *gqlschema.Table) (*sqlgen.Edges, erro
 			}
 			ef.Node = n
 		default:
-			return nil, gqlError("unknown field in edge")
+			return nil, errUnknownEdgeField()
 		}
 		e.Fields = append(e.Fields, ef)
 	}
@@ -536,7 +536,7 @@ func (r *request) pageInfo(sel *selection) ([]sqlgen.PageInfoField, error) {
 		case "hasPreviousPage":
 			pf.Kind = sqlgen.PageHasPrevious
 		default:
-			return nil, gqlError("unknown field in pageInfo")
+			return nil, errUnknownPageInfoField()
 		}
 		out = append(out, pf)
 	}
@@ -573,13 +573,13 @@ func (r *request) aggregate(sel *selection, t *gqlschema.Table) ([]sqlgen.Aggreg
 				}
 				gf := findField(groupType, cc.Name)
 				if gf == nil {
-					return nil, gqlError(`Unknown or invalid field "%s" selected on type "%s"`, cc.Name, groupType.Name)
+					return nil, errUnknownAggregateColumn(cc.Name, groupType.Name)
 				}
 				af.Columns = append(af.Columns, sqlgen.AggregateColumn{Key: cc.Key, Column: gf.Column.SQL.Name,
 					Boolean: gf.Column.Type.Scalar == "Boolean"})
 			}
 		default:
-			return nil, gqlError(`Unknown field "%s" selected on type "%s"`, c.Name, aggType.Name)
+			return nil, errUnknownAggregateField(c.Name, aggType.Name)
 		}
 		out = append(out, af)
 	}

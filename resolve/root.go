@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"sort"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
@@ -38,7 +37,7 @@ func (r *request) planQueryField(sel *selection) (*rootPlan, error) {
 		return &rootPlan{key: sel.Key, value: "Query"}, nil
 	case "__schema", "__type":
 		if !r.schema.Introspection {
-			return nil, gqlError(`Unknown field "%s" on type Query`, sel.Name)
+			return nil, errUnknownField(sel.Name, "Query")
 		}
 		var v any
 		var err error
@@ -54,7 +53,7 @@ func (r *request) planQueryField(sel *selection) (*rootPlan, error) {
 	}
 	f := findField(r.schema.Query, sel.Name)
 	if f == nil {
-		return nil, gqlError(`Unknown field "%s" on type Query`, sel.Name)
+		return nil, errUnknownField(sel.Name, "Query")
 	}
 	root := &sqlgen.RootField{}
 	switch f.Kind {
@@ -86,7 +85,7 @@ func (r *request) planQueryField(sel *selection) (*rootPlan, error) {
 		}
 		root.Connection, root.Record, root.Scalar = nf.Connection, nf.Record, nf.Scalar
 	default:
-		return nil, gqlError(`Unknown field "%s" on type Query`, sel.Name)
+		return nil, errUnknownField(sel.Name, "Query")
 	}
 	return &rootPlan{key: sel.Key, sql: root}, nil
 }
@@ -99,7 +98,7 @@ func (r *request) byPk(sel *selection, f *gqlschema.Field) (*sqlgen.Record, erro
 		}
 	}
 	if len(missing) > 0 {
-		return nil, gqlError("Missing primary key column(s): %s", strings.Join(missing, ", "))
+		return nil, errMissingPrimaryKey(missing)
 	}
 	args, err := r.fieldArgs(sel, f)
 	if err != nil {
@@ -129,10 +128,10 @@ func (r *request) decodeNodeID(v any) (*gqlschema.Table, []*string, error) {
 		}
 	}
 	if found == nil {
-		return nil, nil, gqlError("Collection referenced by nodeId did not match any known collection")
+		return nil, nil, errNodeIDCollection()
 	}
 	if len(values) != len(found.PK) {
-		return nil, nil, gqlError("Primary key column count mismatch. Expected %d, provided %d", len(found.PK), len(values))
+		return nil, nil, errNodeIDKeyCount(len(found.PK), len(values))
 	}
 	return found, values, nil
 }
@@ -142,33 +141,33 @@ func (r *request) decodeNodeID(v any) (*gqlschema.Table, []*string, error) {
 func parseNodeID(v any) (schema, table string, values []*string, err error) {
 	s, ok := v.(string)
 	if !ok {
-		return "", "", nil, gqlError("Invalid value passed to nodeId argument, Error 1")
+		return "", "", nil, errNodeIDNotString()
 	}
 	raw, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 2")
+		return "", "", nil, errNodeIDDecode(2)
 	}
 	if !utf8.Valid(raw) {
-		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 3")
+		return "", "", nil, errNodeIDDecode(3)
 	}
 	var parsed any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&parsed); err != nil || !atEOF(dec) {
-		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 4")
+		return "", "", nil, errNodeIDDecode(4)
 	}
 	list, ok := parsed.([]any)
 	if !ok {
-		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 10")
+		return "", "", nil, errNodeIDDecode(10)
 	}
 	if len(list) < 3 {
-		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 5")
+		return "", "", nil, errNodeIDDecode(5)
 	}
 	if schema, ok = list[0].(string); !ok {
-		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 6")
+		return "", "", nil, errNodeIDDecode(6)
 	}
 	if table, ok = list[1].(string); !ok {
-		return "", "", nil, gqlError("Invalid value passed to nodeId argument. Error 7")
+		return "", "", nil, errNodeIDDecode(7)
 	}
 	for _, v := range list[2:] {
 		values = append(values, jsonText(v))
@@ -193,7 +192,7 @@ func (r *request) nodeIDCondition(id any, t *gqlschema.Table) (sqlgen.Expr, erro
 		return nil, err
 	}
 	if schema != t.Rel.Schema.Name || table != t.Rel.Name {
-		return nil, gqlError("nodeId belongs to a different collection")
+		return nil, errNodeIDOtherCollection()
 	}
 	n := min(len(values), len(t.PK))
 	return pkCondition(t.PK[:n], values), nil
@@ -208,18 +207,18 @@ func (r *request) nodeLookup(sel *selection) (*sqlgen.Record, error) {
 		}
 	}
 	if len(extra) > 0 {
-		return nil, gqlError("Input contains extra keys %s", rustList(extra))
+		return nil, errExtraArguments(extra)
 	}
 	id, ok := sel.Args["nodeId"]
 	if !ok || id == nil {
-		return nil, gqlError("Invalid input for NonNull type")
+		return nil, errInvalidInput("NonNull")
 	}
 	switch v := id.(type) {
 	case enumLiteral:
 		id = string(v) // pg_graphql reads an enum literal as its name
 	case string:
 	default:
-		return nil, gqlError("Invalid input for ID type")
+		return nil, errInvalidInput("ID")
 	}
 	t, values, err := r.decodeNodeID(id)
 	if err != nil {

@@ -20,7 +20,7 @@ func (r *request) onConflict(v any, t *gqlschema.Table) (*sqlgen.OnConflict, err
 		}
 	}
 	if oc.Target == nil {
-		return nil, gqlError("Invalid input for %sConstraint type", t.TypeName)
+		return nil, errInvalidInput(t.TypeName + "Constraint")
 	}
 	cols, _ := obj["updateColumns"].([]any)
 	oc.Update = []string{}

@@ -57,6 +57,20 @@ rel_columns as (
     from cols a
     group by a.attrelid
 ),
+-- the unique indexes that are not partial, the primary key's among them, read once for the primary key, the
+-- unique column sets and the conflict targets of upserts
+rel_indexes as (
+    select i.indrelid, json_agg(json_build_object('name', ic.relname, 'primary', i.indisprimary,
+            'expression', i.indexprs is not null, 'columns', array(
+                select a.attname from unnest(i.indkey) with ordinality k(num, pos)
+                join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.num order by k.pos))
+            order by ic.relname) as indexes
+    from pg_index i
+    join rels c on c.oid = i.indrelid
+    join pg_class ic on ic.oid = i.indexrelid
+    where i.indisunique and i.indpred is null
+    group by i.indrelid
+),
 fks as (
     select con.oid, con.conname, con.conrelid, con.confrelid,
            array(select a.attname from unnest(con.conkey) with ordinality k(num, i)
@@ -112,21 +126,10 @@ select json_build_object(
             'can_select', c.can_select, 'can_insert', c.can_insert,
             'can_update', c.can_update, 'can_delete', c.can_delete,
             'partition', c.partition, 'partition_root_comment', c.partition_root_comment,
-            'primary_key', (select to_json(array(
-                    select a.attname from unnest(i.indkey) with ordinality k(num, pos)
-                    join pg_attribute a on a.attrelid = c.oid and a.attnum = k.num order by k.pos))
-                from pg_index i where i.indrelid = c.oid and i.indisprimary),
-            'unique_indexes', coalesce((select json_agg(to_json(array(
-                    select a.attname from unnest(i.indkey) with ordinality k(num, pos)
-                    join pg_attribute a on a.attrelid = c.oid and a.attnum = k.num order by k.pos)))
-                from pg_index i where i.indrelid = c.oid and i.indisunique and i.indpred is null), '[]'),
-            'unique_keys', coalesce((select json_agg(json_build_object('name', ic.relname, 'columns', to_json(array(
-                    select a.attname from unnest(i.indkey) with ordinality k(num, pos)
-                    join pg_attribute a on a.attrelid = c.oid and a.attnum = k.num order by k.pos))) order by ic.relname)
-                from pg_index i join pg_class ic on ic.oid = i.indexrelid
-                where i.indrelid = c.oid and i.indisunique and i.indpred is null and i.indexprs is null), '[]'),
+            'indexes', coalesce(ri.indexes, '[]'),
             'columns', coalesce(rc.columns, '[]')
-        ) order by c.oid) from rels c left join rel_columns rc on rc.attrelid = c.oid), '[]'),
+        ) order by c.oid) from rels c left join rel_columns rc on rc.attrelid = c.oid
+        left join rel_indexes ri on ri.indrelid = c.oid), '[]'),
     'foreign_keys', coalesce((select json_agg(json_build_object(
             'oid', f.oid::int8, 'name', f.conname, 'local_relation', f.conrelid::int8, 'foreign_relation', f.confrelid::int8,
             'local_columns', to_json(f.local_columns), 'foreign_columns', to_json(f.foreign_columns),

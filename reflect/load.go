@@ -38,23 +38,26 @@ type rawCatalog struct {
 		Comment *string `json:"comment"`
 	} `json:"schemas"`
 	Relations []struct {
-		OID           uint32      `json:"oid"`
-		Name          string      `json:"name"`
-		Kind          string      `json:"kind"`
-		SchemaOID     uint32      `json:"schema_oid"`
-		RowType       uint32      `json:"row_type"`
-		RLS           bool        `json:"rls"`
-		Comment       *string     `json:"comment"`
-		CanSelect     bool        `json:"can_select"`
-		CanInsert     bool        `json:"can_insert"`
-		CanUpdate     bool        `json:"can_update"`
-		CanDelete     bool        `json:"can_delete"`
-		Partition     bool        `json:"partition"`
-		RootComment   *string     `json:"partition_root_comment"`
-		PrimaryKey    []string    `json:"primary_key"`
-		UniqueIndexes [][]string  `json:"unique_indexes"`
-		UniqueKeys    []UniqueKey `json:"unique_keys"`
-		Columns       []struct {
+		OID         uint32  `json:"oid"`
+		Name        string  `json:"name"`
+		Kind        string  `json:"kind"`
+		SchemaOID   uint32  `json:"schema_oid"`
+		RowType     uint32  `json:"row_type"`
+		RLS         bool    `json:"rls"`
+		Comment     *string `json:"comment"`
+		CanSelect   bool    `json:"can_select"`
+		CanInsert   bool    `json:"can_insert"`
+		CanUpdate   bool    `json:"can_update"`
+		CanDelete   bool    `json:"can_delete"`
+		Partition   bool    `json:"partition"`
+		RootComment *string `json:"partition_root_comment"`
+		Indexes     []struct {
+			Name       string   `json:"name"`
+			Primary    bool     `json:"primary"`
+			Expression bool     `json:"expression"`
+			Columns    []string `json:"columns"`
+		} `json:"indexes"`
+		Columns []struct {
 			Num        int     `json:"num"`
 			Name       string  `json:"name"`
 			Type       uint32  `json:"type"`
@@ -149,9 +152,17 @@ func Decode(doc []byte) (*Catalog, error) {
 			continue
 		}
 		r := &Relation{OID: rr.OID, Schema: c.schemaByOID[rr.SchemaOID], Name: rr.Name, Kind: rr.Kind,
-			RowType: rr.RowType, RLS: rr.RLS, PrimaryKey: rr.PrimaryKey, UniqueIndexes: rr.UniqueIndexes,
-			UniqueKeys: rr.UniqueKeys,
-			CanSelect:  rr.CanSelect, CanInsert: rr.CanInsert, CanUpdate: rr.CanUpdate, CanDelete: rr.CanDelete}
+			RowType: rr.RowType, RLS: rr.RLS,
+			CanSelect: rr.CanSelect, CanInsert: rr.CanInsert, CanUpdate: rr.CanUpdate, CanDelete: rr.CanDelete}
+		for _, ix := range rr.Indexes {
+			if ix.Primary {
+				r.PrimaryKey = ix.Columns
+			}
+			r.UniqueIndexes = append(r.UniqueIndexes, ix.Columns)
+			if !ix.Expression {
+				r.UniqueKeys = append(r.UniqueKeys, UniqueKey{Name: ix.Name, Columns: ix.Columns})
+			}
+		}
 		if err := parseDirective(rr.Comment, &r.Directives); err != nil {
 			return nil, err
 		}

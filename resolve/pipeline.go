@@ -46,17 +46,6 @@ const (
 	StatementsUnnamed
 )
 
-// ParseStatementMode reads a mode's name: prepared or unnamed.
-func ParseStatementMode(name string) (StatementMode, error) {
-	switch name {
-	case "prepared":
-		return StatementsPrepared, nil
-	case "unnamed":
-		return StatementsUnnamed, nil
-	}
-	return 0, fmt.Errorf("unknown statement mode %q (use prepared or unnamed)", name)
-}
-
 func (m StatementMode) String() string {
 	if m == StatementsUnnamed {
 		return "unnamed"

@@ -16,9 +16,6 @@ type Or []Expr
 // Not negates an expression.
 type Not struct{ X Expr }
 
-// Bool is a constant.
-type Bool bool
-
 // Compare compares a column with a value: Op is one of = <> < <= > >= like ilike ~ ~* ^@ @> <@ &&.
 type Compare struct {
 	Column string
@@ -72,14 +69,6 @@ func (e Not) write(g *gen, alias string) {
 	g.w("(not ")
 	e.X.write(g, alias)
 	g.w(")")
-}
-
-func (e Bool) write(g *gen, _ string) {
-	if e {
-		g.w("true")
-	} else {
-		g.w("false")
-	}
 }
 
 func (e Compare) write(g *gen, alias string) {

@@ -327,18 +327,6 @@ func openPool(ctx context.Context, cfg *pgxpool.Config, size int) (*pgxpool.Pool
 	return pool, nil
 }
 
-// Handler is the whole API as an http.Handler.
-func (s *Stack) Handler() http.Handler { return s.handler }
-
-// Keys verify and sign the project's JWTs.
-func (s *Stack) Keys() *auth.Keys { return s.keys }
-
-// Metrics are the server's metrics.
-func (s *Stack) Metrics() *obs.Metrics { return s.metrics }
-
-// Limits are the HTTP limits in effect.
-func (s *Stack) Limits() Limits { return s.limits }
-
 // ShutdownTimeout bounds the wait for requests in flight when stopping.
 const ShutdownTimeout = 10 * time.Second
 

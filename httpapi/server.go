@@ -262,19 +262,28 @@ func writeGraphQLError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, b)
 }
 
-// The answers to failures that are not the client's: a generic message that carries the request id, so that an
-// operator can find the logged reason, and nothing of the reason itself. One shape per outage: the database
-// being away is always this 503 on /graphql/v1.
+// The texts of the HTTP layer's own answers on /graphql/v1, before or around the engine (whose texts are in
+// resolve/messages.go).
 const (
-	msgInternal    = "Internal server error (request id %s)"
-	msgUnavailable = "Database unavailable (request id %s)"
+	msgOnlyPost        = "only POST is supported"
+	msgBodyTooLarge    = "request body exceeds %d bytes"
+	msgBodyTooSlow     = "request body not received in time"
+	msgBodyUnreadable  = "could not read the request body"
+	msgBodyNotRequest  = "request body must be a JSON object with a query"
+	msgQueryRequired   = "query is required"
+	msgUnavailableByID = "Database unavailable (request id %s)"
 )
 
-// writeInternal logs err with the request id and answers status in the GraphQL contract's shape.
-func (s *Server) writeInternal(w http.ResponseWriter, r *http.Request, status int, msg, what string, err error) {
-	id := obs.RequestID(r.Context())
+// unavailableMessage answers every request the database being away fails: one shape per outage, always this
+// 503 on /graphql/v1. Like resolve.InternalErrorMessage, it carries the request id, so that an operator can find
+// the logged reason, and nothing of the reason itself.
+func unavailableMessage(id string) string { return fmt.Sprintf(msgUnavailableByID, id) }
+
+// writeInternal logs err with the request id and answers status in the GraphQL contract's shape, with the
+// text message gives for the id.
+func (s *Server) writeInternal(w http.ResponseWriter, r *http.Request, status int, message func(id string) string, what string, err error) {
 	obs.Logger(r.Context(), s.log).ErrorContext(r.Context(), what, slog.Any("error", err))
-	b, _ := json.Marshal(map[string]any{"data": nil, "errors": []any{map[string]string{"message": fmt.Sprintf(msg, id)}}})
+	b, _ := json.Marshal(map[string]any{"data": nil, "errors": []any{map[string]string{"message": message(obs.RequestID(r.Context()))}}})
 	writeJSON(w, status, b)
 }
 
@@ -282,18 +291,18 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	// A bug must not take the connection down with it: answer in the GraphQL shape and log the stack.
 	defer func() {
 		if v := recover(); v != nil {
-			s.writeInternal(w, r, http.StatusInternalServerError, msgInternal, "graphql: panic",
+			s.writeInternal(w, r, http.StatusInternalServerError, resolve.InternalErrorMessage, "graphql: panic",
 				fmt.Errorf("%v\n%s", v, debug.Stack()))
 		}
 	}()
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		writeGraphQLError(w, http.StatusMethodNotAllowed, "only POST is supported")
+		writeGraphQLError(w, http.StatusMethodNotAllowed, msgOnlyPost)
 		return
 	}
 	session, status, msg, err := s.authenticate(r)
 	if err != nil {
-		s.writeInternal(w, r, http.StatusServiceUnavailable, msgUnavailable, "graphql: read the roles", err)
+		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: read the roles", err)
 		return
 	}
 	if status != 0 {
@@ -307,23 +316,23 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.As(err, &tooLarge):
 			s.opts.Metrics.Refused(obs.RefusedBodyTooLarge)
-			writeGraphQLError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes))
+			writeGraphQLError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgBodyTooLarge, s.opts.MaxBodyBytes))
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			// The server's read timeout cut a body that came too slowly.
 			s.opts.Metrics.Refused(obs.RefusedReadTimeout)
-			writeGraphQLError(w, http.StatusRequestTimeout, "request body not received in time")
+			writeGraphQLError(w, http.StatusRequestTimeout, msgBodyTooSlow)
 		default:
-			writeGraphQLError(w, http.StatusBadRequest, "could not read the request body")
+			writeGraphQLError(w, http.StatusBadRequest, msgBodyUnreadable)
 		}
 		return
 	}
 	var req resolve.Request
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeGraphQLError(w, http.StatusBadRequest, "request body must be a JSON object with a query")
+		writeGraphQLError(w, http.StatusBadRequest, msgBodyNotRequest)
 		return
 	}
 	if strings.TrimSpace(req.Query) == "" {
-		writeGraphQLError(w, http.StatusBadRequest, "query is required")
+		writeGraphQLError(w, http.StatusBadRequest, msgQueryRequired)
 		return
 	}
 	op := operationType(req.Query, req.OperationName)
@@ -341,7 +350,7 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() != nil {
 			return // the client has gone; nobody reads an answer
 		}
-		s.writeInternal(w, r, http.StatusServiceUnavailable, msgUnavailable, "graphql: acquire a connection", err)
+		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: acquire a connection", err)
 		return
 	}
 	defer conn.Release()
@@ -349,7 +358,7 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	body = engine.ExecuteAs(ctx, conn.Conn(), session, req)
 	if conn.Conn().IsClosed() && r.Context().Err() == nil {
 		// The database went away during the request (the engine has logged how): the outage's one answer.
-		s.writeInternal(w, r, http.StatusServiceUnavailable, msgUnavailable, "graphql: connection lost during the request",
+		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: connection lost during the request",
 			errors.New("database connection closed"))
 		return
 	}

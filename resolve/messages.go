@@ -427,11 +427,15 @@ func errTooManyParameters(n, max int) error {
 
 // errInternal answers a failure that is not the client's doing, without its text; requestID ("" when
 // unknown) lets an operator find the logged cause.
-func errInternal(requestID string) error {
+func errInternal(requestID string) error { return &clientError{msg: InternalErrorMessage(requestID)} }
+
+// InternalErrorMessage is the text of errInternal, exported so that the HTTP layer answers its own internal
+// failures (a panic) with the same words.
+func InternalErrorMessage(requestID string) string {
 	if requestID == "" {
-		return gqlError("Internal server error")
+		return "Internal server error"
 	}
-	return gqlError("Internal server error (request id %s)", requestID)
+	return "Internal server error (request id " + requestID + ")"
 }
 
 // errPassThrough answers with a text written elsewhere, verbatim: Postgres' own message (pgErr.Message, as

@@ -99,10 +99,19 @@ type Server struct {
 	// (it may switch to every API role), so it is refused.
 	loginRole string
 
-	rolesMu      sync.Mutex
-	roles        map[string]bool
-	rolesExpires time.Time
+	// roles is read by every request without a lock; refreshing serializes only the refreshes.
+	roles     atomic.Pointer[assumableRoles]
+	refreshMu sync.Mutex
 }
+
+// assumableRoles are the roles the login role may switch to, as read at one moment.
+type assumableRoles struct {
+	names   map[string]bool
+	expires time.Time
+}
+
+// fresh reports whether r is there and not expired.
+func (r *assumableRoles) fresh() bool { return r != nil && time.Now().Before(r.expires) }
 
 // rolesTTL bounds how long a change of role membership (which no event trigger announces) takes to show.
 const rolesTTL = 10 * time.Second
@@ -414,23 +423,27 @@ func (s *Server) authenticate(r *http.Request) (resolve.Session, int, string, er
 // mayAssume reports whether the login role may switch to role. Superuser-only roles are refused even when the
 // login role is a superuser: API requests never run with superuser rights.
 func (s *Server) mayAssume(ctx context.Context, role string) (bool, error) {
-	s.rolesMu.Lock()
-	defer s.rolesMu.Unlock()
-	if s.roles == nil || time.Now().After(s.rolesExpires) {
-		rows, err := s.opts.Pool.Query(ctx, `select rolname::text from pg_roles
-			where pg_has_role(current_user, oid, 'MEMBER') and not rolsuper`)
-		if err != nil {
-			return false, err
-		}
-		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return false, err
-		}
-		s.roles = map[string]bool{}
-		for _, n := range names {
-			s.roles[n] = true
-		}
-		s.rolesExpires = time.Now().Add(rolesTTL)
+	if r := s.roles.Load(); r.fresh() {
+		return r.names[role], nil
 	}
-	return s.roles[role], nil
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	if r := s.roles.Load(); r.fresh() { // refreshed while this request waited
+		return r.names[role], nil
+	}
+	rows, err := s.opts.Pool.Query(ctx, `select rolname::text from pg_roles
+		where pg_has_role(current_user, oid, 'MEMBER') and not rolsuper`)
+	if err != nil {
+		return false, err
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return false, err
+	}
+	r := &assumableRoles{names: make(map[string]bool, len(names)), expires: time.Now().Add(rolesTTL)}
+	for _, n := range names {
+		r.names[n] = true
+	}
+	s.roles.Store(r)
+	return r.names[role], nil
 }

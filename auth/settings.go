@@ -47,6 +47,11 @@ func GraphQLVersion(ctx context.Context, q querier) (string, error) {
 		AND attname = 'graphql_version' AND NOT attisdropped)`).Scan(&exists); err != nil || !exists {
 		return "", wrapVersionErr(err)
 	}
+	return storedGraphQLVersion(ctx, q)
+}
+
+// storedGraphQLVersion reads the version from a database whose auth schema is migrated.
+func storedGraphQLVersion(ctx context.Context, q querier) (string, error) {
 	var v *string
 	if err := q.QueryRow(ctx, `SELECT graphql_version FROM auth.pgreflect_config`).Scan(&v); err != nil || v == nil {
 		return "", wrapVersionErr(err)
@@ -61,9 +66,10 @@ func wrapVersionErr(err error) error {
 	return fmt.Errorf("read the GraphQL version: %w", err)
 }
 
-// GraphQLVersion reads the pinned pg_graphql behaviour version, "" when none is stored yet.
+// GraphQLVersion reads the pinned pg_graphql behaviour version, "" when none is stored yet: one query, as the
+// store's auth schema is migrated (every instance asks twice a second, see authapi.FollowGraphQLVersion).
 func (s *Store) GraphQLVersion(ctx context.Context) (string, error) {
-	return GraphQLVersion(ctx, s.pool)
+	return storedGraphQLVersion(ctx, s.pool)
 }
 
 // SetGraphQLVersion pins the pg_graphql behaviour version.

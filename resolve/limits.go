@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"cmp"
 	"math"
 
 	"github.com/vektah/gqlparser/v2/ast"
@@ -41,15 +42,9 @@ func DefaultLimits() Limits {
 // withDefaults fills zero fields with their defaults.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.MaxFields == 0 {
-		l.MaxFields = d.MaxFields
-	}
-	if l.MaxDepth == 0 {
-		l.MaxDepth = d.MaxDepth
-	}
-	if l.MaxAliases == 0 {
-		l.MaxAliases = d.MaxAliases
-	}
+	l.MaxFields = cmp.Or(l.MaxFields, d.MaxFields)
+	l.MaxDepth = cmp.Or(l.MaxDepth, d.MaxDepth)
+	l.MaxAliases = cmp.Or(l.MaxAliases, d.MaxAliases)
 	if l.MaxParameters == 0 || l.MaxParameters > postgresMaxParameters || l.MaxParameters < 0 {
 		// Beyond the protocol's limit the statement cannot be sent at all: the limit cannot be switched off.
 		l.MaxParameters = postgresMaxParameters

@@ -4,6 +4,7 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,21 +93,11 @@ func DefaultLimits() Limits {
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.ReadHeaderTimeout == 0 {
-		l.ReadHeaderTimeout = d.ReadHeaderTimeout
-	}
-	if l.ReadTimeout == 0 {
-		l.ReadTimeout = d.ReadTimeout
-	}
-	if l.WriteTimeout == 0 {
-		l.WriteTimeout = d.WriteTimeout
-	}
-	if l.IdleTimeout == 0 {
-		l.IdleTimeout = d.IdleTimeout
-	}
-	if l.MaxConnections == 0 {
-		l.MaxConnections = d.MaxConnections
-	}
+	l.ReadHeaderTimeout = cmp.Or(l.ReadHeaderTimeout, d.ReadHeaderTimeout)
+	l.ReadTimeout = cmp.Or(l.ReadTimeout, d.ReadTimeout)
+	l.WriteTimeout = cmp.Or(l.WriteTimeout, d.WriteTimeout)
+	l.IdleTimeout = cmp.Or(l.IdleTimeout, d.IdleTimeout)
+	l.MaxConnections = cmp.Or(l.MaxConnections, d.MaxConnections)
 	return l
 }
 

@@ -22,11 +22,11 @@ const (
 // requireAdmin lets through a request whose Bearer token verifies and names the admin role, as Supabase Auth's
 // admin routes do: the service_role key is such a token.
 func (s *Service) requireAdmin(r *http.Request) error {
-	scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !found || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(token) == "" {
+	token, ok := auth.BearerToken(r)
+	if !ok {
 		return newError(http.StatusUnauthorized, "no_authorization", "This endpoint requires a valid Bearer token")
 	}
-	claims, err := s.opts.Keys.Verify(strings.TrimSpace(token))
+	claims, err := s.opts.Keys.Verify(token)
 	if err != nil {
 		return newError(http.StatusForbidden, "bad_jwt", "invalid JWT: unable to parse or verify signature, "+
 			strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/internal/dberr"
 	"github.com/pgreflect/pgreflect/internal/obs"
 )
@@ -40,10 +40,7 @@ func (s *Service) ManagementHandler() http.Handler {
 func (s *Service) management(h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r, _ = obs.Ensure(w, r)
-		scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " ")
-		presented := sha256.Sum256([]byte(strings.TrimSpace(token)))
-		if !s.hasMgmt || !found || !strings.EqualFold(scheme, "bearer") ||
-			subtle.ConstantTimeCompare(presented[:], s.mgmtHash[:]) != 1 {
+		if token, ok := auth.BearerToken(r); !ok || !s.mgmt.Matches(token) {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Unauthorized"})
 			return
 		}

@@ -4,7 +4,6 @@ package authapi
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -46,8 +45,7 @@ type Service struct {
 	providers *oidc.Client
 	log       *slog.Logger
 	cache     settingsCache
-	mgmtHash  [sha256.Size]byte
-	hasMgmt   bool
+	mgmt      auth.SecretDigest
 	limits    rateLimits
 	now       func() time.Time
 }
@@ -75,10 +73,7 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if opts.ManagementToken != "" {
-		s.mgmtHash = sha256.Sum256([]byte(opts.ManagementToken))
-		s.hasMgmt = true
-	}
+	s.mgmt = auth.NewSecretDigest(opts.ManagementToken)
 	s.opts.ManagementToken = ""
 	if _, err := s.settings(ctx); err != nil {
 		return nil, fmt.Errorf("authapi: %w", err)

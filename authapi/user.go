@@ -22,12 +22,11 @@ type authenticated struct {
 // requireUser authenticates a request by its Bearer access token as Supabase Auth does: the token must verify,
 // name an existing user, and, when it carries a session, a session that still exists.
 func (s *Service) requireUser(r *http.Request) (*authenticated, error) {
-	h := r.Header.Get("Authorization")
-	scheme, token, found := strings.Cut(h, " ")
-	if !found || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(token) == "" {
+	token, ok := auth.BearerToken(r)
+	if !ok {
 		return nil, newError(http.StatusUnauthorized, "no_authorization", "This endpoint requires a valid Bearer token")
 	}
-	claims, err := s.opts.Keys.Verify(strings.TrimSpace(token))
+	claims, err := s.opts.Keys.Verify(token)
 	if err != nil {
 		return nil, newError(http.StatusForbidden, "bad_jwt", "invalid JWT: unable to parse or verify signature, "+
 			strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))

@@ -31,6 +31,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/pgreflect/pgreflect/auth"
 )
 
 // Path is where the console expects to be mounted: mux.Handle(console.Path, console.Handler(opts)).
@@ -92,11 +94,10 @@ type handler struct {
 	index  *template.Template
 	login  []byte
 	assets map[string]asset // by path relative to Path
-	// tokenHash and sessionCookie are what a request must present when it is not from loopback; hasToken is
-	// false when no management token is configured, and then nothing else than loopback gets in.
-	tokenHash     [sha256.Size]byte
+	// token (the management token's digest) and sessionCookie are what a request must present when it is not
+	// from loopback; with no management token configured, nothing else than loopback gets in.
+	token         auth.SecretDigest
 	sessionCookie string
-	hasToken      bool
 }
 
 // sessionCookieName is the cookie the login form sets: a value derived from the management token, so that the
@@ -135,8 +136,7 @@ func Handler(opts Options) http.Handler {
 	h.login = h.assets["login.html"].body
 	delete(h.assets, "login.html")
 	if opts.ManagementToken != "" {
-		h.hasToken = true
-		h.tokenHash = sha256.Sum256([]byte(opts.ManagementToken))
+		h.token = auth.NewSecretDigest(opts.ManagementToken)
 		mac := hmac.New(sha256.New, []byte(opts.ManagementToken))
 		mac.Write([]byte("pgreflect console session"))
 		h.sessionCookie = hex.EncodeToString(mac.Sum(nil))
@@ -251,12 +251,11 @@ func (h *handler) allowed(r *http.Request) bool {
 	if h.fromLoopback(r) {
 		return true
 	}
-	if !h.hasToken {
+	if !h.token.IsSet() {
 		return false
 	}
-	if scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "bearer") {
-		presented := sha256.Sum256([]byte(strings.TrimSpace(token)))
-		return subtle.ConstantTimeCompare(presented[:], h.tokenHash[:]) == 1
+	if token, ok := auth.BearerToken(r); ok {
+		return h.token.Matches(token)
 	}
 	if c, err := r.Cookie(sessionCookieName); err == nil {
 		return subtle.ConstantTimeCompare([]byte(c.Value), []byte(h.sessionCookie)) == 1
@@ -308,7 +307,7 @@ func (h *handler) deny(w http.ResponseWriter, r *http.Request, msg string) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	if msg == "" && !h.hasToken {
+	if msg == "" && !h.token.IsSet() {
 		msg = "This server has no management token: its console answers only on its own machine."
 	}
 	page := h.login
@@ -323,8 +322,7 @@ func (h *handler) deny(w http.ResponseWriter, r *http.Request, msg string) {
 func (h *handler) serveLogin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	token := strings.TrimSpace(r.PostFormValue("token"))
-	presented := sha256.Sum256([]byte(token))
-	if !h.hasToken || subtle.ConstantTimeCompare(presented[:], h.tokenHash[:]) != 1 {
+	if !h.token.Matches(token) {
 		h.deny(w, r, "That is not the project's management token.")
 		return
 	}

@@ -54,8 +54,8 @@ func (s *Server) requireServiceRole(next http.Handler) http.Handler {
 	keys := auth.APIKeys{ServiceRole: s.opts.ServiceRoleKey}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := auth.APIKeyFromRequest(r)
-		if scheme, rest, ok := strings.Cut(r.Header.Get("Authorization"), " "); key == "" && ok && strings.EqualFold(scheme, "bearer") {
-			key = strings.TrimSpace(rest)
+		if bearer, ok := auth.BearerToken(r); key == "" && ok {
+			key = bearer
 		}
 		if key == "" {
 			writeMessage(w, http.StatusUnauthorized, auth.MsgNoAPIKey)

@@ -386,12 +386,12 @@ func (s *Server) authenticate(r *http.Request) (resolve.Session, int, string, er
 		return resolve.Session{}, http.StatusUnauthorized, auth.MsgInvalidAPIKey, nil
 	}
 	token := key
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, rest, ok := strings.Cut(h, " ")
-		if !ok || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(rest) == "" {
+	if r.Header.Get("Authorization") != "" {
+		bearer, ok := auth.BearerToken(r)
+		if !ok {
 			return resolve.Session{}, http.StatusUnauthorized, "Authorization header must be Bearer <JWT>", nil
 		}
-		token = strings.TrimSpace(rest)
+		token = bearer
 	}
 	claims, err := s.tokens.Verify(token)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -48,13 +47,13 @@ func (c *Ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := key
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, rest, ok := strings.Cut(h, " ")
-		if !ok || !strings.EqualFold(scheme, "bearer") {
+	if r.Header.Get("Authorization") != "" {
+		bearer, ok := auth.BearerToken(r)
+		if !ok {
 			writeError(w, http.StatusUnauthorized, "Authorization header must be Bearer <JWT>")
 			return
 		}
-		token = strings.TrimSpace(rest)
+		token = bearer
 	}
 	claims, err := c.keys.Verify(token)
 	if err != nil {

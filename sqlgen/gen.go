@@ -27,6 +27,16 @@ func (g *gen) param(v any) string {
 	return "$" + strconv.Itoa(len(g.args))
 }
 
+// idents writes column names as a comma-separated list of quoted identifiers.
+func (g *gen) idents(names []string) {
+	for i, n := range names {
+		if i > 0 {
+			g.w(", ")
+		}
+		g.w(Ident(n))
+	}
+}
+
 func (g *gen) alias() string {
 	g.aliases++
 	return "t" + strconv.Itoa(g.aliases)

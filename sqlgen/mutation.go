@@ -147,12 +147,7 @@ func (g *gen) affected(m *Mutation, a string, lockedInOrder bool) {
 	switch {
 	case m.Rows != nil:
 		g.w("insert into ", m.Relation.sql(), " as ", a, " (")
-		for i, c := range m.Columns {
-			if i > 0 {
-				g.w(", ")
-			}
-			g.w(Ident(c))
-		}
+		g.idents(m.Columns)
 		g.w(") values ")
 		for i, row := range m.Rows {
 			if i > 0 {

@@ -56,12 +56,7 @@ func (g *gen) insertObjects(m *Mutation, a string) {
 		if m.Returning == nil {
 			g.w("*")
 		} else {
-			for j, c := range m.Returning {
-				if j > 0 {
-					g.w(", ")
-				}
-				g.w(Ident(c))
-			}
+			g.idents(m.Returning)
 		}
 		g.w(" from ", t)
 	}
@@ -88,12 +83,7 @@ func (g *gen) insertObject(o *InsertObject, a string, fills []fill, need []strin
 		g.w(" default values")
 	} else {
 		g.w(" (")
-		for i, c := range o.Columns {
-			if i > 0 {
-				g.w(", ")
-			}
-			g.w(Ident(c))
-		}
+		g.idents(o.Columns)
 		for i, f := range fills {
 			if i > 0 || len(o.Columns) > 0 {
 				g.w(", ")

@@ -17,12 +17,7 @@ func (g *gen) onConflict(c *OnConflict, a string) {
 		return
 	}
 	g.w(" on conflict (")
-	for i, t := range c.Target {
-		if i > 0 {
-			g.w(", ")
-		}
-		g.w(Ident(t))
-	}
+	g.idents(c.Target)
 	if len(c.Update) == 0 {
 		g.w(") do nothing")
 		return

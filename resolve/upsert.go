@@ -1,6 +1,8 @@
 package resolve
 
 import (
+	"slices"
+
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
@@ -26,7 +28,9 @@ func (r *request) onConflict(v any, t *gqlschema.Table) (*sqlgen.OnConflict, err
 	oc.Update = []string{}
 	for _, c := range cols {
 		// A column listed twice is set once: Postgres rejects a second assignment.
-		oc.Update = appendMissing(oc.Update, c.(string))
+		if !slices.Contains(oc.Update, c.(string)) {
+			oc.Update = append(oc.Update, c.(string))
+		}
 	}
 	if f, ok := obj["filter"].(map[string]any); ok {
 		var err error
@@ -35,14 +39,4 @@ func (r *request) onConflict(v any, t *gqlschema.Table) (*sqlgen.OnConflict, err
 		}
 	}
 	return oc, nil
-}
-
-// appendMissing appends s to list unless the list holds it.
-func appendMissing(list []string, s string) []string {
-	for _, l := range list {
-		if l == s {
-			return list
-		}
-	}
-	return append(list, s)
 }

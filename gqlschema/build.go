@@ -617,6 +617,32 @@ func (b *builder) addRoots(tables []*Table, udfs []*Field) {
 	}
 	sort.Strings(nodeTypes)
 	b.s.Types["Node"].PossibleTypes = nodeTypes
+	b.addSubscriptionRoot(q)
+}
+
+// addSubscriptionRoot adds the Subscription root when a table has the subscriptions feature: a live query is a
+// query that is answered again whenever its answer changes, so its root fields are the query root's fields of
+// those tables (collections and byPk), with node when any table takes part. Functions are left out: what a
+// function reads is not known, so no change could be traced back to it.
+func (b *builder) addSubscriptionRoot(q *Type) {
+	sub := &Type{Kind: Object, Name: "Subscription", Role: RoleSubscription,
+		Description: str("The root type for subscribing to live query results")}
+	for _, f := range q.Fields {
+		if f.Table != nil && f.Table.Features.Has(reflect.FeatureSubscriptions) && (f.Kind == FieldCollection || f.Kind == FieldByPk) {
+			sub.Fields = append(sub.Fields, f)
+		}
+	}
+	if len(sub.Fields) == 0 {
+		return
+	}
+	for _, f := range q.Fields {
+		if f.Kind == FieldNode {
+			sub.Fields = append(sub.Fields, f)
+		}
+	}
+	sortFields(sub.Fields)
+	b.add(sub)
+	b.s.Subscription = sub
 }
 
 func sortFields(fs []*Field) {

@@ -33,6 +33,7 @@ type fixture struct {
 	admin   *pgx.Conn
 	pool    *pgxpool.Pool
 	srv     *httptest.Server
+	server  *Server
 	logs    *testenv.SyncBuffer
 	keys    *auth.Keys
 	anon    string
@@ -78,7 +79,7 @@ func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture 
 	t.Cleanup(s.Close)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	return &fixture{t: t, admin: admin, pool: pool, srv: srv, keys: keys, anon: anon, service: service, logs: logs}
+	return &fixture{t: t, admin: admin, pool: pool, srv: srv, server: s, keys: keys, anon: anon, service: service, logs: logs}
 }
 
 // testWriter shows log output with the test's own output.

@@ -13,7 +13,10 @@ import (
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
 
-func relationOf(t *gqlschema.Table) *sqlgen.Relation {
+// relation is the SQL relation of a table the request reads or writes; a live query is refreshed when one of
+// them changes.
+func (r *request) relation(t *gqlschema.Table) *sqlgen.Relation {
+	r.reads.add(t.Rel)
 	return &sqlgen.Relation{Schema: t.Rel.Schema.Name, Name: t.Rel.Name}
 }
 
@@ -93,7 +96,7 @@ func (r *request) node(sel *selection, t *gqlschema.Table, style unknownFieldSty
 		nf := sqlgen.NodeField{Key: c.Key}
 		switch f.Kind {
 		case gqlschema.FieldNodeID:
-			nf.NodeID = &sqlgen.NodeID{Relation: *relationOf(t), PK: pkNames(t)}
+			nf.NodeID = &sqlgen.NodeID{Relation: *r.relation(t), PK: pkNames(t)}
 		case gqlschema.FieldColumn:
 			if f.Column.Type.Composite != nil {
 				if nf.Composite, err = r.compositeValue(c, f.Column); err != nil {
@@ -110,10 +113,10 @@ func (r *request) node(sel *selection, t *gqlschema.Table, style unknownFieldSty
 			if err != nil {
 				return nil, err
 			}
-			nf.Record = &sqlgen.Record{Source: sqlgen.Source{Relation: relationOf(f.Table)},
+			nf.Record = &sqlgen.Record{Source: sqlgen.Source{Relation: r.relation(f.Table)},
 				Join: joins(f.Relationship), Node: child}
 		case gqlschema.FieldToMany:
-			conn, err := r.connection(c, f, sqlgen.Source{Relation: relationOf(f.Table)}, joins(f.Relationship))
+			conn, err := r.connection(c, f, sqlgen.Source{Relation: r.relation(f.Table)}, joins(f.Relationship))
 			if err != nil {
 				return nil, err
 			}
@@ -174,6 +177,8 @@ func (r *request) functionField(sel *selection, f *gqlschema.Field, nf *sqlgen.N
 	if err != nil {
 		return err
 	}
+	// What a function reads is not known: any change may change its result.
+	r.reads.all = true
 	call := &sqlgen.Call{Function: sqlgen.Relation{Schema: fn.SQL.Schema.Name, Name: fn.SQL.Name}, RowArg: rowArg}
 	for _, a := range f.Args {
 		if a.Param == nil {

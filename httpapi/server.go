@@ -76,6 +76,9 @@ type Options struct {
 	GraphQLVersion gqlschema.Version
 	// BuildVersion is pgreflect's own version, sent with every /graphql/v1 response in VersionHeader.
 	BuildVersion string
+	// ChangesURL, when set, connects with the REPLICATION attribute for the change feed of live queries
+	// (logical decoding); without it, or when the feed cannot run, live queries are polled.
+	ChangesURL string
 	// LiveLimits bound subscriptions (WebSocket and Server-Sent Events on /graphql/v1); zero fields take
 	// DefaultLiveLimits.
 	LiveLimits LiveLimits
@@ -171,6 +174,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		invalidate = append(invalidate, follower)
 	}
 	counted := countingInvalidator{invalidate, opts.Metrics}
+	if opts.ChangesURL != "" {
+		s.watchers.Go(func() { s.live.RunFeed(watchCtx, live.FeedOptions{URL: opts.ChangesURL, Logger: s.log}) })
+	}
 	ready := make(chan struct{})
 	logf := func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) }
 	if opts.PollSchema > 0 {

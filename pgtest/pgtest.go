@@ -59,7 +59,9 @@ func Main(m *testing.M) int {
 		var c *pgcluster.Cluster
 		c, err = pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true,
 			// Tests count plans per call (pg_stat_statements ships with Debian's PostgreSQL server package).
-			Settings: []string{"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_planning=on"}})
+			// Live queries follow changes by logical decoding, on a temporary slot per server under test.
+			Settings: []string{"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_planning=on",
+				"wal_level=logical", "max_replication_slots=40", "max_wal_senders=40"}})
 		if err == nil {
 			err = c.Init(ctx)
 		}

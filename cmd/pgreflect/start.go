@@ -227,6 +227,8 @@ func startLocalCluster(ctx context.Context, dir string, port int, stderr io.Writ
 		DataDir:  filepath.Join(dir, dataDirName),
 		Port:     port,
 		Password: localPassword,
+		// Live queries follow changes by logical decoding (docs/subscriptions.md).
+		Settings: []string{"wal_level=logical"},
 	})
 	if err != nil {
 		return nil, false, err

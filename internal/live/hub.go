@@ -76,6 +76,11 @@ type Hub struct {
 	queue []*cohort
 	// feed reports whether a change feed names the tables that change; without one every cohort is polled.
 	feed bool
+	// covered are the tables the feed follows, refused those it cannot (relationKey); a cohort reading
+	// anything else is polled.
+	covered, refused map[string]bool
+	// wanted carries tables cohorts read to the feed, which adds them to the publication.
+	wanted chan []resolve.RelationName
 
 	wake   chan struct{}
 	cancel context.CancelFunc
@@ -128,7 +133,8 @@ func New(opts Options) *Hub {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	h := &Hub{opts: opts, metrics: newMetrics(opts.Registerer), cohorts: map[cohortKey]*cohort{}, wake: make(chan struct{}, 1)}
+	h := &Hub{opts: opts, metrics: newMetrics(opts.Registerer), cohorts: map[cohortKey]*cohort{}, wake: make(chan struct{}, 1),
+		covered: map[string]bool{}, refused: map[string]bool{}, wanted: make(chan []resolve.RelationName, 64)}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	for range opts.Workers {
@@ -253,7 +259,7 @@ func (h *Hub) enqueueLocked(c *cohort) {
 	}
 }
 
-// poll marks cohorts dirty at the poll interval: all of them without a feed, else those the feed cannot serve.
+// poll marks cohorts dirty at the poll interval: all of them without a feed, else those the feed does not follow.
 func (h *Hub) poll(ctx context.Context) {
 	t := time.NewTicker(h.opts.PollInterval)
 	defer t.Stop()
@@ -265,7 +271,7 @@ func (h *Hub) poll(ctx context.Context) {
 		}
 		h.mu.Lock()
 		for _, c := range h.cohorts {
-			if !h.feed || c.reads.All {
+			if !h.followedLocked(c) {
 				c.dirty = true
 				h.enqueueLocked(c)
 			}
@@ -382,7 +388,12 @@ func (h *Hub) refresh(ctx context.Context, c *cohort) {
 	}
 	h.mu.Lock()
 	c.reads, c.known = result.Reads, true
+	var missing []resolve.RelationName
+	if h.feed {
+		missing = h.uncoveredLocked(c)
+	}
 	h.mu.Unlock()
+	h.want(missing)
 	for i, key := range order {
 		answer := result.Answers[i]
 		sum := sha256.Sum256(answer.Body)

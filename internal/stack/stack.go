@@ -62,6 +62,11 @@ type Options struct {
 	StatementMode string
 	// BuildVersion is pgreflect's version, sent in a header with every GraphQL response.
 	BuildVersion string
+	// ChangesURL connects with the REPLICATION attribute for the live queries' change feed; empty: AdminURL.
+	// When logical decoding is not available there, live queries are polled.
+	ChangesURL string
+	// LiveLimits bound subscriptions (httpapi.LiveLimits; zero fields take the defaults).
+	LiveLimits httpapi.LiveLimits
 }
 
 // Limits are the HTTP server's; zero fields take DefaultLimits' values.
@@ -203,6 +208,8 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		PollSchema:       schemaPoll,
 		GraphQLVersion:   version,
 		BuildVersion:     o.BuildVersion,
+		ChangesURL:       cmp.Or(o.ChangesURL, o.AdminURL),
+		LiveLimits:       o.LiveLimits,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)

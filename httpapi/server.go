@@ -329,8 +329,12 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 				fmt.Errorf("%v\n%s", v, debug.Stack()))
 		}
 	}()
-	if isWebSocket(r) {
+	switch {
+	case isWebSocket(r):
 		s.serveWebSocket(w, r)
+		return
+	case wantsEventStream(r):
+		s.serveSSE(w, r)
 		return
 	}
 	if r.Method != http.MethodPost {

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -22,9 +25,10 @@ import (
 // liveSchema is a table whose rows each user sees only of their own, through a policy written the way Supabase
 // recommends ((select auth.uid()), which Postgres evaluates once per statement), with subscriptions on.
 const liveSchema = `
-create table todo (id bigserial primary key, owner uuid not null, task text not null);
+create table todo (id bigserial primary key, owner uuid not null default auth.uid(), task text not null);
 alter table todo enable row level security;
 create policy own_rows on todo for select using (owner = (select auth.uid()));
+create policy add_own_rows on todo for insert with check (owner = (select auth.uid()));
 grant select, insert, update, delete on todo to authenticated;
 grant usage on sequence todo_id_seq to authenticated;
 comment on table todo is e'@graphql({"features": ["subscriptions"], "totalCount": {"enabled": true}})';
@@ -424,4 +428,48 @@ func (f *fixture) expectNoSubscriptions() {
 		}
 		return ""
 	})
+}
+
+func TestEventStreamSubscription(t *testing.T) {
+	f := newFixture(t, liveSchema)
+	user := uuid.New()
+	if _, err := f.admin.Exec(t.Context(), `insert into todo (owner, task) values ($1, 'mine'), ($2, 'theirs')`, user, uuid.New()); err != nil {
+		t.Fatal(err)
+	}
+	token := f.userToken(jwt.MapClaims{"sub": user.String(), "role": "authenticated", "exp": time.Now().Add(2 * time.Second).Unix()})
+	get := func(headers map[string]string) *http.Response {
+		t.Helper()
+		q := url.Values{"query": {`subscription { todoCollection { edges { node { task } } } }`}}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.srv.URL+"/graphql/v1?"+q.Encode(), nil)
+		req.Header.Set("Accept", "text/event-stream")
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	if resp := get(nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("an event stream without an API key: %d", resp.StatusCode)
+	}
+	resp := get(map[string]string{"apikey": f.anon, "Authorization": "Bearer " + token})
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("event stream answered %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	start := time.Now()
+	body, err := io.ReadAll(resp.Body) // ends when the token expires
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "event: next\ndata: {\"data\": {\"todoCollection\": {\"edges\": [{\"node\": {\"task\": \"mine\"}}]}}}\n\n"
+	if string(body) != want {
+		t.Fatalf("stream %q, want %q", body, want)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the stream outlived its token by %s", d)
+	}
+	f.expectNoSubscriptions()
 }

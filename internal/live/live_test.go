@@ -104,9 +104,17 @@ type recorder struct {
 	unavailable int
 }
 
-func (r *recorder) Next(body []byte) { r.mu.Lock(); r.answers = append(r.answers, string(body)); r.mu.Unlock() }
-func (r *recorder) End(body []byte)  { r.mu.Lock(); r.ends = append(r.ends, string(body)); r.mu.Unlock() }
-func (r *recorder) Unavailable()     { r.mu.Lock(); r.unavailable++; r.mu.Unlock() }
+func (r *recorder) Next(body []byte) {
+	r.mu.Lock()
+	r.answers = append(r.answers, string(body))
+	r.mu.Unlock()
+}
+func (r *recorder) End(body []byte) {
+	r.mu.Lock()
+	r.ends = append(r.ends, string(body))
+	r.mu.Unlock()
+}
+func (r *recorder) Unavailable() { r.mu.Lock(); r.unavailable++; r.mu.Unlock() }
 
 func (r *recorder) last() (string, int) {
 	r.mu.Lock()

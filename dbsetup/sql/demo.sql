@@ -2,8 +2,8 @@
 -- documentation plus a to-do list guarded by row level security.
 
 -- Introspection on, so that GraphiQL and other tools can read the schema; name inflection stays off
--- (pg_graphql's default).
-comment on schema public is e'@graphql({"introspection": true})';
+-- (pg_graphql's default). Subscriptions on, so that a live query runs in the console's GraphiQL.
+comment on schema public is e'@graphql({"introspection": true, "features": ["subscriptions"]})';
 
 create table public.account (
   id serial primary key,

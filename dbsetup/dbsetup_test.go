@@ -424,7 +424,7 @@ func TestLoadDemo(t *testing.T) {
 	if accounts != 2 || posts != 3 || fks != 2 {
 		t.Errorf("accounts=%d posts=%d foreign keys=%d; want 2, 3, 2 (a second LoadDemo must not reload)", accounts, posts, fks)
 	}
-	if comment != `@graphql({"introspection": true})` {
+	if comment != `@graphql({"introspection": true, "features": ["subscriptions"]})` {
 		t.Errorf("comment on schema public = %q", comment)
 	}
 

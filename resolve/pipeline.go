@@ -121,43 +121,33 @@ func sendPipeline(ctx context.Context, conn *pgx.Conn, cache *statementCache, ro
 
 // sendGroups runs groups of statements in one pipeline (one round trip), each group its own implicit
 // transaction: a group that fails is rolled back alone and the next one runs. It returns each group's results
-// (see runPipeline) or its error; err is a failure of the whole pipeline (the connection, or a statement that
-// could not be prepared), after which nothing ran.
+// (see runPipeline) or its error; err is a failure of the whole pipeline (the connection), after which nothing
+// ran.
 //
-// Statements new to cache are prepared first, in a group of their own, so that every group runs on prepared
-// statements whatever another group does.
+// A statement new to cache is prepared within the first group that uses it, after that group's prelude has
+// switched to the group's role: Postgres checks the privileges of the names a statement uses when it parses it.
+// Later groups run it under the same name; should the group that prepared it fail first, they fail with
+// 26000, which runGroups answers by preparing again.
 func sendGroups(ctx context.Context, conn *pgx.Conn, cache *statementCache, role string, groups [][]statement) (out [][][]byte, errs []error, err error) {
 	p := conn.PgConn().StartPipeline(ctx)
 	var fresh []preparation
-	names := map[string]string{}
-	if cache != nil {
-		for _, g := range groups {
-			for _, s := range g {
-				if _, ok := names[s.sql]; ok {
-					continue
-				}
-				name, ok := cache.lookup(role, s.sql)
-				if !ok {
-					name = cache.newName()
-					_, oids := encodeParams(s.args)
-					fresh = append(fresh, preparation{role: role, sql: s.sql, name: name})
-					p.SendPrepare(name, s.sql, oids)
-				}
-				names[s.sql] = name
-			}
-		}
-		if len(fresh) > 0 {
-			p.SendPipelineSync()
-		}
-	}
 	for _, g := range groups {
 		for _, s := range g {
 			values, oids := encodeParams(s.args)
 			if cache == nil {
 				p.SendQueryParams(s.sql, values, oids, nil, nil)
-			} else {
-				p.SendQueryPrepared(names[s.sql], values, nil, nil)
+				continue
 			}
+			name, ok := cache.lookup(role, s.sql)
+			if !ok {
+				name, ok = findPreparation(fresh, role, s.sql)
+				if !ok {
+					name = cache.newName()
+					fresh = append(fresh, preparation{role: role, sql: s.sql, name: name})
+					p.SendPrepare(name, s.sql, oids)
+				}
+			}
+			p.SendQueryPrepared(name, values, nil, nil)
 		}
 		p.SendPipelineSync()
 	}
@@ -175,13 +165,8 @@ func sendGroups(ctx context.Context, conn *pgx.Conn, cache *statementCache, role
 	}
 	out = make([][][]byte, len(groups))
 	errs = make([]error, len(groups))
-	// Results arrive in the order sent: the preparations' group, the groups, the deallocations' group.
-	group := -1
-	if len(fresh) == 0 {
-		group = 0
-	}
-	var prepareErr error
-	query, prepared := 0, 0
+	// Results arrive in the order sent: the groups, then the deallocations' group.
+	group, query, prepared := 0, 0, 0
 	for {
 		res, err := p.GetResults()
 		if err != nil {
@@ -190,17 +175,15 @@ func sendGroups(ctx context.Context, conn *pgx.Conn, cache *statementCache, role
 				p.Close()
 				return nil, nil, err // the connection is gone
 			}
-			switch {
-			case group < 0:
-				prepareErr = err
-			case group < len(groups):
+			if group < len(groups) {
 				errs[group] = err
 			}
 			continue
 		}
 		switch r := res.(type) {
 		case *pgconn.StatementDescription:
-			// Descriptions come back in the order the statements were prepared; pgx does not name them.
+			// Descriptions come back in the order the statements were prepared (a failed group skips the rest
+			// of its own); pgx does not name them.
 			if prepared < len(fresh) {
 				cache.add(fresh[prepared])
 				prepared++
@@ -227,9 +210,6 @@ func sendGroups(ctx context.Context, conn *pgx.Conn, cache *statementCache, role
 		case nil:
 			if err := p.Close(); err != nil {
 				return nil, nil, err
-			}
-			if prepareErr != nil {
-				return nil, nil, prepareErr
 			}
 			for i := range errs {
 				if errs[i] != nil {

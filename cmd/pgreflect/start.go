@@ -171,6 +171,8 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		Logger:           sf.logger(stderr),
 		StatementMode:    sf.statementMode,
 		BuildVersion:     buildVersion(),
+		LiveLimits:       sf.live,
+		ChangesURL:       sf.changesURL,
 	})
 	if err != nil {
 		return err

@@ -72,12 +72,7 @@ func (h *Hub) follow(ctx context.Context, opts FeedOptions) error {
 	}
 	cfg.RuntimeParams["replication"] = "database"
 	cfg.RuntimeParams["application_name"] = "pgreflect live"
-	repl, err := pgconn.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("connect for logical decoding: %w", err)
-	}
-	defer repl.Close(context.WithoutCancel(ctx))
-	// A second, ordinary session manages the publication's tables.
+	// An ordinary session manages the publication's tables, and sees the slot go when the feed ends.
 	sqlCfg, err := pgx.ParseConfig(opts.URL)
 	if err != nil {
 		return err
@@ -88,12 +83,20 @@ func (h *Hub) follow(ctx context.Context, opts FeedOptions) error {
 		return fmt.Errorf("connect to manage the publication: %w", err)
 	}
 	defer admin.Close(context.WithoutCancel(ctx))
+	repl, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect for logical decoding: %w", err)
+	}
+	slot := "pgreflect_live_" + strconv.FormatUint(rand.Uint64(), 36)
+	defer func() {
+		repl.Close(context.WithoutCancel(ctx))
+		waitSlotDropped(context.WithoutCancel(ctx), admin, slot)
+	}()
 	published, err := publishedTables(ctx, admin)
 	if err != nil {
 		return err
 	}
 
-	slot := "pgreflect_live_" + strconv.FormatUint(rand.Uint64(), 36)
 	created, err := pglogrepl.CreateReplicationSlot(ctx, repl, slot, "pgoutput",
 		pglogrepl.CreateReplicationSlotOptions{Temporary: true, Mode: pglogrepl.LogicalReplication})
 	if err != nil {
@@ -156,6 +159,25 @@ func (h *Hub) follow(ctx context.Context, opts FeedOptions) error {
 			if reply {
 				nextStatus = time.Now()
 			}
+		}
+	}
+}
+
+// waitSlotDropped waits, for a few seconds at most, until the server has dropped the temporary slot of a closed
+// replication connection, which it does as the connection's backend exits: a caller that stops the feed and
+// then drops the database (tests, `pgreflect stop`) would otherwise find the slot still there.
+func waitSlotDropped(ctx context.Context, conn *pgx.Conn, slot string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for {
+		var present bool
+		if err := conn.QueryRow(ctx, `select exists (select from pg_replication_slots where slot_name = $1)`, slot).Scan(&present); err != nil || !present {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }

@@ -70,16 +70,30 @@ func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture 
 	keys, _ := auth.NewKeys(secret)
 	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
 	service, _ := keys.SignAPIKey("service_role", "abcdefghijklmnopqrst")
-	logs := &testenv.SyncBuffer{}
-	s, err := New(ctx, Options{Pool: pool, Keys: keys, AnonKey: anon, ServiceRoleKey: service, MaxBodyBytes: 4096,
-		Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(logs, testWriter{t}), nil)), Metrics: metrics})
+	f := &fixture{t: t, admin: admin, pool: pool, keys: keys, anon: anon, service: service, logs: &testenv.SyncBuffer{}}
+	f.server, f.srv = f.start(metrics)
+	return f
+}
+
+// start serves a new instance of the API on the fixture's database.
+func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
+	f.t.Helper()
+	s, err := New(context.Background(), Options{Pool: f.pool, Keys: f.keys, AnonKey: f.anon, ServiceRoleKey: f.service,
+		MaxBodyBytes: 4096, Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil)), Metrics: metrics})
 	if err != nil {
-		t.Fatal(err)
+		f.t.Fatal(err)
 	}
-	t.Cleanup(s.Close)
+	f.t.Cleanup(s.Close)
 	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	return &fixture{t: t, admin: admin, pool: pool, srv: srv, server: s, keys: keys, anon: anon, service: service, logs: logs}
+	f.t.Cleanup(srv.Close)
+	return s, srv
+}
+
+// secondServer is another instance on the same database, as a fixture of its own.
+func (f *fixture) secondServer() *fixture {
+	g := *f
+	g.server, g.srv = f.start(nil)
+	return &g
 }
 
 // testWriter shows log output with the test's own output.

@@ -17,9 +17,11 @@ import (
 	"github.com/coder/websocket"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/client"
 	"github.com/pgreflect/pgreflect/internal/testenv"
+	"github.com/pgreflect/pgreflect/pgtest"
 )
 
 // liveSchema is a table whose rows each user sees only of their own, through a policy written the way Supabase
@@ -472,4 +474,89 @@ func TestEventStreamSubscription(t *testing.T) {
 		t.Fatalf("the stream outlived its token by %s", d)
 	}
 	f.expectNoSubscriptions()
+}
+
+// TestLiveQueryResumesAfterTheDatabaseWasLost cuts every connection of the server to the database, as a
+// restart does: subscribers are told (1013, try again later), and a client that reconnects resumes with the
+// current answer.
+func TestLiveQueryResumesAfterTheDatabaseWasLost(t *testing.T) {
+	f := newFixture(t, liveSchema)
+	ctx := context.Background()
+	user := uuid.New()
+	token := f.userToken(jwt.MapClaims{"sub": user.String(), "role": "authenticated", "exp": time.Now().Add(time.Hour).Unix()})
+	raw := f.dialWS()
+	raw.init(fmt.Sprintf(`{"apikey":%q,"Authorization":"Bearer %s"}`, f.anon, token))
+	raw.expect("connection_ack")
+	raw.send(`{"id":"s","type":"subscribe","payload":{"query":"subscription { todoCollection { edges { node { task } } } }"}}`)
+	raw.expect("next")
+	sub := f.subscribe(f.userClient(user, time.Now().Add(time.Hour)), todoSubscription)
+	if _, err := nextTodos(t, sub, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// The database refuses new connections and loses the open ones, as while it restarts.
+	var db string
+	if err := f.admin.QueryRow(ctx, `select current_database()`).Scan(&db); err != nil {
+		t.Fatal(err)
+	}
+	// A database cannot refuse connections from a session of its own.
+	server, err := pgx.Connect(ctx, pgtest.ServerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close(context.Background()) })
+	allowConnections := func(allow bool) error {
+		_, err := server.Exec(context.Background(), fmt.Sprintf(`alter database %q with allow_connections %v`, db, allow))
+		return err
+	}
+	if err := allowConnections(false); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = allowConnections(true) })
+	if _, err := f.admin.Exec(ctx, `select pg_terminate_backend(pid) from pg_stat_activity
+		where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.admin.Exec(ctx, `insert into todo (owner, task) values ($1, 'after the outage')`, user); err != nil {
+		t.Fatal(err)
+	}
+	raw.expectClose(closeTryAgainLater, "database unavailable")
+	if err := allowConnections(true); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 15*time.Second, func() string {
+		a, err := nextTodos(t, sub, time.Second)
+		if err != nil {
+			return err.Error()
+		}
+		if len(a.TodoCollection.Edges) != 1 || a.TodoCollection.Edges[0].Node.Task != "after the outage" {
+			return fmt.Sprintf("answer %+v", a)
+		}
+		return ""
+	})
+}
+
+// TestChangesReachSubscribersOfEveryInstance runs two servers on one database: a write through one reaches a
+// subscriber of the other.
+func TestChangesReachSubscribersOfEveryInstance(t *testing.T) {
+	f := newFixture(t, liveSchema)
+	second := f.secondServer()
+	user := uuid.New()
+	c := f.userClient(user, time.Now().Add(time.Hour))
+	sub := f.subscribe(c, todoSubscription)
+	if _, err := nextTodos(t, sub, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	token := f.userToken(jwt.MapClaims{"sub": user.String(), "role": "authenticated", "exp": time.Now().Add(time.Hour).Unix()})
+	status, body := second.graphql(map[string]string{"apikey": f.anon, "Authorization": "Bearer " + token},
+		`mutation { insertIntotodoCollection(objects: [{task: "through the other instance"}]) { affectedCount } }`)
+	if status != 200 || !strings.Contains(body, `"affectedCount": 1`) {
+		t.Fatalf("insert through the second instance: %d %s", status, body)
+	}
+	a, err := nextTodos(t, sub, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.TodoCollection.Edges) != 1 || a.TodoCollection.Edges[0].Node.Task != "through the other instance" {
+		t.Fatalf("pushed answer %+v", a)
+	}
 }

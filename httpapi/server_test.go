@@ -38,6 +38,8 @@ type fixture struct {
 	keys    *auth.Keys
 	anon    string
 	service string
+	// live are the subscription limits of the servers start starts.
+	live LiveLimits
 }
 
 func newFixture(t testing.TB, schema string) *fixture {
@@ -79,7 +81,8 @@ func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture 
 func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
 	f.t.Helper()
 	s, err := New(context.Background(), Options{Pool: f.pool, Keys: f.keys, AnonKey: f.anon, ServiceRoleKey: f.service,
-		MaxBodyBytes: 4096, Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil)), Metrics: metrics})
+		MaxBodyBytes: 4096, Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil)), Metrics: metrics,
+		LiveLimits: f.live})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -89,10 +92,12 @@ func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
 	return s, srv
 }
 
-// secondServer is another instance on the same database, as a fixture of its own.
-func (f *fixture) secondServer() *fixture {
+// secondServer is another instance on the same database, as a fixture of its own, with the subscription
+// limits given (zero: the defaults).
+func (f *fixture) secondServer(live LiveLimits) *fixture {
 	g := *f
-	g.server, g.srv = f.start(nil)
+	g.live = live
+	g.server, g.srv = g.start(nil)
 	return &g
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/client"
+	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
 )
@@ -539,7 +540,7 @@ func TestLiveQueryResumesAfterTheDatabaseWasLost(t *testing.T) {
 // subscriber of the other.
 func TestChangesReachSubscribersOfEveryInstance(t *testing.T) {
 	f := newFixture(t, liveSchema)
-	second := f.secondServer()
+	second := f.secondServer(LiveLimits{})
 	user := uuid.New()
 	c := f.userClient(user, time.Now().Add(time.Hour))
 	sub := f.subscribe(c, todoSubscription)
@@ -558,5 +559,66 @@ func TestChangesReachSubscribersOfEveryInstance(t *testing.T) {
 	}
 	if len(a.TodoCollection.Edges) != 1 || a.TodoCollection.Edges[0].Node.Task != "through the other instance" {
 		t.Fatalf("pushed answer %+v", a)
+	}
+}
+
+func TestLiveMetrics(t *testing.T) {
+	f := newFixtureWith(t, liveSchema, obs.NewMetrics())
+	sub := f.subscribe(f.userClient(uuid.New(), time.Now().Add(time.Hour)), todoSubscription)
+	if _, err := nextTodos(t, sub, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 5*time.Second, func() string {
+		req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/metrics", nil)
+		req.Header.Set("apikey", f.service)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		for _, want := range []string{"pgreflect_live_subscriptions 1\n", "pgreflect_live_cohorts 1\n", "pgreflect_live_pushes_total 1\n",
+			"pgreflect_live_refreshes_total ", "pgreflect_live_refresh_duration_seconds_count ", "pgreflect_live_dropped_consumers_total 0\n"} {
+			if !strings.Contains(string(b), want) {
+				return "metrics lack " + want
+			}
+		}
+		return ""
+	})
+}
+
+// TestSlowConsumerIsDroppedWithoutStallingOthers subscribes a client that never reads to an answer that grows
+// with every write: once its socket and its queue are full it is disconnected, while a subscriber beside it
+// keeps receiving every change.
+func TestSlowConsumerIsDroppedWithoutStallingOthers(t *testing.T) {
+	f := newFixture(t, liveSchema)
+	g := f.secondServer(LiveLimits{PollInterval: 20 * time.Millisecond, SendQueue: 4, MaxMessageBytes: 60 << 20})
+	user := uuid.New()
+	token := f.userToken(jwt.MapClaims{"sub": user.String(), "role": "authenticated", "exp": time.Now().Add(time.Hour).Unix()})
+	slow := g.dialWS()
+	slow.init(fmt.Sprintf(`{"apikey":%q,"Authorization":"Bearer %s"}`, f.anon, token))
+	slow.expect("connection_ack")
+	slow.send(`{"id":"s","type":"subscribe","payload":{"query":"subscription { todoCollection { edges { node { task } } } }"}}`)
+	reader := g.subscribe(g.userClient(user, time.Now().Add(time.Hour)), todoSubscription)
+	if _, err := nextTodos(t, reader, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 256<<10)
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; g.server.live.Stats().Subscriptions > 1; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("the client that reads nothing was not dropped after %d writes", i)
+		}
+		if _, err := f.admin.Exec(t.Context(), `insert into todo (owner, task) values ($1, $2)`, user, fmt.Sprint(i, big)); err != nil {
+			t.Fatal(err)
+		}
+		// The reader keeps up: it sees this write within a few refreshes.
+		a, err := nextTodos(t, reader, 10*time.Second)
+		for err == nil && len(a.TodoCollection.Edges) < i+1 {
+			a, err = nextTodos(t, reader, 10*time.Second)
+		}
+		if err != nil {
+			t.Fatalf("the reading subscriber stalled after write %d: %v", i, err)
+		}
 	}
 }

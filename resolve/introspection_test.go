@@ -596,6 +596,10 @@ func TestIntrospectionGraphQLJS(t *testing.T) {
 			`addNumbers(a: Int!, b: Int = 1): Int`,
 			`archiveBlog(blogId: Int!): Blog`,
 			`orderBy: [BlogOrderBy!]`,
+		}, absent: []string{`type Subscription`}},
+		{name: "subscriptions", setup: introDemoSQL + `comment on table blog is e'@graphql({"features": ["subscriptions"]})';`, sdl: []string{
+			"type Subscription {\n  \"\"\"Retrieve a record of type `Blog` by its primary key\"\"\"\n  blogByPk(",
+			"\"\"\"A pagable collection of type `Blog`\"\"\"\n  blogCollection(",
 		}},
 		{name: "every type", setup: introAllTypesSQL, sdl: []string{
 			`c_bool: Boolean`, `c_int2: Int`, `c_int8: BigInt`, `c_float4: Float`, `c_numeric: BigFloat`,

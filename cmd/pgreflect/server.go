@@ -56,7 +56,7 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 	fs.DurationVar(&f.live.PollInterval, "live-poll-interval", l.PollInterval, "how often live queries (subscriptions) are refreshed where the change feed cannot tell what changed: without logical decoding, behind a pooler, for functions and views")
 	fs.IntVar(&f.live.PerConnection, "max-subscriptions-per-connection", l.PerConnection, "most operations on one subscription WebSocket")
 	fs.IntVar(&f.live.PerInstance, "max-subscriptions", l.PerInstance, "most subscriptions this server holds")
-	fs.StringVar(&f.changesURL, "changes-db-url", os.Getenv("PGREFLECT_CHANGES_DATABASE_URL"), "database URL of a role with REPLICATION that may add tables to publication pgreflect_live, for the live queries' change feed (env PGREFLECT_CHANGES_DATABASE_URL; default: the auth database URL; without logical decoding live queries are polled)")
+	fs.StringVar(&f.changesURL, "changes-db-url", os.Getenv("PGREFLECT_CHANGES_DATABASE_URL"), "database URL of a role with REPLICATION that may add tables to publication pgreflect_live, for the live queries' change feed (env PGREFLECT_CHANGES_DATABASE_URL; default: the auth database URL; off: none; without a feed live queries are polled)")
 	fs.StringVar(&f.statementMode, "statement-mode", envOr("PGREFLECT_STATEMENT_MODE", stack.StatementModeAuto), "prepared (named prepared statements, for direct connections), unnamed (for a pooler in transaction mode: PgBouncer, Supavisor on port 6543; the schema version is then polled), or auto: unnamed when the database URL has pgbouncer=true, port 6543 or default_query_exec_mode=exec (env PGREFLECT_STATEMENT_MODE)")
 	return f
 }

@@ -38,7 +38,11 @@ func TestLiveQueriesBehindPgBouncer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sub := range subs {
-		var out struct{ NoteCollection struct{ Edges []struct{ Node struct{ Body string } } } }
+		var out struct {
+			NoteCollection struct {
+				Edges []struct{ Node struct{ Body string } }
+			}
+		}
 		if err := sub.Next(ctx, &out); err != nil {
 			t.Fatal(err)
 		}
@@ -47,4 +51,3 @@ func TestLiveQueriesBehindPgBouncer(t *testing.T) {
 		}
 	}
 }
-

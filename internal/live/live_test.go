@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 
 const schema = `
 create table note (id bigserial primary key, owner uuid not null, body text not null);
+create index on note (owner);
 alter table note enable row level security;
 create policy own_rows on note for select using (owner = (select auth.uid()));
 grant select on note to authenticated;
@@ -47,7 +48,9 @@ type db struct {
 	pool  *pgxpool.Pool
 }
 
-func newDB(t *testing.T) *db {
+func newDB(t *testing.T) *db { return newDBFor(t) }
+
+func newDBFor(t testing.TB) *db {
 	t.Helper()
 	ctx := context.Background()
 	u := pgtest.NewDB(t)

@@ -2,6 +2,7 @@ package gqlschema
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -630,6 +631,11 @@ func (b *builder) addSubscriptionRoot(q *Type) {
 	for _, f := range q.Fields {
 		if f.Table != nil && f.Table.Features.Has(reflect.FeatureSubscriptions) && (f.Kind == FieldCollection || f.Kind == FieldByPk) {
 			sub.Fields = append(sub.Fields, f)
+			if f.Kind == FieldCollection {
+				if stream := b.streamField(f); stream != nil {
+					sub.Fields = append(sub.Fields, stream)
+				}
+			}
 		}
 	}
 	if len(sub.Fields) == 0 {
@@ -643,6 +649,50 @@ func (b *builder) addSubscriptionRoot(q *Type) {
 	sortFields(sub.Fields)
 	b.add(sub)
 	b.s.Subscription = sub
+}
+
+// streamField is Subscription.<x>Stream for the table of a collection field: its rows after a cursor over a
+// column with a unique key of its own, in batches (Hasura's streaming subscriptions are the model); nil when
+// the table has no such column.
+func (b *builder) streamField(coll *Field) *Field {
+	t := coll.Table
+	var cols []*Column
+	for _, key := range t.Rel.UniqueIndexes {
+		if len(key) != 1 {
+			continue
+		}
+		if c := t.ColumnByName(key[0]); c != nil && byPkTypes[c.SQL.FormatType] && !slices.Contains(cols, c) {
+			cols = append(cols, c)
+		}
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	name := t.TypeName
+	if b.s.Types["StreamOrdering"] == nil {
+		b.add(&Type{Kind: Enum, Name: "StreamOrdering", Description: str("The order in which a stream delivers rows"),
+			EnumValues: []*EnumValue{{Name: "ASC", Description: str("Ascending: rows after the cursor's value")},
+				{Name: "DESC", Description: str("Descending: rows before the cursor's value")}}})
+	}
+	value := &Type{Kind: InputObject, Name: name + "StreamCursorValue", Role: RoleStreamCursor, Table: t, Hidden: coll.Hidden,
+		Description: str("The column a stream is ordered by, with the value it starts after: exactly one field")}
+	for _, c := range cols {
+		value.InputFields = append(value.InputFields, &InputValue{Name: c.FieldName, Type: c.Type.GraphQL, Column: c})
+	}
+	b.add(value)
+	b.add(&Type{Kind: InputObject, Name: name + "StreamCursor", Role: RoleStreamCursor, Table: t, Hidden: coll.Hidden,
+		InputFields: []*InputValue{
+			{Name: "initialValue", Description: str("Where the stream starts: the rows after this value come first"), Type: NonNullOf(Named(name + "StreamCursorValue"))},
+			{Name: "ordering", Description: str("The order of the rows"), Type: Named("StreamOrdering"), DefaultValue: str("ASC")},
+		}})
+	return &Field{Name: lcfirst(name) + "Stream", Kind: FieldStream, Table: t, Hidden: coll.Hidden,
+		Description: str(fmt.Sprintf("The records of type `%s` after a cursor, in order, in batches as they come", name)),
+		Type:        NonNullOf(ListOf(NonNullOf(Named(name)))),
+		Args: []*InputValue{
+			{Name: "batchSize", Description: str("The most records one message carries"), Type: NonNullOf(Named("Int"))},
+			{Name: "cursor", Description: str("The column the stream is ordered by and where it starts"), Type: NonNullOf(Named(name + "StreamCursor"))},
+			{Name: "filter", Description: str("Filters to apply to the streamed records"), Type: Named(name + "Filter")},
+		}}
 }
 
 func sortFields(fs []*Field) {

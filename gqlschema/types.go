@@ -56,6 +56,7 @@ const (
 	RoleQuery
 	RoleMutation
 	RoleSubscription
+	RoleStreamCursor
 	RoleNode
 	RoleNodeInterface
 	RoleConnection
@@ -166,6 +167,8 @@ const (
 	FieldAggregateColumn // a column inside an aggregate group
 	FieldSchema          // __schema
 	FieldType            // __type
+	// FieldStream is Subscription.<x>Stream: the rows after a cursor, in batches (the subscriptions feature).
+	FieldStream
 )
 
 // Field is a field of an object or interface type.

@@ -28,6 +28,8 @@ type compiled struct {
 	errors []byte
 	// reads are the relations a subscription reads (live queries only).
 	reads Reads
+	// stream reshapes the answer of a stream subscription.
+	stream *stream
 }
 
 type compiledRoot struct {
@@ -201,6 +203,8 @@ type compiledKey struct {
 	// live separates a subscription compiled as a live query from the same document sent as a request, which
 	// is refused.
 	live bool
+	// cursor is a stream's position (Request.StreamCursor).
+	cursor string
 }
 
 func newCompiledCache(maxBytes int) *compiledCache {
@@ -212,7 +216,8 @@ func (c *compiledCache) get(ctx context.Context, schema *gqlschema.Schema, req R
 	if c.maxBytes <= 0 || len(req.Query)+len(req.Variables) > maxCompiledKey {
 		return compileFn()
 	}
-	key := compiledKey{schema: schema, query: req.Query, operation: req.OperationName, variables: string(req.Variables), live: live}
+	key := compiledKey{schema: schema, query: req.Query, operation: req.OperationName, variables: string(req.Variables), live: live,
+		cursor: string(req.StreamCursor)}
 	c.mu.Lock()
 	if el, ok := c.entries[key]; ok {
 		c.order.MoveToFront(el)

@@ -29,6 +29,9 @@ type Request struct {
 	Query         string          `json:"query"`
 	Variables     json.RawMessage `json:"variables,omitempty"`
 	OperationName string          `json:"operationName,omitempty"`
+	// StreamCursor, for a stream subscription, replaces its cursor's initial value: the last value sent, so
+	// that the next batch starts after it. Clients cannot set it.
+	StreamCursor json.RawMessage `json:"-"`
 }
 
 // Options configure an Engine.

@@ -600,6 +600,8 @@ func TestIntrospectionGraphQLJS(t *testing.T) {
 		{name: "subscriptions", setup: introDemoSQL + `comment on table blog is e'@graphql({"features": ["subscriptions"]})';`, sdl: []string{
 			"type Subscription {\n  \"\"\"Retrieve a record of type `Blog` by its primary key\"\"\"\n  blogByPk(",
 			"\"\"\"A pagable collection of type `Blog`\"\"\"\n  blogCollection(",
+			"): [Blog!]!", `input BlogStreamCursor {`, `initialValue: BlogStreamCursorValue!`, `ordering: StreamOrdering = ASC`,
+			`enum StreamOrdering {`,
 		}},
 		{name: "every type", setup: introAllTypesSQL, sdl: []string{
 			`c_bool: Boolean`, `c_int2: Int`, `c_int8: BigInt`, `c_float4: Float`, `c_numeric: BigFloat`,

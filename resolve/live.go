@@ -1,9 +1,12 @@
 package resolve
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -96,6 +99,10 @@ type LiveAnswer struct {
 	// Final marks an answer that ends the subscription: the request failed as a whole (it no longer validates
 	// against the role's schema, or a statement failed: a revoked grant, a dropped column).
 	Final bool
+	// Cursor is, for a stream, the position after this batch (Request.StreamCursor of the next refresh); More
+	// says the batch was full, so more rows may be waiting. A stream's empty batch has no Body: nothing to send.
+	Cursor json.RawMessage
+	More   bool
 }
 
 // LiveRefresh is the outcome of refreshing a cohort.
@@ -146,9 +153,41 @@ func (e *Engine) RefreshLive(ctx context.Context, conn *pgx.Conn, req Request, s
 			refresh.Answers[i] = LiveAnswer{Body: dataNull(e.databaseError(ctx, errs[i])), Final: true}
 			continue
 		}
-		refresh.Answers[i] = LiveAnswer{Body: c.respond(out[i][1:])}
+		body := c.respond(out[i][1:])
+		if c.stream == nil {
+			refresh.Answers[i] = LiveAnswer{Body: body}
+			continue
+		}
+		body, cursor, rows, err := c.stream.reshape(body)
+		switch {
+		case err != nil:
+			return LiveRefresh{}, err
+		case cursor == nil && rows == 0 && bytes.Contains(body, []byte(`"errors"`)):
+			refresh.Answers[i] = LiveAnswer{Body: body, Final: true}
+		case rows > 0:
+			refresh.Answers[i] = LiveAnswer{Body: body, Cursor: cursor, More: rows >= c.stream.batchSize}
+		}
 	}
 	return refresh, nil
+}
+
+// IsStream reports whether req subscribes to a stream (Subscription.<x>Stream): its subscriber has a position
+// of its own, so it shares no statement with others.
+func IsStream(req Request) bool {
+	doc, err := parser.ParseQuery(&ast.Source{Input: req.Query})
+	if err != nil {
+		return false
+	}
+	op, err := selectOperation(doc, req.OperationName)
+	if err != nil || op.Operation != ast.Subscription {
+		return false
+	}
+	for _, s := range op.SelectionSet {
+		if f, ok := s.(*ast.Field); ok && strings.HasSuffix(f.Name, "Stream") {
+			return true
+		}
+	}
+	return false
 }
 
 func sameAnswer(n int, a LiveAnswer) LiveRefresh {
@@ -194,16 +233,23 @@ func compileLive(ctx context.Context, schema *gqlschema.Schema, limits Limits, r
 		return &compiled{response: errorsOnly(errSubscriptionRootFields())}
 	}
 	sel := roots[0]
-	if findField(schema.Subscription, sel.Name) == nil {
+	f := findField(schema.Subscription, sel.Name)
+	if f == nil {
 		return &compiled{response: errorsOnly(errUnknownField(sel.Name, "Subscription"))}
 	}
-	p, err := r.planQueryField(sel)
+	var p *rootPlan
+	var st *stream
+	if f.Kind == gqlschema.FieldStream {
+		p, st, err = r.planStream(sel, f, req.StreamCursor)
+	} else {
+		p, err = r.planQueryField(sel)
+	}
 	if err != nil {
 		// A field error of a query is the whole answer of a subscription: there is nothing else to send.
 		return &compiled{response: dataNull(err)}
 	}
 	c := compiledFromPlans(ctx, limits, []*rootPlan{p}, nil)
-	c.reads = r.reads.reads()
+	c.reads, c.stream = r.reads.reads(), st
 	return c
 }
 

@@ -126,6 +126,14 @@ func errSubscription() error { return gqlError("Subscriptions are not supported"
 // errNotASubscription: a live-query transport was asked to subscribe to a query or mutation (pgreflect).
 func errNotASubscription() error { return gqlError("Operation is not a subscription") }
 
+// errStreamBatchSize: a stream's batchSize is below 1 (pgreflect).
+func errStreamBatchSize() error { return gqlError("batchSize must be at least 1") }
+
+// errStreamCursorColumns: a stream's cursor names no column or more than one (pgreflect).
+func errStreamCursorColumns() error {
+	return gqlError("cursor.initialValue must give exactly one column")
+}
+
 // errSubscriptionRootFields: a subscription selects other than one root field, which the GraphQL spec requires
 // (pgreflect; graphql-js words it "Anonymous Subscription must select only one top level field.").
 func errSubscriptionRootFields() error {

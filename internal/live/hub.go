@@ -90,6 +90,8 @@ type Hub struct {
 type cohortKey struct {
 	role, searchPath                string
 	query, operationName, variables string
+	// stream is the one subscriber of a stream, which has a position of its own and shares nothing.
+	stream *Subscription
 }
 
 // cohort is the subscriptions that share one statement.
@@ -173,6 +175,9 @@ func (h *Hub) Subscribe(s resolve.Session, req resolve.Request, sink Sink) (*Sub
 	key := cohortKey{role: s.Role, searchPath: strings.Join(s.SearchPath, ","), query: req.Query,
 		operationName: req.OperationName, variables: string(req.Variables)}
 	sub := &Subscription{session: s, sink: sink, claimsKey: string(claims)}
+	if resolve.IsStream(req) {
+		key.stream = sub
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.count >= h.opts.MaxSubscriptions {
@@ -396,6 +401,16 @@ func (h *Hub) refresh(ctx context.Context, c *cohort) {
 	h.want(missing)
 	for i, key := range order {
 		answer := result.Answers[i]
+		if answer.Body == nil {
+			continue // a stream with no new rows
+		}
+		if c.key.stream != nil && !answer.Final {
+			// The next batch starts after this one; a full batch may have more behind it.
+			h.mu.Lock()
+			c.req.StreamCursor = answer.Cursor
+			c.dirty = c.dirty || answer.More
+			h.mu.Unlock()
+		}
 		sum := sha256.Sum256(answer.Body)
 		for _, s := range groups[key] {
 			if answer.Final {

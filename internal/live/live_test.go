@@ -267,3 +267,78 @@ func TestFeedLeavesNoSlotWhenKilled(t *testing.T) {
 		return ""
 	})
 }
+
+// TestStreamDeliversEachVisibleRowOnceInOrder streams a table in batches: every row the user may see arrives
+// once, in order, the backlog in full batches first, then new rows as they are committed; others' rows never.
+func TestStreamDeliversEachVisibleRowOnceInOrder(t *testing.T) {
+	d := newDB(t)
+	h := d.hub(t, 100*time.Millisecond)
+	user, other := uuid.New(), uuid.New()
+	for i := range 5 {
+		d.exec(t, `insert into note (owner, body) values ($1, $2), ($3, 'hidden')`, user, fmt.Sprint("backlog ", i), other)
+	}
+	rec := &recorder{}
+	req := resolve.Request{Query: `subscription { noteStream(batchSize: 2, cursor: {initialValue: {id: 0}, ordering: ASC}) { body } }`}
+	if _, err := h.Subscribe(userSession(user), req, rec); err != nil {
+		t.Fatal(err)
+	}
+	batches := func() []string {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return append([]string(nil), rec.answers...)
+	}
+	testenv.Eventually(t, 5*time.Second, func() string {
+		if n := len(batches()); n != 3 {
+			return fmt.Sprintf("%d batches of the backlog: %q", n, batches())
+		}
+		return ""
+	})
+	want := []string{
+		`{"data": {"noteStream": [{"body": "backlog 0"}, {"body": "backlog 1"}]}}`,
+		`{"data": {"noteStream": [{"body": "backlog 2"}, {"body": "backlog 3"}]}}`,
+		`{"data": {"noteStream": [{"body": "backlog 4"}]}}`,
+	}
+	if got := batches(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("backlog batches\n got %q\nwant %q", got, want)
+	}
+	d.exec(t, `insert into note (owner, body) values ($2, 'hidden'), ($1, 'new 0')`, user, other)
+	testenv.Eventually(t, 5*time.Second, func() string {
+		if got := batches(); len(got) != 4 || got[3] != `{"data": {"noteStream": [{"body": "new 0"}]}}` {
+			return fmt.Sprintf("batches %q", got)
+		}
+		return ""
+	})
+	// Nothing new: no message, however often the stream is polled.
+	time.Sleep(300 * time.Millisecond)
+	if got := batches(); len(got) != 4 {
+		t.Fatalf("a stream without new rows sent %q", got[4:])
+	}
+	if st := h.Stats(); st.Cohorts != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestStreamArguments(t *testing.T) {
+	d := newDB(t)
+	h := d.hub(t, time.Hour)
+	for q, want := range map[string]string{
+		`subscription { noteStream(batchSize: 0, cursor: {initialValue: {id: 0}}) { body } }`:               "batchSize must be at least 1",
+		`subscription { noteStream(batchSize: 1, cursor: {initialValue: {}}) { body } }`:                    "cursor.initialValue must give exactly one column",
+		`subscription { noteStream(batchSize: 1, cursor: {initialValue: {id: 1, owner: "x"}}) { body } }`:   "extra keys",
+		`subscription { noteStream(batchSize: 1, cursor: {initialValue: {id: 0}, ordering: UP}) { body } }`: "Invalid input for StreamOrdering type",
+		`subscription { noteStream(cursor: {initialValue: {id: 0}}) { body } }`:                             "",
+	} {
+		rec := &recorder{}
+		if _, err := h.Subscribe(userSession(uuid.New()), resolve.Request{Query: q}, rec); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, 5*time.Second, func() string {
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			if len(rec.ends) != 1 || !strings.Contains(rec.ends[0], want) {
+				return fmt.Sprintf("%s: ends %q, want one with %q", q, rec.ends, want)
+			}
+			return ""
+		})
+	}
+}

@@ -125,7 +125,8 @@ func TestLiveQueryPushesOnlyWhatEachUserMaySee(t *testing.T) {
 // them are written: every answer any of them receives holds only their own rows, and each ends up with all of
 // their rows.
 func TestLiveQueriesUnderLoadNeverLeakRows(t *testing.T) {
-	f := newFixture(t, liveSchema)
+	// A page holds every row of a user (pg_graphql's default is 30).
+	f := newFixture(t, liveSchema+`comment on schema public is e'@graphql({"max_rows": 1000})';`)
 	ctx := context.Background()
 	const users, writes = 30, 600
 	ids := make([]uuid.UUID, users)

@@ -18,12 +18,13 @@ const (
 	FeatureRelatedOrder  Feature = "relatedOrder"
 	FeatureDistinct      Feature = "distinct"
 	FeatureComposite     Feature = "composite"
+	FeatureExactPaging   Feature = "exactPaging"
 )
 
 // AllFeatures lists every feature in a stable order.
 func AllFeatures() []Feature {
 	return []Feature{FeatureUpsert, FeatureNestedInsert, FeatureRelatedFilter, FeatureRelatedOrder,
-		FeatureDistinct, FeatureComposite}
+		FeatureDistinct, FeatureComposite, FeatureExactPaging}
 }
 
 // ParseFeature checks a feature's name; the error lists the names there are, as serde's unknown-variant

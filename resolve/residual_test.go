@@ -94,17 +94,29 @@ grant all on xyz to anon, authenticated, service_role;`)
 		`{"data": {"deleteFromXyzCollection": {"affectedCount": 1}}}`)
 }
 
-// Issue 11: last + before over an orderBy of several columns in mixed directions returns the page just before
-// the cursor, in the requested order. Every combination of directions is paged backward (and forward) from
-// every row, at the root and nested under a relationship, against the order of the whole collection.
+// Issue 11 and 18: last + before (and first + after) over an orderBy of several columns in mixed directions returns
+// the page next to the cursor that pg_graphql v1.6.1 returns, in the requested order. Every combination of
+// directions is paged backward and forward from every row, at the root and nested under a relationship, against
+// pgGraphQLAfter applied to the rows themselves.
 func TestLastBeforeWithMixedDirections(t *testing.T) {
+	type item struct {
+		id, grp, rank any // int or nil
+		label         any // string or nil
+	}
+	items := []item{{1, 1, 2, "k"}, {2, 1, 1, "z"}, {3, 1, 2, nil}, {4, 2, 1, "k"}, {5, 2, 2, "z"},
+		{6, 2, 1, "k"}, {7, nil, 2, nil}, {8, 3, 1, "a"}, {9, nil, 2, "a"}, {10, 1, 1, "z"}}
+	byID := map[int]map[string]any{}
+	var values []string
+	for _, it := range items {
+		byID[it.id.(int)] = map[string]any{"id": it.id, "grp": it.grp, "label": it.label, "rank": it.rank}
+		values = append(values, fmt.Sprintf("(%d, 1, %s, %s, %d)", it.id, sqlLiteral(it.grp), sqlLiteral(it.label), it.rank))
+	}
 	d := newTestDB(t, `
 comment on schema public is e'@graphql({"inflect_names": true})';
 create table box(id int primary key);
 insert into box values (1);
 create table item(id int primary key, box_id int not null references box(id), grp int, label varchar(10), rank int not null);
-insert into item values (1, 1, 1, 'k', 2), (2, 1, 1, 'z', 1), (3, 1, 1, null, 2), (4, 1, 2, 'k', 1), (5, 1, 2, 'z', 2),
-  (6, 1, 2, 'k', 1), (7, 1, null, null, 2), (8, 1, 3, 'a', 1), (9, 1, null, 'a', 2), (10, 1, 1, 'z', 1);
+insert into item values `+strings.Join(values, ", ")+`;
 grant all on all tables in schema public to anon, authenticated, service_role;`)
 	directions := []string{"AscNullsFirst", "AscNullsLast", "DescNullsFirst", "DescNullsLast"}
 	type edge struct {
@@ -153,34 +165,127 @@ grant all on all tables in schema public to anon, authenticated, service_role;`)
 	for _, g := range directions {
 		for _, l := range directions {
 			// Without id in orderBy the primary key breaks ties, as pg_graphql appends it; rank is NOT NULL.
-			for _, format := range []string{"[{grp: %s}, {label: %s}]", "[{grp: %s}, {label: %s}, {id: DescNullsFirst}]",
-				"[{rank: %s}, {label: %s}]", "[{label: %s}, {id: %s}, {grp: AscNullsFirst}]"} {
-				order := "orderBy: " + fmt.Sprintf(format, g, l)
-				all := page(false, order).Edges
-				if len(all) != 10 {
-					t.Fatalf("%s: %d rows", order, len(all))
+			for _, order := range [][]orderTerm{
+				{{"grp", g}, {"label", l}, {"id", "AscNullsLast"}},
+				{{"grp", g}, {"label", l}, {"id", "DescNullsFirst"}, {"id", "AscNullsLast"}},
+				{{"rank", g}, {"label", l}, {"id", "AscNullsLast"}},
+				{{"label", g}, {"id", l}, {"grp", "AscNullsFirst"}, {"id", "AscNullsLast"}},
+			} {
+				var terms []string
+				for _, o := range order[:len(order)-1] {
+					terms = append(terms, fmt.Sprintf("{%s: %s}", o.column, o.direction))
+				}
+				orderBy := "orderBy: [" + strings.Join(terms, ", ") + "]"
+				all := page(false, orderBy).Edges
+				if len(all) != len(items) {
+					t.Fatalf("%s: %d rows", orderBy, len(all))
+				}
+				// The rows pg_graphql puts on a page next to cursor row c, in the natural order.
+				beyond := func(c int, backward bool) []edge {
+					var out []edge
+					for _, e := range all {
+						if pgGraphQLAfter(byID[e.Node.ID], byID[all[c].Node.ID], order, backward) {
+							out = append(out, e)
+						}
+					}
+					return out
 				}
 				for _, nested := range []bool{false, true} {
 					for _, n := range []int{1, 4, 12} {
-						if got, want := ids(page(nested, fmt.Sprintf(`%s, last: %d`, order, n)).Edges), ids(all[max(0, len(all)-n):]); got != want {
-							t.Errorf("%s, last %d (nested %v): %s, want %s", order, n, nested, got, want)
+						if got, want := ids(page(nested, fmt.Sprintf(`%s, last: %d`, orderBy, n)).Edges), ids(all[max(0, len(all)-n):]); got != want {
+							t.Errorf("%s, last %d (nested %v): %s, want %s", orderBy, n, nested, got, want)
 						}
 					}
 					for i := range all {
 						const n = 2
 						// The cursor's row is on the far side of a page that is not empty: as in pg_graphql, there
 						// is a page there.
-						back := page(nested, fmt.Sprintf(`%s, last: %d, before: "%s"`, order, n, all[i].Cursor))
-						if got, want := ids(back.Edges), ids(all[max(0, i-n):i]); got != want || back.PageInfo != (pageInfo{i > 0, i-n > 0}) {
-							t.Errorf("%s, last %d before row %d (nested %v): %s %+v, want %s", order, n, all[i].Node.ID, nested, got, back.PageInfo, want)
+						before := beyond(i, true)
+						want := before[max(0, len(before)-n):]
+						back := page(nested, fmt.Sprintf(`%s, last: %d, before: "%s"`, orderBy, n, all[i].Cursor))
+						if got := ids(back.Edges); got != ids(want) || back.PageInfo != (pageInfo{len(want) > 0, len(before) > n}) {
+							t.Errorf("%s, last %d before row %d (nested %v): %s %+v, want %s", orderBy, n, all[i].Node.ID, nested, got, back.PageInfo, ids(want))
 						}
-						fwd := page(nested, fmt.Sprintf(`%s, first: %d, after: "%s"`, order, n, all[i].Cursor))
-						if got, want := ids(fwd.Edges), ids(all[i+1:min(len(all), i+1+n)]); got != want || fwd.PageInfo != (pageInfo{i+1+n < len(all), i+1 < len(all)}) {
-							t.Errorf("%s, first %d after row %d (nested %v): %s %+v, want %s", order, n, all[i].Node.ID, nested, got, fwd.PageInfo, want)
+						after := beyond(i, false)
+						want = after[:min(n, len(after))]
+						fwd := page(nested, fmt.Sprintf(`%s, first: %d, after: "%s"`, orderBy, n, all[i].Cursor))
+						if got := ids(fwd.Edges); got != ids(want) || fwd.PageInfo != (pageInfo{len(after) > n, len(want) > 0}) {
+							t.Errorf("%s, first %d after row %d (nested %v): %s %+v, want %s", orderBy, n, all[i].Node.ID, nested, got, fwd.PageInfo, ids(want))
 						}
 					}
 				}
 			}
 		}
 	}
+}
+
+// orderTerm is one element of an effective order: a column and a pg_graphql direction.
+type orderTerm struct{ column, direction string }
+
+// pgGraphQLAfter says whether row sorts strictly after the cursor row in the paging direction as pg_graphql
+// v1.6.1's pagination clause decides it (backward paging reverses every direction, nulls placement included): a
+// NULL equals a NULL, a non-NULL value is after a NULL one only where NULLs come first, and a NULL value is never
+// after a non-NULL one.
+func pgGraphQLAfter(row, cursor map[string]any, order []orderTerm, backward bool) bool {
+	for _, o := range order {
+		asc := strings.HasPrefix(o.direction, "Asc")
+		nullsFirst := strings.HasSuffix(o.direction, "NullsFirst")
+		if backward {
+			asc, nullsFirst = !asc, !nullsFirst
+		}
+		r, c := row[o.column], cursor[o.column]
+		switch {
+		case r == nil && c == nil:
+			continue
+		case c == nil:
+			return nullsFirst
+		case r == nil:
+			return false
+		}
+		var cmp int
+		switch r := r.(type) {
+		case int:
+			cmp = r - c.(int)
+		case string:
+			cmp = strings.Compare(r, c.(string))
+		}
+		if cmp != 0 {
+			return (cmp > 0) == asc
+		}
+	}
+	return false
+}
+
+// sqlLiteral writes an int, a string without quotes in it, or nil as SQL.
+func sqlLiteral(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "'" + v + "'"
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// Issue 18: pg_graphql's own cursor test, "Last before w/ complex order" (and its "First after"), on its exact
+// table: 20 rows, reversed = (20 - id) % 5, title cycling 'a', 'b', NULL, paged from the cursor [3, "a"] under
+// [{reversed: AscNullsLast}, {title: AscNullsFirst}]. Row 12 is (3, NULL): it sorts just before the cursor, but
+// pg_graphql v1.6.1 never counts a NULL as past a non-NULL cursor value, so the page skips it.
+func TestCursorPageSkipsNullsAfterANonNullCursorValue(t *testing.T) {
+	d := newTestDB(t, `
+create table blog(id int primary key, reversed int, title text);
+insert into blog(id, reversed, title)
+select x.id, (20 - id) % 5, case id % 3 when 1 then 'a' when 2 then 'b' end from generate_series(1, 20) x(id);
+grant select on blog to service_role;`)
+	cursor := base64.StdEncoding.EncodeToString([]byte(`[3, "a"]`))
+	const order = `orderBy: [{reversed: AscNullsLast}, {title: AscNullsFirst}]`
+	d.expect(`{ blogCollection(last: 5, before: "`+cursor+`", `+order+`) { edges { node { id reversed title } } } }`,
+		`{"data": {"blogCollection": {"edges": [{"node": {"id": 14, "title": "b", "reversed": 1}}, {"node": {"id": 3, "title": null, "reversed": 2}}, {"node": {"id": 18, "title": null, "reversed": 2}}, {"node": {"id": 13, "title": "a", "reversed": 2}}, {"node": {"id": 8, "title": "b", "reversed": 2}}]}}}`)
+	// pg_graphql's "First after w/ complex order": NULL titles come first going forward, nothing is skipped.
+	d.expect(`{ blogCollection(first: 5, after: "`+cursor+`", `+order+`) { edges { node { id } } } }`,
+		`{"data": {"blogCollection": {"edges": [{"node": {"id": 2}}, {"node": {"id": 17}}, {"node": {"id": 6}}, {"node": {"id": 1}}, {"node": {"id": 16}}]}}}`)
+	// after under the opposite order reaches the same rows as last + before: (3, NULL) is skipped there too.
+	d.expect(`{ blogCollection(first: 5, after: "`+cursor+`", orderBy: [{reversed: DescNullsFirst}, {title: DescNullsLast}]) { edges { node { id } } } }`,
+		`{"data": {"blogCollection": {"edges": [{"node": {"id": 8}}, {"node": {"id": 13}}, {"node": {"id": 3}}, {"node": {"id": 18}}, {"node": {"id": 14}}]}}}`)
 }

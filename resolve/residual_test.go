@@ -289,3 +289,55 @@ grant select on blog to service_role;`)
 	d.expect(`{ blogCollection(first: 5, after: "`+cursor+`", orderBy: [{reversed: DescNullsFirst}, {title: DescNullsLast}]) { edges { node { id } } } }`,
 		`{"data": {"blogCollection": {"edges": [{"node": {"id": 8}}, {"node": {"id": 13}}, {"node": {"id": 3}}, {"node": {"id": 18}}, {"node": {"id": 14}}]}}}`)
 }
+
+// Issue 18: pg_graphql's issue_511 test, its exact setup. A computed field returns a row of a view that has no
+// primary key (no primary_key_columns directive): pg_graphql requires a key only for what the root reaches, so
+// the field is an object of the view's type, without nodeId, and null where the view has no row.
+func TestComputedFieldReturningAKeylessViewRow(t *testing.T) {
+	d := newTestDB(t, `
+create table users(id uuid primary key, email character varying (255), phone text);
+insert into public.users(id, email, phone) values
+  ('dd5add8a-7dd2-4495-bc1a-a1dfe95ef23a', 'a@b.com', '987654321'),
+  ('12e684cc-b7c2-492e-8554-9ab3e03fa37f', null, null),
+  ('748a81bb-5f71-4dc8-88d9-efe9f03a14b8', null, '123456789');
+create or replace view users_with_phone as select id, email, phone from public.users where phone is not null;
+create table polls(id uuid primary key, user_id uuid references users(id));
+insert into public.polls(id, user_id) values
+  ('98813159-4814-42fa-911d-5cc900bd80b8', 'dd5add8a-7dd2-4495-bc1a-a1dfe95ef23a'),
+  ('07dc0104-3811-4a5d-8887-4018c8116e5c', '12e684cc-b7c2-492e-8554-9ab3e03fa37f'),
+  ('3bec2818-7bea-40ba-81fa-7d0ba061c3de', '748a81bb-5f71-4dc8-88d9-efe9f03a14b8');
+create or replace function author (rec polls) returns users_with_phone stable strict language sql security definer
+  set search_path = public as $$ select * from users_with_phone u where u.id = $1.user_id; $$;
+grant select on users, users_with_phone, polls to anon, authenticated, service_role;`)
+	d.expect(`{ pollsCollection { edges { node { author { id, email, phone } } } } }`,
+		`{"data": {"pollsCollection": {"edges": [{"node": {"author": null}}, `+
+			`{"node": {"author": {"id": "748a81bb-5f71-4dc8-88d9-efe9f03a14b8", "email": null, "phone": "123456789"}}}, `+
+			`{"node": {"author": {"id": "dd5add8a-7dd2-4495-bc1a-a1dfe95ef23a", "email": "a@b.com", "phone": "987654321"}}}]}}}`)
+	// The keyless type has computed fields of its own; a set of keyless rows is left out (its connection's
+	// cursors would need a key).
+	d.exec(`
+create function digits(rec users_with_phone) returns int stable language sql as $$ select length(rec.phone) $$;
+create function fans(rec polls) returns setof users_with_phone stable language sql as $$ select * from users_with_phone $$;`)
+	d.expect(`{ pollsCollection(first: 2, offset: 1) { edges { node { author { phone digits } } } } }`,
+		`{"data": {"pollsCollection": {"edges": [{"node": {"author": {"phone": "123456789", "digits": 9}}}, {"node": {"author": {"phone": "987654321", "digits": 9}}}]}}}`)
+	d.expect(`{ pollsCollection { edges { node { fans { __typename } } } } }`,
+		`{"data": null, "errors": [{"message": "Unknown field 'fans' on type 'polls'"}]}`)
+	d.expect(`{ pollsCollection { edges { node { author { id, email, phone } } } } }`,
+		`{"data": {"pollsCollection": {"edges": [{"node": {"author": null}}, `+
+			`{"node": {"author": {"id": "748a81bb-5f71-4dc8-88d9-efe9f03a14b8", "email": null, "phone": "123456789"}}}, `+
+			`{"node": {"author": {"id": "dd5add8a-7dd2-4495-bc1a-a1dfe95ef23a", "email": "a@b.com", "phone": "987654321"}}}]}}}`)
+	// The type has no nodeId, and the view is no collection: only the computed field reaches it.
+	d.expect(`{ pollsCollection(first: 1) { edges { node { author { nodeId } } } } }`,
+		`{"data": null, "errors": [{"message": "Unknown field 'nodeId' on type 'users_with_phone'"}]}`)
+	d.expect(`{ users_with_phoneCollection { edges { node { id } } } }`,
+		`{"data": null, "errors": [{"message": "Unknown field \"users_with_phoneCollection\" on type Query"}]}`)
+	d.exec(`comment on schema public is e'@graphql({"introspection": true})'`)
+	d.expect(`{ __type(name: "users_with_phone") { kind interfaces { name } fields { name type { kind name ofType { name } } } } }`,
+		`{"data": {"__type": {"kind": "OBJECT", "fields": [{"name": "id", "type": {"kind": "SCALAR", "name": "UUID", "ofType": null}}, `+
+			`{"name": "email", "type": {"kind": "SCALAR", "name": "String", "ofType": null}}, `+
+			`{"name": "phone", "type": {"kind": "SCALAR", "name": "String", "ofType": null}}, `+
+			`{"name": "digits", "type": {"kind": "SCALAR", "name": "Int", "ofType": null}}], "interfaces": []}}}`)
+	if got := d.query(`{ __type(name: "polls") { fields { name type { kind name } } } }`); !strings.Contains(got, `{"name": "author", "type": {"kind": "OBJECT", "name": "users_with_phone"}}`) {
+		t.Errorf("polls' fields: %s", got)
+	}
+}

@@ -434,8 +434,8 @@ func TestNodeIDsAndCursorsOfKeyTypes(t *testing.T) {
 		`{"data": {"bigCollection": {"edges": []}}}`)
 }
 
-// TestPaginationCursorNulls replays the queries of pg_graphql's pagination_cursor_nulls test, which upstream added
-// after v1.6.1 together with a change of its pagination clause. pgreflect answers as v1.6.1 does (issue 18): a row
+// TestPaginationCursorNulls replays the queries of pg_graphql's pagination_cursor_nulls test, which comes with a
+// newer pagination clause than v1.6.1's. pgreflect answers as v1.6.1 does (issue 18): a row
 // whose order key is NULL is never after a cursor whose key is not NULL, so where NULLs sort after such a cursor
 // they are not on the page (that test expects them); a NULL cursor key still reaches the rows after it.
 func TestPaginationCursorNulls(t *testing.T) {

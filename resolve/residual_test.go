@@ -95,9 +95,9 @@ grant all on xyz to anon, authenticated, service_role;`)
 }
 
 // Issue 11 and 18: last + before (and first + after) over an orderBy of several columns in mixed directions returns
-// the page next to the cursor that pg_graphql v1.6.1 returns, in the requested order. Every combination of
-// directions is paged backward and forward from every row, at the root and nested under a relationship, against
-// pgGraphQLAfter applied to the rows themselves.
+// the page next to the cursor that pg_graphql v1.6.1 returns, in the requested order, and with exactPaging the
+// exact neighbours. Every combination of directions is paged backward and forward from every row, at the root
+// and nested under a relationship, against pgGraphQLAfter applied to the rows themselves (or their positions).
 func TestLastBeforeWithMixedDirections(t *testing.T) {
 	type item struct {
 		id, grp, rank any // int or nil
@@ -162,55 +162,67 @@ grant all on all tables in schema public to anon, authenticated, service_role;`)
 		}
 		return strings.Join(s, ",")
 	}
-	for _, g := range directions {
-		for _, l := range directions {
-			// Without id in orderBy the primary key breaks ties, as pg_graphql appends it; rank is NOT NULL.
-			for _, order := range [][]orderTerm{
-				{{"grp", g}, {"label", l}, {"id", "AscNullsLast"}},
-				{{"grp", g}, {"label", l}, {"id", "DescNullsFirst"}, {"id", "AscNullsLast"}},
-				{{"rank", g}, {"label", l}, {"id", "AscNullsLast"}},
-				{{"label", g}, {"id", l}, {"grp", "AscNullsFirst"}, {"id", "AscNullsLast"}},
-			} {
-				var terms []string
-				for _, o := range order[:len(order)-1] {
-					terms = append(terms, fmt.Sprintf("{%s: %s}", o.column, o.direction))
-				}
-				orderBy := "orderBy: [" + strings.Join(terms, ", ") + "]"
-				all := page(false, orderBy).Edges
-				if len(all) != len(items) {
-					t.Fatalf("%s: %d rows", orderBy, len(all))
-				}
-				// The rows pg_graphql puts on a page next to cursor row c, in the natural order.
-				beyond := func(c int, backward bool) []edge {
-					var out []edge
-					for _, e := range all {
-						if pgGraphQLAfter(byID[e.Node.ID], byID[all[c].Node.ID], order, backward) {
-							out = append(out, e)
-						}
+	// Under the exactPaging extension the page is the exact neighbour of the cursor instead.
+	for _, exact := range []bool{false, true} {
+		if exact {
+			d.exec(`comment on table item is '@graphql({"features": ["exactPaging"]})'`)
+		}
+		for _, g := range directions {
+			for _, l := range directions {
+				// Without id in orderBy the primary key breaks ties, as pg_graphql appends it; rank is NOT NULL.
+				for _, order := range [][]orderTerm{
+					{{"grp", g}, {"label", l}, {"id", "AscNullsLast"}},
+					{{"grp", g}, {"label", l}, {"id", "DescNullsFirst"}, {"id", "AscNullsLast"}},
+					{{"rank", g}, {"label", l}, {"id", "AscNullsLast"}},
+					{{"label", g}, {"id", l}, {"grp", "AscNullsFirst"}, {"id", "AscNullsLast"}},
+				} {
+					var terms []string
+					for _, o := range order[:len(order)-1] {
+						terms = append(terms, fmt.Sprintf("{%s: %s}", o.column, o.direction))
 					}
-					return out
-				}
-				for _, nested := range []bool{false, true} {
-					for _, n := range []int{1, 4, 12} {
-						if got, want := ids(page(nested, fmt.Sprintf(`%s, last: %d`, orderBy, n)).Edges), ids(all[max(0, len(all)-n):]); got != want {
-							t.Errorf("%s, last %d (nested %v): %s, want %s", orderBy, n, nested, got, want)
-						}
+					orderBy := "orderBy: [" + strings.Join(terms, ", ") + "]"
+					all := page(false, orderBy).Edges
+					if len(all) != len(items) {
+						t.Fatalf("%s: %d rows", orderBy, len(all))
 					}
-					for i := range all {
-						const n = 2
-						// The cursor's row is on the far side of a page that is not empty: as in pg_graphql, there
-						// is a page there.
-						before := beyond(i, true)
-						want := before[max(0, len(before)-n):]
-						back := page(nested, fmt.Sprintf(`%s, last: %d, before: "%s"`, orderBy, n, all[i].Cursor))
-						if got := ids(back.Edges); got != ids(want) || back.PageInfo != (pageInfo{len(want) > 0, len(before) > n}) {
-							t.Errorf("%s, last %d before row %d (nested %v): %s %+v, want %s", orderBy, n, all[i].Node.ID, nested, got, back.PageInfo, ids(want))
+					// The rows pg_graphql puts on a page next to cursor row c, in the natural order.
+					beyond := func(c int, backward bool) []edge {
+						switch {
+						case exact && backward:
+							return all[:c]
+						case exact:
+							return all[c+1:]
 						}
-						after := beyond(i, false)
-						want = after[:min(n, len(after))]
-						fwd := page(nested, fmt.Sprintf(`%s, first: %d, after: "%s"`, orderBy, n, all[i].Cursor))
-						if got := ids(fwd.Edges); got != ids(want) || fwd.PageInfo != (pageInfo{len(after) > n, len(want) > 0}) {
-							t.Errorf("%s, first %d after row %d (nested %v): %s %+v, want %s", orderBy, n, all[i].Node.ID, nested, got, fwd.PageInfo, ids(want))
+						var out []edge
+						for _, e := range all {
+							if pgGraphQLAfter(byID[e.Node.ID], byID[all[c].Node.ID], order, backward) {
+								out = append(out, e)
+							}
+						}
+						return out
+					}
+					for _, nested := range []bool{false, true} {
+						for _, n := range []int{1, 4, 12} {
+							if got, want := ids(page(nested, fmt.Sprintf(`%s, last: %d`, orderBy, n)).Edges), ids(all[max(0, len(all)-n):]); got != want {
+								t.Errorf("%s, last %d (nested %v): %s, want %s", orderBy, n, nested, got, want)
+							}
+						}
+						for i := range all {
+							const n = 2
+							// The cursor's row is on the far side of a page that is not empty: as in pg_graphql, there
+							// is a page there.
+							before := beyond(i, true)
+							want := before[max(0, len(before)-n):]
+							back := page(nested, fmt.Sprintf(`%s, last: %d, before: "%s"`, orderBy, n, all[i].Cursor))
+							if got := ids(back.Edges); got != ids(want) || back.PageInfo != (pageInfo{len(want) > 0, len(before) > n}) {
+								t.Errorf("%s, last %d before row %d (nested %v): %s %+v, want %s", orderBy, n, all[i].Node.ID, nested, got, back.PageInfo, ids(want))
+							}
+							after := beyond(i, false)
+							want = after[:min(n, len(after))]
+							fwd := page(nested, fmt.Sprintf(`%s, first: %d, after: "%s"`, orderBy, n, all[i].Cursor))
+							if got := ids(fwd.Edges); got != ids(want) || fwd.PageInfo != (pageInfo{len(after) > n, len(want) > 0}) {
+								t.Errorf("%s, first %d after row %d (nested %v): %s %+v, want %s", orderBy, n, all[i].Node.ID, nested, got, fwd.PageInfo, ids(want))
+							}
 						}
 					}
 				}

@@ -198,7 +198,8 @@ func (b *builder) collectTables() (keyed, keyless []*Table) {
 			if r.Schema == nil || (len(r.PrimaryKey) > 0) != withKey {
 				continue
 			}
-			t := b.table(r)
+			// A keyless relation may never be reached, so it must not add the types of its composite columns.
+			t := b.table(r, withKey)
 			if t == nil || taken[t.TypeName] || b.s.Types[t.TypeName] != nil {
 				continue
 			}
@@ -215,8 +216,9 @@ func (b *builder) collectTables() (keyed, keyless []*Table) {
 }
 
 // table maps a relation the role may read, or returns nil: its name is not a GraphQL name, no column is
-// selectable, or a primary key column cannot be shown.
-func (b *builder) table(r *reflect.Relation) *Table {
+// selectable, or a primary key column cannot be shown. Composite columns (the composite feature) are mapped
+// only when composites is set.
+func (b *builder) table(r *reflect.Relation, composites bool) *Table {
 	inflect := r.Schema.Directives.InflectNames
 	t := &Table{Rel: r, Inflect: inflect, TypeName: r.Directives.Name, Features: b.tableFeatures(r)}
 	if t.TypeName == "" {
@@ -235,7 +237,7 @@ func (b *builder) table(r *reflect.Relation) *Table {
 			}
 		}
 		vt, ok := b.valueType(c.Type, c.TypeMod, c.FormatType)
-		if !ok && t.Features.Has(reflect.FeatureComposite) {
+		if !ok && composites && t.Features.Has(reflect.FeatureComposite) {
 			vt, ok = b.compositeValueType(c.Type, c.FormatType)
 		}
 		if !ok {

@@ -58,12 +58,13 @@ func Build(cat *reflect.Catalog, opts Options) *Schema {
 	}
 	b.addBuiltins()
 	b.addEnums()
-	tables := b.collectTables()
+	tables, keyless := b.collectTables()
 	rels := b.relationships(tables)
-	computed, udfs := b.functions(tables)
+	computed, udfs := b.functions(tables, keyless)
 	for _, t := range tables {
 		b.addTableTypes(t, rels[t], computed[t])
 	}
+	b.addKeylessTypes(tables, keyless, computed)
 	for _, t := range tables {
 		b.addWriteExtensions(t, rels[t])
 	}
@@ -188,71 +189,91 @@ func (b *builder) addEnums() {
 	}
 }
 
-func (b *builder) collectTables() []*Table {
-	var out []*Table
+// collectTables returns the tables with a primary key, which get collections, mutations and relationships, and
+// the keyless relations (views without primary_key_columns, tables without a key), which pg_graphql shows only
+// as the result of a computed field (keylessTypes).
+func (b *builder) collectTables() (keyed, keyless []*Table) {
 	taken := map[string]bool{}
-	for _, r := range b.cat.Relations {
-		if r.Schema == nil || len(r.PrimaryKey) == 0 {
-			continue
-		}
-		inflect := r.Schema.Directives.InflectNames
-		t := &Table{Rel: r, Inflect: inflect, TypeName: r.Directives.Name, Features: b.tableFeatures(r)}
-		if t.TypeName == "" {
-			t.TypeName = base(r.Name, inflect)
-		}
-		if !IsValidName(t.TypeName) || taken[t.TypeName] || b.s.Types[t.TypeName] != nil {
-			continue
-		}
-		selectable := false
-		for _, c := range r.Columns {
-			name := c.Directives.Name
-			if name == "" {
-				name = c.Name
-				if inflect {
-					name = lcfirst(base(c.Name, true))
-				}
-			}
-			vt, ok := b.valueType(c.Type, c.TypeMod, c.FormatType)
-			if !ok && t.Features.Has(reflect.FeatureComposite) {
-				vt, ok = b.compositeValueType(c.Type, c.FormatType)
-			}
-			if !ok {
+	for _, withKey := range []bool{true, false} {
+		for _, r := range b.cat.Relations {
+			if r.Schema == nil || (len(r.PrimaryKey) > 0) != withKey {
 				continue
 			}
-			col := &Column{SQL: c, FieldName: name, Type: vt}
-			t.AllColumns = append(t.AllColumns, col)
-			selectable = selectable || c.CanSelect
-			if c.CanSelect && IsValidName(name) {
-				t.Columns = append(t.Columns, col)
+			// A keyless relation may never be reached, so it must not add the types of its composite columns.
+			t := b.table(r, withKey)
+			if t == nil || taken[t.TypeName] || b.s.Types[t.TypeName] != nil {
+				continue
+			}
+			taken[t.TypeName] = true
+			if withKey {
+				b.s.Tables[r.OID] = t
+				keyed = append(keyed, t)
+			} else {
+				keyless = append(keyless, t)
 			}
 		}
-		// A table the role may read keeps its type even when no column has a name GraphQL can show: it
-		// still has nodeId (pg_graphql does the same).
-		if !selectable {
-			continue
-		}
-		for _, pk := range r.PrimaryKey {
-			for _, c := range t.AllColumns {
-				if c.SQL.Name == pk {
-					t.PK = append(t.PK, c)
-				}
-			}
-		}
-		if len(t.PK) != len(r.PrimaryKey) {
-			continue
-		}
-		t.MaxRows = b.defaultMaxRows
-		if m := r.Schema.Directives.MaxRows; m != nil {
-			t.MaxRows = int(*m)
-		}
-		if m := r.Directives.MaxRows; m != nil {
-			t.MaxRows = int(*m)
-		}
-		taken[t.TypeName] = true
-		b.s.Tables[r.OID] = t
-		out = append(out, t)
 	}
-	return out
+	return keyed, keyless
+}
+
+// table maps a relation the role may read, or returns nil: its name is not a GraphQL name, no column is
+// selectable, or a primary key column cannot be shown. Composite columns (the composite feature) are mapped
+// only when composites is set.
+func (b *builder) table(r *reflect.Relation, composites bool) *Table {
+	inflect := r.Schema.Directives.InflectNames
+	t := &Table{Rel: r, Inflect: inflect, TypeName: r.Directives.Name, Features: b.tableFeatures(r)}
+	if t.TypeName == "" {
+		t.TypeName = base(r.Name, inflect)
+	}
+	if !IsValidName(t.TypeName) {
+		return nil
+	}
+	selectable := false
+	for _, c := range r.Columns {
+		name := c.Directives.Name
+		if name == "" {
+			name = c.Name
+			if inflect {
+				name = lcfirst(base(c.Name, true))
+			}
+		}
+		vt, ok := b.valueType(c.Type, c.TypeMod, c.FormatType)
+		if !ok && composites && t.Features.Has(reflect.FeatureComposite) {
+			vt, ok = b.compositeValueType(c.Type, c.FormatType)
+		}
+		if !ok {
+			continue
+		}
+		col := &Column{SQL: c, FieldName: name, Type: vt}
+		t.AllColumns = append(t.AllColumns, col)
+		selectable = selectable || c.CanSelect
+		if c.CanSelect && IsValidName(name) {
+			t.Columns = append(t.Columns, col)
+		}
+	}
+	// A table the role may read keeps its type even when no column has a name GraphQL can show: it
+	// still has nodeId (pg_graphql does the same).
+	if !selectable {
+		return nil
+	}
+	for _, pk := range r.PrimaryKey {
+		for _, c := range t.AllColumns {
+			if c.SQL.Name == pk {
+				t.PK = append(t.PK, c)
+			}
+		}
+	}
+	if len(t.PK) != len(r.PrimaryKey) {
+		return nil
+	}
+	t.MaxRows = b.defaultMaxRows
+	if m := r.Schema.Directives.MaxRows; m != nil {
+		t.MaxRows = int(*m)
+	}
+	if m := r.Directives.MaxRows; m != nil {
+		t.MaxRows = int(*m)
+	}
+	return t
 }
 
 // tableRelationships are a table's relationship fields: forward (foreign keys on it) then reverse.
@@ -408,14 +429,7 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 		Description: t.Rel.Directives.Description, Hidden: hidden}
 	node.Fields = append(node.Fields, &Field{Name: "nodeId", Description: str("Globally Unique Record Identifier"),
 		Type: NonNullOf(Named("ID")), Kind: FieldNodeID, Table: t})
-	for _, c := range t.Columns {
-		ref := c.Type.GraphQL
-		if c.SQL.NotNull {
-			ref = NonNullOf(ref)
-		}
-		node.Fields = append(node.Fields, &Field{Name: c.FieldName, Description: c.SQL.Directives.Description,
-			Type: ref, Kind: FieldColumn, Column: c, Table: t})
-	}
+	node.Fields = append(node.Fields, columnFields(t)...)
 	node.Fields = append(node.Fields, rels.forward...)
 	node.Fields = append(node.Fields, rels.reverse...)
 	node.Fields = append(node.Fields, computed...)
@@ -476,6 +490,20 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 	b.addRelatedOrders(t, rels, orderBy)
 	b.add(orderBy)
 	b.addMutationTypes(t, hidden)
+}
+
+// columnFields are the fields of a table's selectable columns.
+func columnFields(t *Table) []*Field {
+	var out []*Field
+	for _, c := range t.Columns {
+		ref := c.Type.GraphQL
+		if c.SQL.NotNull {
+			ref = NonNullOf(ref)
+		}
+		out = append(out, &Field{Name: c.FieldName, Description: c.SQL.Directives.Description,
+			Type: ref, Kind: FieldColumn, Column: c, Table: t})
+	}
+	return out
 }
 
 // writable lists the columns an insert or update input offers.

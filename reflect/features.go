@@ -18,6 +18,7 @@ const (
 	FeatureRelatedOrder  Feature = "relatedOrder"
 	FeatureDistinct      Feature = "distinct"
 	FeatureComposite     Feature = "composite"
+	FeatureExactPaging   Feature = "exactPaging"
 	// FeatureSubscriptions adds the Subscription root: live queries over WebSocket and Server-Sent Events
 	// (docs/subscriptions.md).
 	FeatureSubscriptions Feature = "subscriptions"
@@ -26,7 +27,7 @@ const (
 // AllFeatures lists every feature in a stable order.
 func AllFeatures() []Feature {
 	return []Feature{FeatureUpsert, FeatureNestedInsert, FeatureRelatedFilter, FeatureRelatedOrder,
-		FeatureDistinct, FeatureComposite, FeatureSubscriptions}
+		FeatureDistinct, FeatureComposite, FeatureExactPaging, FeatureSubscriptions}
 }
 
 // ParseFeature checks a feature's name; the error lists the names there are, as serde's unknown-variant

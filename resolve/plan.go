@@ -5,11 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/reflect"
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
 
@@ -289,6 +291,9 @@ func (r *request) connectionWithArgs(sel *selection, f *gqlschema.Field, args ma
 	if c.Order, err = r.orderBy(args["orderBy"], t); err != nil {
 		return nil, err
 	}
+	// Orders by related values are pgreflect's own, with no pg_graphql answer to match: their pages skip nothing.
+	c.ExactPaging = t.Features.Has(reflect.FeatureExactPaging) ||
+		slices.ContainsFunc(c.Order, func(o sqlgen.Order) bool { return o.Related != nil })
 	if a := f.Arg("distinctOn"); a != nil && a.Param == nil {
 		c.Distinct = distinctOn(args["distinctOn"], t)
 	}

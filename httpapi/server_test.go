@@ -38,8 +38,10 @@ type fixture struct {
 	keys    *auth.Keys
 	anon    string
 	service string
-	// live are the subscription limits of the servers start starts.
-	live LiveLimits
+	// live are the subscription limits of the servers start starts; changes, when set, their change feed's URL.
+	live    LiveLimits
+	changes string
+	dbURL   string // superuser
 }
 
 func newFixture(t testing.TB, schema string) *fixture {
@@ -72,7 +74,7 @@ func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture 
 	keys, _ := auth.NewKeys(secret)
 	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
 	service, _ := keys.SignAPIKey("service_role", "abcdefghijklmnopqrst")
-	f := &fixture{t: t, admin: admin, pool: pool, keys: keys, anon: anon, service: service, logs: &testenv.SyncBuffer{}}
+	f := &fixture{t: t, admin: admin, pool: pool, keys: keys, anon: anon, service: service, logs: &testenv.SyncBuffer{}, dbURL: dbURL}
 	f.server, f.srv = f.start(metrics)
 	return f
 }
@@ -82,7 +84,7 @@ func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
 	f.t.Helper()
 	s, err := New(context.Background(), Options{Pool: f.pool, Keys: f.keys, AnonKey: f.anon, ServiceRoleKey: f.service,
 		MaxBodyBytes: 4096, Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil)), Metrics: metrics,
-		LiveLimits: f.live})
+		LiveLimits: f.live, ChangesURL: f.changes})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -93,10 +95,13 @@ func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
 }
 
 // secondServer is another instance on the same database, as a fixture of its own, with the subscription
-// limits given (zero: the defaults).
-func (f *fixture) secondServer(live LiveLimits) *fixture {
+// limits given (zero: the defaults) and the change feed when changes is set.
+func (f *fixture) secondServer(live LiveLimits, changes bool) *fixture {
 	g := *f
 	g.live = live
+	if changes {
+		g.changes = f.dbURL
+	}
 	g.server, g.srv = g.start(nil)
 	return &g
 }

@@ -541,7 +541,7 @@ func TestLiveQueryResumesAfterTheDatabaseWasLost(t *testing.T) {
 // subscriber of the other.
 func TestChangesReachSubscribersOfEveryInstance(t *testing.T) {
 	f := newFixture(t, liveSchema)
-	second := f.secondServer(LiveLimits{})
+	second := f.secondServer(LiveLimits{}, false)
 	user := uuid.New()
 	c := f.userClient(user, time.Now().Add(time.Hour))
 	sub := f.subscribe(c, todoSubscription)
@@ -593,7 +593,7 @@ func TestLiveMetrics(t *testing.T) {
 // keeps receiving every change.
 func TestSlowConsumerIsDroppedWithoutStallingOthers(t *testing.T) {
 	f := newFixture(t, liveSchema)
-	g := f.secondServer(LiveLimits{PollInterval: 20 * time.Millisecond, SendQueue: 4, MaxMessageBytes: 60 << 20})
+	g := f.secondServer(LiveLimits{PollInterval: 20 * time.Millisecond, SendQueue: 4, MaxMessageBytes: 60 << 20}, false)
 	user := uuid.New()
 	token := f.userToken(jwt.MapClaims{"sub": user.String(), "role": "authenticated", "exp": time.Now().Add(time.Hour).Unix()})
 	slow := g.dialWS()

@@ -373,9 +373,7 @@ func (h *Hub) refresh(ctx context.Context, c *cohort) {
 	}
 	start := time.Now()
 	result, err := h.run(ctx, c.req, sessions)
-	h.metrics.refreshes.Inc()
-	h.metrics.refreshSeconds.Observe(time.Since(start).Seconds())
-	h.metrics.evaluations.Add(float64(len(sessions)))
+	h.metrics.refreshed(time.Since(start), len(sessions))
 	if err != nil {
 		if ctx.Err() != nil {
 			return // the hub is closing
@@ -434,7 +432,7 @@ func (h *Hub) refresh(ctx context.Context, c *cohort) {
 				continue
 			}
 			s.last, s.sent = sum, true
-			h.metrics.pushes.Inc()
+			h.metrics.pushed()
 			s.sink.Next(answer.Body)
 		}
 	}
@@ -452,12 +450,17 @@ func (h *Hub) run(ctx context.Context, req resolve.Request, sessions []resolve.S
 	return h.opts.Engine.RefreshLive(ctx, conn.Conn(), req, sessions)
 }
 
-// Stats are the hub's counts at one moment.
-type Stats struct{ Subscriptions, Cohorts int }
+// Stats are the hub's counts at one moment: what it holds, and what it has done since it started.
+type Stats struct {
+	Subscriptions, Cohorts                int
+	Refreshes, Evaluations, Pushes, Drops int64
+}
 
-// Stats counts the subscriptions and cohorts.
+// Stats counts the subscriptions and cohorts, and the work done.
 func (h *Hub) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return Stats{Subscriptions: h.count, Cohorts: len(h.cohorts)}
+	m := h.metrics
+	return Stats{Subscriptions: h.count, Cohorts: len(h.cohorts), Refreshes: m.nRefreshes.Load(),
+		Evaluations: m.nEvaluations.Load(), Pushes: m.nPushes.Load(), Drops: m.nDrops.Load()}
 }

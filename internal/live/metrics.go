@@ -1,6 +1,11 @@
 package live
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // metrics are the hub's Prometheus metrics; with no registerer they are counted but not served.
 type metrics struct {
@@ -8,6 +13,8 @@ type metrics struct {
 	refreshes, evaluations   prometheus.Counter
 	pushes, droppedConsumers prometheus.Counter
 	refreshSeconds           prometheus.Histogram
+	// The counters again, readable (Stats).
+	nRefreshes, nEvaluations, nPushes, nDrops atomic.Int64
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -34,5 +41,21 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
+func (m *metrics) refreshed(d time.Duration, evaluations int) {
+	m.refreshes.Inc()
+	m.refreshSeconds.Observe(d.Seconds())
+	m.evaluations.Add(float64(evaluations))
+	m.nRefreshes.Add(1)
+	m.nEvaluations.Add(int64(evaluations))
+}
+
+func (m *metrics) pushed() {
+	m.pushes.Inc()
+	m.nPushes.Add(1)
+}
+
 // ConsumerDropped counts a subscriber connection closed for not reading in time.
-func (h *Hub) ConsumerDropped() { h.metrics.droppedConsumers.Inc() }
+func (h *Hub) ConsumerDropped() {
+	h.metrics.droppedConsumers.Inc()
+	h.metrics.nDrops.Add(1)
+}

@@ -55,6 +55,7 @@ type rawCatalog struct {
 			Name       string   `json:"name"`
 			Primary    bool     `json:"primary"`
 			Expression bool     `json:"expression"`
+			Exclusion  bool     `json:"exclusion"`
 			Columns    []string `json:"columns"`
 		} `json:"indexes"`
 		Columns []struct {
@@ -159,7 +160,8 @@ func Decode(doc []byte) (*Catalog, error) {
 				r.PrimaryKey = ix.Columns
 			}
 			r.UniqueIndexes = append(r.UniqueIndexes, ix.Columns)
-			if !ix.Expression {
+			// ON CONFLICT DO UPDATE refuses an exclusion constraint (a WITHOUT OVERLAPS key)
+			if !ix.Expression && !ix.Exclusion {
 				r.UniqueKeys = append(r.UniqueKeys, UniqueKey{Name: ix.Name, Columns: ix.Columns})
 			}
 		}

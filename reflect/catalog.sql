@@ -90,6 +90,8 @@ fks as (
                  join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.num order by k.i) as local_columns,
            array(select a.attname from unnest(con.confkey) with ordinality k(num, i)
                  join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.num order by k.i) as foreign_columns,
+           -- NOT VALID, or PostgreSQL 18's NOT ENFORCED: rows may reference nothing
+           not con.convalidated as unchecked,
            obj_description(con.oid, 'pg_constraint') as comment
     from pg_constraint con
     where con.contype = 'f'
@@ -150,7 +152,7 @@ select json_build_object(
     'foreign_keys', coalesce((select json_agg(json_build_object(
             'oid', f.oid::int8, 'name', f.conname, 'local_relation', f.conrelid::int8, 'foreign_relation', f.confrelid::int8,
             'local_columns', to_json(f.local_columns), 'foreign_columns', to_json(f.foreign_columns),
-            'comment', f.comment) order by f.oid) from fks f), '[]'),
+            'unchecked', f.unchecked, 'comment', f.comment) order by f.oid) from fks f), '[]'),
     'functions', coalesce((select json_agg(json_build_object(
             'oid', p.oid::int8, 'name', p.proname, 'schema_oid', p.pronamespace::int8, 'volatility', p.provolatile,
             'returns_set', p.proretset, 'return_type', p.prorettype::int8, 'rows', p.prorows,

@@ -148,6 +148,9 @@ type ForeignKey struct {
 	Directives     NameDirectives
 	// Synthetic marks a foreign key declared by a foreign_keys directive.
 	Synthetic bool
+	// Unchecked marks a foreign key that existing rows may break: added NOT VALID and not validated since, or
+	// NOT ENFORCED (PostgreSQL 18).
+	Unchecked bool
 }
 
 // Function is a plain function (not a procedure or aggregate) in a schema on the search path.

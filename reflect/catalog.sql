@@ -96,9 +96,10 @@ fks as (
     from pg_constraint con
     where con.contype = 'f'
       -- A foreign key with PERIOD (PostgreSQL 18) matches referenced rows whose ranges cover its own, not
-      -- equal ones, which no relationship field expresses. conperiod is read through to_jsonb because
-      -- earlier versions lack the column.
-      and not coalesce((to_jsonb(con) ->> 'conperiod')::bool, false)
+      -- equal ones, which no relationship field expresses. It is the one kind that references a WITHOUT
+      -- OVERLAPS key, an exclusion index (18 requires PERIOD there): an index probe, where conperiod would need
+      -- the query to differ by version.
+      and not exists (select 1 from pg_index ki where ki.indexrelid = con.conindid and ki.indisexclusion)
       and con.conrelid in (select oid from rels)
       and con.confrelid in (select oid from rels)
 ),

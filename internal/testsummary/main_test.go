@@ -51,7 +51,7 @@ func TestSummary(t *testing.T) {
 		"?   \texample.com/c\t[no test files]\n",
 		"d/d.go:3:1: syntax error\n",
 		"go vet said something\n",
-		"\nPostgreSQL 17.4 ran the tests of 2 packages: example.com/a example.com/b\n",
+		"\nPostgreSQL 17.4 ran the tests of example.com/a example.com/b\n",
 		"\n2 tests skipped:\n",
 		"SKIP example.com/b TestBrowser: helpers.go:14: chromium not found: browser tests need it\n",
 		"SKIP example.com/b TestQuietSkip: (no reason given)\n",

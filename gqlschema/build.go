@@ -296,9 +296,10 @@ func (b *builder) relationships(tables []*Table) map[*Table]*tableRelationships 
 		if name == "" {
 			name = relationshipName(fk.LocalColumns, foreign, foreign.Inflect)
 		}
+		// Non-null when a local column is, unless the key is unchecked: a row may then reference nothing.
 		nullable := true
 		for _, c := range fk.LocalColumns {
-			if local.ColumnByName(c).SQL.NotNull {
+			if local.ColumnByName(c).SQL.NotNull && !fk.Unchecked {
 				nullable = false
 			}
 		}

@@ -94,7 +94,7 @@ func decodeAnswer(raw json.RawMessage, out any) error {
 		Errors []GraphQLError  `json:"errors"`
 	}
 	if err := json.Unmarshal(raw, &resp); err != nil {
-		return fmt.Errorf("graphql: decode answer: %w", err)
+		return fmt.Errorf("graphql: decode response: %w", err)
 	}
 	if out != nil && len(resp.Data) > 0 && string(resp.Data) != "null" {
 		if err := json.Unmarshal(resp.Data, out); err != nil {

@@ -342,16 +342,10 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		writeGraphQLError(w, http.StatusMethodNotAllowed, msgOnlyPost)
 		return
 	}
-	session, status, msg, err := s.authenticate(r)
-	if err != nil {
-		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: read the roles", err)
+	session, ok := s.requestSession(w, r)
+	if !ok {
 		return
 	}
-	if status != 0 {
-		writeMessage(w, status, msg)
-		return
-	}
-	obs.SetRole(r.Context(), session.Role)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -405,6 +399,21 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// requestSession authenticates r and notes its role for the request log; when it cannot, it has answered r.
+func (s *Server) requestSession(w http.ResponseWriter, r *http.Request) (resolve.Session, bool) {
+	session, status, msg, err := s.authenticate(r)
+	if err != nil {
+		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: read the roles", err)
+		return session, false
+	}
+	if status != 0 {
+		writeMessage(w, status, msg)
+		return session, false
+	}
+	obs.SetRole(r.Context(), session.Role)
+	return session, true
 }
 
 // authenticate checks the API key and the bearer token and returns the session, or an HTTP status and

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgreflect/pgreflect/auth"
-	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
@@ -51,26 +49,8 @@ func newFixture(t testing.TB, schema string) *fixture {
 // newFixtureWith is newFixture with metrics.
 func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	dbURL := pgtest.NewDB(t)
-	admin, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close(context.Background()) })
-	if err := dbsetup.Apply(ctx, admin); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec(ctx, schema); err != nil {
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(dbURL)
-	u.User = url.User("authenticator")
-	pool, err := pgxpool.New(ctx, u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	dbURL, admin := testenv.SetupDB(t, schema)
+	pool := testenv.LoginPool(t, dbURL)
 	keys, _ := auth.NewKeys(secret)
 	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
 	service, _ := keys.SignAPIKey("service_role", "abcdefghijklmnopqrst")

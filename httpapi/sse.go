@@ -33,16 +33,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		writeGraphQLError(w, http.StatusMethodNotAllowed, msgOnlyPost)
 		return
 	}
-	session, status, msg, err := s.authenticate(r)
-	if err != nil {
-		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: read the roles", err)
+	session, ok := s.requestSession(w, r)
+	if !ok {
 		return
 	}
-	if status != 0 {
-		writeMessage(w, status, msg)
-		return
-	}
-	obs.SetRole(r.Context(), session.Role)
 	req, ok := s.readSSERequest(w, r)
 	if !ok {
 		return

@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/resolve"
@@ -52,27 +50,8 @@ func newDB(t *testing.T) *db { return newDBFor(t) }
 
 func newDBFor(t testing.TB) *db {
 	t.Helper()
-	ctx := context.Background()
-	u := pgtest.NewDB(t)
-	admin, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close(context.Background()) })
-	if err := dbsetup.Apply(ctx, admin); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec(ctx, schema); err != nil {
-		t.Fatal(err)
-	}
-	parsed, _ := url.Parse(u)
-	parsed.User = url.User("authenticator")
-	pool, err := pgxpool.New(ctx, parsed.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return &db{url: u, admin: admin, pool: pool}
+	u, admin := testenv.SetupDB(t, schema)
+	return &db{url: u, admin: admin, pool: testenv.LoginPool(t, u)}
 }
 
 func (d *db) hub(t *testing.T, poll time.Duration) *Hub {

@@ -623,3 +623,32 @@ func TestSlowConsumerIsDroppedWithoutStallingOthers(t *testing.T) {
 		}
 	}
 }
+
+func TestSubscriptionLimits(t *testing.T) {
+	f := newFixture(t, liveSchema)
+	g := f.secondServer(LiveLimits{PerConnection: 2, MaxMessageBytes: 120, KeepAlive: 200 * time.Millisecond}, false)
+	user := uuid.New()
+	if _, err := f.admin.Exec(t.Context(), `insert into todo (owner, task) values ($1, $2)`, user, strings.Repeat("long ", 40)); err != nil {
+		t.Fatal(err)
+	}
+	token := f.userToken(jwt.MapClaims{"sub": user.String(), "role": "authenticated", "exp": time.Now().Add(time.Hour).Unix()})
+	c := g.dialWS()
+	c.init(fmt.Sprintf(`{"apikey":%q,"Authorization":"Bearer %s"}`, f.anon, token))
+	c.expect("connection_ack")
+	// An answer over the message limit ends its subscription with an error, and frees its place.
+	c.send(`{"id":"big","type":"subscribe","payload":{"query":"subscription { todoCollection { edges { node { task } } } }"}}`)
+	if m := c.expect("error"); m.ID != "big" || !strings.Contains(string(m.Payload), "answer exceeds 120 bytes") {
+		t.Fatalf("oversized answer: %+v %s", m, m.Payload)
+	}
+	for _, id := range []string{"a", "b"} {
+		c.send(`{"id":"` + id + `","type":"subscribe","payload":{"query":"subscription { todoCollection { edges { node { id } } } }"}}`)
+		c.expect("next")
+	}
+	c.send(`{"id":"c","type":"subscribe","payload":{"query":"subscription { todoCollection { edges { node { id } } } }"}}`)
+	if m := c.expect("error"); m.ID != "c" || !strings.Contains(string(m.Payload), "too many subscriptions on this connection (at most 2)") {
+		t.Fatalf("a third subscription: %+v %s", m, m.Payload)
+	}
+	// A client that answers no WebSocket ping (it reads nothing) is disconnected after the keep-alive interval.
+	time.Sleep(time.Second)
+	c.expectClose(closeGoingAway, "keep-alive ping not answered")
+}

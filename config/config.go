@@ -38,7 +38,17 @@ type GraphQL struct {
 	// Version is the pg_graphql behaviour version to follow ("1.5", "1.6"); empty keeps the version the
 	// project pinned on its first start.
 	Version string `toml:"version"`
+	// PersistedQueries bounds the documents of automatic persisted queries the database keeps for every
+	// instance, the least recently used evicted first; 0 turns them off (docs/persisted-queries.md).
+	PersistedQueries int `toml:"persisted_queries"`
+	// GETCacheControl is the Cache-Control of successful anonymous answers to GET /graphql/v1, such as
+	// "public, max-age=60"; empty sends none.
+	GETCacheControl string `toml:"get_cache_control"`
 }
+
+// DefaultPersistedQueries is [graphql] persisted_queries when the file does not say: enough for the
+// operations of many apps and their versions, a few megabytes of table.
+const DefaultPersistedQueries = 10000
 
 // FeatureSet is the set [graphql] features names; check has rejected unknown names.
 func (g GraphQL) FeatureSet() catalog.FeatureSet {
@@ -147,6 +157,7 @@ func Default() Config {
 			External:                   map[string]Provider{},
 			RateLimit:                  RateLimit{TokenRefresh: 150, SignInSignUps: 30},
 		},
+		GraphQL: GraphQL{PersistedQueries: DefaultPersistedQueries},
 	}
 }
 
@@ -171,6 +182,9 @@ func (c Config) check() error {
 	}
 	if c.Auth.RateLimit.TokenRefresh < 0 || c.Auth.RateLimit.SignInSignUps < 0 {
 		errs = append(errs, errors.New("[auth.rate_limit] limits must not be negative"))
+	}
+	if c.GraphQL.PersistedQueries < 0 {
+		errs = append(errs, fmt.Errorf("[graphql] persisted_queries must not be negative (0 turns them off), got %d", c.GraphQL.PersistedQueries))
 	}
 	for _, name := range c.GraphQL.Features {
 		if _, err := catalog.ParseFeature(name); err != nil {

@@ -9,10 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -82,6 +80,12 @@ type Options struct {
 	// LiveLimits bound subscriptions (WebSocket and Server-Sent Events on /graphql/v1); zero fields take
 	// DefaultLiveLimits.
 	LiveLimits LiveLimits
+	// PersistedQueries bounds the documents of automatic persisted queries kept in the database for every
+	// instance (docs/persisted-queries.md); 0 turns them off.
+	PersistedQueries int
+	// GETCacheControl is the Cache-Control of successful answers to anonymous GET requests (the anon key
+	// alone), such as "public, max-age=60"; "" sends none. Other GET answers are "private, no-store".
+	GETCacheControl string
 }
 
 // VersionHeader carries the server's build version on every /graphql/v1 response.
@@ -110,6 +114,9 @@ type Server struct {
 	live       *live.Hub
 	liveLimits LiveLimits
 	sockets    sockets
+
+	// persisted is the store of automatic persisted queries; nil when they are off.
+	persisted *persistedQueries
 
 	// roles is read by every request without a lock; refreshing serializes only the refreshes.
 	roles     atomic.Pointer[assumableRoles]
@@ -151,7 +158,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Version: opts.GraphQLVersion})
 	}
 	s := &Server{opts: opts, log: opts.Logger, engine: newEngine(), mux: http.NewServeMux(),
-		tokens: auth.NewTokenCache(opts.Keys, 4096), liveLimits: opts.LiveLimits.withDefaults()}
+		tokens: auth.NewTokenCache(opts.Keys, 4096), liveLimits: opts.LiveLimits.withDefaults(),
+		persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.Logger)}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
 	}
@@ -271,7 +279,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Access-Control-Allow-Headers", corsHeaders)
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
-	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, "+VersionHeader)
+	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, ETag, "+VersionHeader)
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 		h.Set("Access-Control-Max-Age", "86400")
 		w.WriteHeader(http.StatusNoContent)
@@ -299,7 +307,7 @@ func writeGraphQLError(w http.ResponseWriter, status int, msg string) {
 // The texts of the HTTP layer's own answers on /graphql/v1, before or around the engine (whose texts are in
 // resolve/messages.go).
 const (
-	msgOnlyPost        = "only POST is supported"
+	msgOnlyGetPost     = "only GET and POST are supported"
 	msgBodyTooLarge    = "request body exceeds %d bytes"
 	msgBodyTooSlow     = "request body not received in time"
 	msgBodyUnreadable  = "could not read the request body"
@@ -337,36 +345,20 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		s.serveSSE(w, r)
 		return
 	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		writeGraphQLError(w, http.StatusMethodNotAllowed, msgOnlyPost)
+	if r.Method != http.MethodPost && r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET, POST")
+		writeGraphQLError(w, http.StatusMethodNotAllowed, msgOnlyGetPost)
 		return
 	}
 	session, ok := s.requestSession(w, r)
 	if !ok {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooLarge):
-			s.opts.Metrics.Refused(obs.RefusedBodyTooLarge)
-			writeGraphQLError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf(msgBodyTooLarge, s.opts.MaxBodyBytes))
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			// The server's read timeout cut a body that came too slowly.
-			s.opts.Metrics.Refused(obs.RefusedReadTimeout)
-			writeGraphQLError(w, http.StatusRequestTimeout, msgBodyTooSlow)
-		default:
-			writeGraphQLError(w, http.StatusBadRequest, msgBodyUnreadable)
-		}
+	wire, ok := s.readRequest(w, r)
+	if !ok || !s.resolvePersisted(w, r, &wire) {
 		return
 	}
-	var req resolve.Request
-	if err := json.Unmarshal(body, &req); err != nil {
-		writeGraphQLError(w, http.StatusBadRequest, msgBodyNotRequest)
-		return
-	}
+	req := wire.Request
 	if strings.TrimSpace(req.Query) == "" {
 		writeGraphQLError(w, http.StatusBadRequest, msgQueryRequired)
 		return
@@ -374,6 +366,12 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	op := operationType(req.Query, req.OperationName)
 	if info := obs.FromContext(r.Context()); info != nil {
 		info.Operation = op
+	}
+	if r.Method == http.MethodGet && op != "query" {
+		// A GET must not change anything (browsers prefetch links, caches replay them).
+		w.Header().Set("Allow", "POST")
+		writeGraphQLError(w, http.StatusMethodNotAllowed, fmt.Sprintf(msgGETOnlyQueries, op))
+		return
 	}
 	pool, engine := s.opts.Pool, s.engine
 	if op == "query" && len(s.replicas) > 0 {
@@ -391,14 +389,14 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	}
 	defer conn.Release()
 	ctx := resolve.WithRequestID(r.Context(), obs.RequestID(r.Context()))
-	body = engine.ExecuteAs(ctx, conn.Conn(), session, req)
+	body := engine.ExecuteAs(ctx, conn.Conn(), session, req)
 	if conn.Conn().IsClosed() && r.Context().Err() == nil {
 		// The database went away during the request (the engine has logged how): the outage's one answer.
 		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: connection lost during the request",
 			errors.New("database connection closed"))
 		return
 	}
-	writeJSON(w, http.StatusOK, body)
+	s.writeAnswer(w, r, body)
 }
 
 // requestSession authenticates r and notes its role for the request log; when it cannot, it has answered r.

@@ -40,6 +40,9 @@ type fixture struct {
 	live    LiveLimits
 	changes string
 	dbURL   string // superuser
+	// persisted and getCacheControl are the servers' Options.PersistedQueries and GETCacheControl.
+	persisted       int
+	getCacheControl string
 }
 
 func newFixture(t testing.TB, schema string) *fixture {
@@ -54,7 +57,8 @@ func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture 
 	keys, _ := auth.NewKeys(secret)
 	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
 	service, _ := keys.SignAPIKey("service_role", "abcdefghijklmnopqrst")
-	f := &fixture{t: t, admin: admin, pool: pool, keys: keys, anon: anon, service: service, logs: &testenv.SyncBuffer{}, dbURL: dbURL}
+	f := &fixture{t: t, admin: admin, pool: pool, keys: keys, anon: anon, service: service, logs: &testenv.SyncBuffer{}, dbURL: dbURL,
+		persisted: 100}
 	f.server, f.srv = f.start(metrics)
 	return f
 }
@@ -64,7 +68,7 @@ func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
 	f.t.Helper()
 	s, err := New(context.Background(), Options{Pool: f.pool, Keys: f.keys, AnonKey: f.anon, ServiceRoleKey: f.service,
 		MaxBodyBytes: 4096, Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil)), Metrics: metrics,
-		LiveLimits: f.live, ChangesURL: f.changes})
+		LiveLimits: f.live, ChangesURL: f.changes, PersistedQueries: f.persisted, GETCacheControl: f.getCacheControl})
 	if err != nil {
 		f.t.Fatal(err)
 	}

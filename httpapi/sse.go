@@ -30,7 +30,7 @@ func wantsEventStream(r *http.Request) bool {
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost && r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET, POST")
-		writeGraphQLError(w, http.StatusMethodNotAllowed, msgOnlyPost)
+		writeGraphQLError(w, http.StatusMethodNotAllowed, msgOnlyGetPost)
 		return
 	}
 	session, ok := s.requestSession(w, r)
@@ -110,11 +110,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 func (s *Server) readSSERequest(w http.ResponseWriter, r *http.Request) (resolve.Request, bool) {
 	var req resolve.Request
 	if r.Method == http.MethodGet {
-		q := r.URL.Query()
-		req = resolve.Request{Query: q.Get("query"), OperationName: q.Get("operationName")}
-		if v := q.Get("variables"); v != "" {
-			req.Variables = json.RawMessage(v)
-		}
+		req = requestFromURL(r.URL.Query()).Request
 	} else {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 		if err != nil || json.Unmarshal(body, &req) != nil {

@@ -51,6 +51,61 @@ $$;
 grant usage on schema pgreflect to public;
 grant select on sequence pgreflect.schema_version to public;
 
+-- Automatic persisted queries (docs/persisted-queries.md): documents by the hex SHA-256 of their text, shared by
+-- every instance. The table is private; the server reaches it through the two functions below, which any login
+-- role may call (like the version above, the login role is the operator's choice). They cannot be used to plant
+-- a document under another's hash: persist_query checks the hash itself, so a row's text is always the
+-- document its key names, and the table never holds more than the caller's bound.
+create table if not exists pgreflect.persisted_queries (
+  hash text primary key check (hash ~ '^[0-9a-f]{64}$'),
+  document text not null,
+  last_used_at timestamptz not null default now()
+);
+create index if not exists persisted_queries_last_used_at on pgreflect.persisted_queries (last_used_at);
+revoke all on table pgreflect.persisted_queries from public;
+
+-- persisted_query returns the document of a hash, or null, and marks it used (at most once a minute, so that
+-- a popular document is not rewritten on every lookup) for the eviction of the least recently used.
+create or replace function pgreflect.persisted_query(query_hash text)
+  returns text
+  language plpgsql
+  security definer
+  set search_path = ''
+as $$
+declare
+  doc text;
+begin
+  update pgreflect.persisted_queries set last_used_at = now()
+   where hash = query_hash and last_used_at < now() - interval '1 minute';
+  select document into doc from pgreflect.persisted_queries where hash = query_hash;
+  return doc;
+end
+$$;
+
+-- persist_query stores a document under its hash, refusing a hash that is not the document's, and evicts the
+-- least recently used documents beyond max_documents.
+create or replace function pgreflect.persist_query(query_hash text, query_document text, max_documents integer)
+  returns void
+  language plpgsql
+  security definer
+  set search_path = ''
+as $$
+begin
+  if query_hash is distinct from encode(pg_catalog.sha256(convert_to(query_document, 'UTF8')), 'hex') then
+    raise exception 'provided sha does not match query' using errcode = '22023';
+  end if;
+  if max_documents is null or max_documents < 1 then
+    raise exception 'max_documents must be positive' using errcode = '22023';
+  end if;
+  insert into pgreflect.persisted_queries (hash, document) values (query_hash, query_document)
+    on conflict (hash) do update set last_used_at = now();
+  delete from pgreflect.persisted_queries where hash in (
+    select hash from pgreflect.persisted_queries order by last_used_at desc, hash offset max_documents);
+end
+$$;
+grant execute on function pgreflect.persisted_query(text) to public;
+grant execute on function pgreflect.persist_query(text, text, integer) to public;
+
 -- The SQL helpers of Supabase Auth (auth-api.md section 5), so that RLS policies written for Supabase work
 -- unchanged. The auth tables are created by the auth service's migrations, not here. A helper the database
 -- already has is kept as it is, whatever it returns (a PostgREST database's auth.uid() may return an integer

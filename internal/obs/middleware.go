@@ -38,6 +38,9 @@ func Handler(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 		if req.Operation != "" {
 			attrs = append(attrs, slog.String("operation", req.Operation))
 		}
+		if req.Persisted != "" {
+			attrs = append(attrs, slog.String("persisted_query", req.Persisted))
+		}
 		logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	})
 }

@@ -17,6 +17,23 @@ type Request struct {
 	ID        string
 	Role      string
 	Operation string // query or mutation on /graphql/v1
+	// Persisted is what an automatic persisted query came to (PersistedHit, PersistedMiss,
+	// PersistedRegistered), "" for a request without one.
+	Persisted string
+}
+
+// What a request's automatic persisted query came to, in its log line.
+const (
+	PersistedHit        = "hit"        // the hash named a stored document
+	PersistedMiss       = "miss"       // the hash is unknown: the client sends the document next
+	PersistedRegistered = "registered" // the document came with its hash and is stored
+)
+
+// SetPersisted records what the request's persisted query came to (for its log line).
+func SetPersisted(ctx context.Context, outcome string) {
+	if req := FromContext(ctx); req != nil {
+		req.Persisted = outcome
+	}
 }
 
 type requestKey struct{}

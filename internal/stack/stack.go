@@ -211,6 +211,8 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		BuildVersion:     o.BuildVersion,
 		ChangesURL:       changesURL(o),
 		LiveLimits:       o.LiveLimits,
+		PersistedQueries: o.Config.GraphQL.PersistedQueries,
+		GETCacheControl:  o.Config.GraphQL.GETCacheControl,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)

@@ -44,6 +44,11 @@ type GraphQL struct {
 	// GETCacheControl is the Cache-Control of successful anonymous answers to GET /graphql/v1, such as
 	// "public, max-age=60"; empty sends none.
 	GETCacheControl string `toml:"get_cache_control"`
+	// TrustedDocuments is off, allow (requests may also name a trusted document by id or hash) or only (anon
+	// and authenticated may run only trusted documents); empty is off.
+	TrustedDocuments string `toml:"trusted_documents"`
+	// TrustedDocumentsServiceRole subjects service_role to trusted_documents = "only" too.
+	TrustedDocumentsServiceRole bool `toml:"trusted_documents_service_role"`
 }
 
 // DefaultPersistedQueries is [graphql] persisted_queries when the file does not say: enough for the
@@ -185,6 +190,11 @@ func (c Config) check() error {
 	}
 	if c.GraphQL.PersistedQueries < 0 {
 		errs = append(errs, fmt.Errorf("[graphql] persisted_queries must not be negative (0 turns them off), got %d", c.GraphQL.PersistedQueries))
+	}
+	switch c.GraphQL.TrustedDocuments {
+	case "", "off", "allow", "only":
+	default:
+		errs = append(errs, fmt.Errorf("[graphql] trusted_documents must be off, allow or only, got %q", c.GraphQL.TrustedDocuments))
 	}
 	for _, name := range c.GraphQL.Features {
 		if _, err := catalog.ParseFeature(name); err != nil {

@@ -211,3 +211,35 @@ func TestGraphQLFeatures(t *testing.T) {
 		t.Errorf("a misspelt feature: err = %v", err)
 	}
 }
+
+// Persisted queries are on by default, bounded; GET caching and trusted documents are off until configured.
+func TestGraphQLPersistedAndTrusted(t *testing.T) {
+	cfg, _, err := Load(writeProject(t, map[string]string{}), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := cfg.GraphQL; g.PersistedQueries != DefaultPersistedQueries || g.GETCacheControl != "" || g.TrustedDocuments != "" || g.TrustedDocumentsServiceRole {
+		t.Errorf("defaults: %+v", g)
+	}
+	dir := writeProject(t, map[string]string{"config.toml": `[graphql]
+persisted_queries = 0
+get_cache_control = "public, max-age=60"
+trusted_documents = "only"
+trusted_documents_service_role = true
+`})
+	if cfg, _, err = Load(dir, env(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if g := cfg.GraphQL; g.PersistedQueries != 0 || g.GETCacheControl != "public, max-age=60" || g.TrustedDocuments != "only" || !g.TrustedDocumentsServiceRole {
+		t.Errorf("configured: %+v", g)
+	}
+	for text, want := range map[string]string{
+		"persisted_queries = -1":     "persisted_queries must not be negative",
+		`trusted_documents = "some"`: `trusted_documents must be off, allow or only, got "some"`,
+	} {
+		_, _, err := Load(writeProject(t, map[string]string{"config.toml": "[graphql]\n" + text + "\n"}), env(nil))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v", text, err)
+		}
+	}
+}

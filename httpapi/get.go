@@ -60,6 +60,7 @@ func requestFromURL(q url.Values) wireRequest {
 	if v := q.Get("extensions"); v != "" {
 		req.Extensions = json.RawMessage(v)
 	}
+	req.DocumentID, req.DocID = q.Get("documentId"), q.Get("doc_id")
 	return req
 }
 

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -25,6 +26,23 @@ import (
 type wireRequest struct {
 	resolve.Request
 	Extensions json.RawMessage `json:"extensions,omitempty"`
+	// DocumentID (the GraphQL-over-HTTP draft's name) or DocID (Relay's) names a trusted document instead of
+	// sending its text.
+	DocumentID string `json:"documentId,omitempty"`
+	DocID      string `json:"doc_id,omitempty"`
+}
+
+// documentID is the trusted document the request names, "" when none.
+func (r *wireRequest) documentID() string { return cmp.Or(r.DocumentID, r.DocID) }
+
+// persistedHash is the hash of Apollo's protocol the request carries, "" when none (or unreadable, which
+// resolvePersisted reports).
+func (r *wireRequest) persistedHash() string {
+	var ext apqExtension
+	if len(r.Extensions) == 0 || json.Unmarshal(r.Extensions, &ext) != nil || ext.PersistedQuery == nil {
+		return ""
+	}
+	return ext.PersistedQuery.SHA256Hash
 }
 
 // The texts and codes of Apollo's automatic persisted queries, as Apollo Server sends them: Apollo Client's

@@ -86,6 +86,9 @@ type Options struct {
 	// GETCacheControl is the Cache-Control of successful answers to anonymous GET requests (the anon key
 	// alone), such as "public, max-age=60"; "" sends none. Other GET answers are "private, no-store".
 	GETCacheControl string
+	// TrustedDocuments say whether requests may name trusted documents and whether they may send other ones
+	// (docs/persisted-queries.md); the zero value is off.
+	TrustedDocuments TrustedDocuments
 }
 
 // VersionHeader carries the server's build version on every /graphql/v1 response.
@@ -117,6 +120,7 @@ type Server struct {
 
 	// persisted is the store of automatic persisted queries; nil when they are off.
 	persisted *persistedQueries
+	trusted   *trustedDocuments
 
 	// roles is read by every request without a lock; refreshing serializes only the refreshes.
 	roles     atomic.Pointer[assumableRoles]
@@ -162,6 +166,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.Logger)}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
+	}
+	var err error
+	if s.trusted, err = newTrustedDocuments(ctx, opts.Pool, opts.TrustedDocuments); err != nil {
+		return nil, err
 	}
 	for _, p := range opts.ReadPools {
 		s.replicas = append(s.replicas, replica{pool: p, engine: newEngine()})
@@ -355,7 +363,7 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wire, ok := s.readRequest(w, r)
-	if !ok || !s.resolvePersisted(w, r, &wire) {
+	if !ok || !s.resolveTrusted(w, r, session.Role, &wire) || !s.resolvePersisted(w, r, &wire) {
 		return
 	}
 	req := wire.Request

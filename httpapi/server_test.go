@@ -43,6 +43,7 @@ type fixture struct {
 	// persisted and getCacheControl are the servers' Options.PersistedQueries and GETCacheControl.
 	persisted       int
 	getCacheControl string
+	trusted         TrustedDocuments
 }
 
 func newFixture(t testing.TB, schema string) *fixture {
@@ -68,7 +69,8 @@ func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
 	f.t.Helper()
 	s, err := New(context.Background(), Options{Pool: f.pool, Keys: f.keys, AnonKey: f.anon, ServiceRoleKey: f.service,
 		MaxBodyBytes: 4096, Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil)), Metrics: metrics,
-		LiveLimits: f.live, ChangesURL: f.changes, PersistedQueries: f.persisted, GETCacheControl: f.getCacheControl})
+		LiveLimits: f.live, ChangesURL: f.changes, PersistedQueries: f.persisted, GETCacheControl: f.getCacheControl,
+		TrustedDocuments: f.trusted})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -42,7 +42,8 @@ func commands() []command {
 		{"version", "print the version", runVersion},
 		{"schema", "print a role's GraphQL schema (SDL or introspection JSON) from a database", runSchema},
 		{"diff", "classify the changes between two schemas (files or databases) as breaking, dangerous or safe", runDiff},
-		{"check", "compare a database's schemas with committed snapshots (CI)", runCheck},
+		{"check", "compare a database's schemas with committed snapshots, and the trusted documents with the schemas (CI)", runCheck},
+		{"documents", "push or list the trusted documents (Relay, graphql-codegen and Apollo manifests)", runDocuments},
 	}
 }
 

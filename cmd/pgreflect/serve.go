@@ -77,6 +77,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	sf.configure(&cfg)
 	if !flagSet(fs, "port") && cfg.API.Port != 0 {
 		port = cfg.API.Port
 	}

@@ -34,6 +34,8 @@ type serverFlags struct {
 	// live bounds subscriptions; changesURL is the change feed's connection (stack.Options).
 	live       httpapi.LiveLimits
 	changesURL string
+	// trustedDocuments, when given, replaces [graphql] trusted_documents.
+	trustedDocuments string
 }
 
 func addServerFlags(fs *flag.FlagSet) *serverFlags {
@@ -58,13 +60,24 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 	fs.IntVar(&f.live.PerInstance, "max-subscriptions", l.PerInstance, "most subscriptions this server holds")
 	fs.StringVar(&f.changesURL, "changes-db-url", os.Getenv("PGREFLECT_CHANGES_DATABASE_URL"), "database URL of a role with REPLICATION that may add tables to publication pgreflect_live, for the live queries' change feed (env PGREFLECT_CHANGES_DATABASE_URL; default: the auth database URL; off: none; without a feed live queries are polled)")
 	fs.StringVar(&f.statementMode, "statement-mode", envOr("PGREFLECT_STATEMENT_MODE", stack.StatementModeAuto), "prepared (named prepared statements, for direct connections), unnamed (for a pooler in transaction mode: PgBouncer, Supavisor on port 6543; the schema version is then polled), or auto: unnamed when the database URL has pgbouncer=true, port 6543 or default_query_exec_mode=exec (env PGREFLECT_STATEMENT_MODE)")
+	fs.StringVar(&f.trustedDocuments, "trusted-documents", "", "off, allow (requests may also name a trusted document by id or hash) or only (anon and authenticated may run only trusted documents); default: [graphql] trusted_documents, else off")
 	return f
+}
+
+// configure applies the flags that replace values of config.toml.
+func (f *serverFlags) configure(cfg *config.Config) {
+	if f.trustedDocuments != "" {
+		cfg.GraphQL.TrustedDocuments = f.trustedDocuments
+	}
 }
 
 // check rejects values that cannot mean anything, before anything starts.
 func (f *serverFlags) check() error {
 	if f.logFormat != "text" && f.logFormat != "json" {
 		return fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
+	}
+	if _, err := httpapi.ParseTrustedMode(f.trustedDocuments); err != nil {
+		return fmt.Errorf("--trusted-documents: %w", err)
 	}
 	switch f.statementMode {
 	case stack.StatementModeAuto, stack.StatementModePrepared, stack.StatementModeUnnamed:

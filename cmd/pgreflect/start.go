@@ -65,6 +65,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	sf.configure(&cfg)
 	if !flagSet(flags, "port") && cfg.API.Port != 0 {
 		o.port = cfg.API.Port
 	}

@@ -106,6 +106,30 @@ $$;
 grant execute on function pgreflect.persisted_query(text) to public;
 grant execute on function pgreflect.persist_query(text, text, integer) to public;
 
+-- Trusted documents (docs/persisted-queries.md): the operations an app may send, by the id its manifest gives
+-- them (Relay's and graphql-codegen's are hashes), pushed by `pgreflect documents push` with the rights of the
+-- table's owner. The server reads them through trusted_document, by id or by the SHA-256 of the text, so that
+-- a client may send the id, the hash, or the document itself.
+create table if not exists pgreflect.trusted_documents (
+  id text primary key check (id <> ''),
+  sha256 text not null check (sha256 ~ '^[0-9a-f]{64}$'),
+  document text not null,
+  added_at timestamptz not null default now()
+);
+create index if not exists trusted_documents_sha256 on pgreflect.trusted_documents (sha256);
+revoke all on table pgreflect.trusted_documents from public;
+
+create or replace function pgreflect.trusted_document(key text)
+  returns text
+  language sql
+  stable
+  security definer
+  set search_path = ''
+as $$
+  select document from pgreflect.trusted_documents where id = key or sha256 = key limit 1
+$$;
+grant execute on function pgreflect.trusted_document(text) to public;
+
 -- The SQL helpers of Supabase Auth (auth-api.md section 5), so that RLS policies written for Supabase work
 -- unchanged. The auth tables are created by the auth service's migrations, not here. A helper the database
 -- already has is kept as it is, whatever it returns (a PostgREST database's auth.uid() may return an integer

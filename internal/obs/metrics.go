@@ -28,6 +28,8 @@ const (
 	RefusedReadTimeout   = "read_timeout"
 	RefusedBodyTooLarge  = "body_too_large"
 	RefusedConnectionCap = "connection_cap"
+	// RefusedUntrustedDocument: a document that is not trusted, where only trusted documents may run.
+	RefusedUntrustedDocument = "untrusted_document"
 )
 
 // NewMetrics makes the metrics and their registry, with the Go runtime and process collectors.

@@ -190,6 +190,10 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
+	trustedMode, err := httpapi.ParseTrustedMode(o.Config.GraphQL.TrustedDocuments)
+	if err != nil {
+		return nil, fmt.Errorf("[graphql] %w", err)
+	}
 	api, err = httpapi.New(ctx, httpapi.Options{
 		Pool:             pool,
 		Keys:             s.keys,
@@ -213,6 +217,7 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		LiveLimits:       o.LiveLimits,
 		PersistedQueries: o.Config.GraphQL.PersistedQueries,
 		GETCacheControl:  o.Config.GraphQL.GETCacheControl,
+		TrustedDocuments: httpapi.TrustedDocuments{Mode: trustedMode, ServiceRole: o.Config.GraphQL.TrustedDocumentsServiceRole},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)

@@ -1,0 +1,151 @@
+package httpapi
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/pgreflect/pgreflect/internal/documents"
+	"github.com/pgreflect/pgreflect/internal/obs"
+)
+
+// trustedFixture serves apqSchema with the trusted documents mode given and one trusted document, apqQuery,
+// under the id "tasks".
+func trustedFixture(t *testing.T, mode TrustedDocuments) *fixture {
+	t.Helper()
+	f := newFixture(t, apqSchema)
+	if _, err := documents.Push(t.Context(), f.admin, []documents.Document{{ID: "tasks", Text: apqQuery}}); err != nil {
+		t.Fatal(err)
+	}
+	f.trusted = mode
+	f.server, f.srv = f.start(obs.NewMetrics())
+	return f
+}
+
+// With "only", anon and authenticated run trusted documents alone, by id, hash or text; service_role runs any
+// document unless told otherwise; the refusals are counted.
+func TestTrustedDocumentsOnly(t *testing.T) {
+	f := trustedFixture(t, TrustedDocuments{Mode: TrustedOnly})
+	_, want := f.graphql(map[string]string{"apikey": f.service}, apqQuery)
+	if !strings.Contains(want, "alice") {
+		t.Fatalf("service_role runs the trusted document's text: %s", want)
+	}
+	user := f.userToken(jwt.MapClaims{"sub": "11111111-1111-1111-1111-111111111111", "role": "authenticated", "exp": time.Now().Add(time.Hour).Unix()})
+	roles := map[string]map[string]string{
+		"anon":          {"apikey": f.anon},
+		"authenticated": {"apikey": f.anon, "Authorization": "Bearer " + user},
+	}
+	refused := `{"errors":[{"message":"only trusted documents may run here, and this document is not one of them: send the id of a document added with ` + "`pgreflect documents push`" + `"}]}`
+	for role, headers := range roles {
+		for name, body := range map[string]string{
+			"Relay's doc_id":  `{"doc_id":"tasks"}`,
+			"documentId":      `{"documentId":"tasks","variables":{}}`,
+			"Apollo's hash":   apqBody("", sha256Hex(apqQuery)),
+			"the text itself": `{"query":` + jsonString(apqQuery) + `}`,
+		} {
+			status, got := f.post("/graphql/v1", headers, body)
+			if status != 200 || !strings.Contains(got, `"data"`) || role == "anon" && got != want {
+				t.Errorf("%s, %s: %d %s", role, name, status, got)
+			}
+		}
+		for name, body := range map[string]string{
+			"another document":           `{"query":"{ __typename }"}`,
+			"another document with hash": apqBody(`{ __typename }`, sha256Hex(`{ __typename }`)),
+			"an unknown hash":            apqBody("", sha256Hex(`{ __typename }`)),
+		} {
+			if status, got := f.post("/graphql/v1", headers, body); status != http.StatusForbidden || got != refused {
+				t.Errorf("%s, %s: %d %s, want 403 %s", role, name, status, got, refused)
+			}
+		}
+		if status, got := f.post("/graphql/v1", headers, `{"doc_id":"nope"}`); status != 400 || !strings.Contains(got, `unknown document id \"nope\"`) {
+			t.Errorf("%s, unknown id: %d %s", role, status, got)
+		}
+	}
+	if status, got := f.post("/graphql/v1", map[string]string{"apikey": f.service}, `{"query":"{ __typename }"}`); status != 200 || !strings.Contains(got, `"Query"`) {
+		t.Errorf("service_role, another document: %d %s", status, got)
+	}
+	// GET, as a CDN would cache it: by id.
+	resp, got := f.get(url.Values{"documentId": {"tasks"}}, roles["anon"])
+	if resp.StatusCode != 200 || got != want {
+		t.Errorf("GET by id: %d %s", resp.StatusCode, got)
+	}
+	if n := refusals(t, f); !strings.Contains(n, `pgreflect_limit_refusals_total{limit="untrusted_document"} 6`) {
+		t.Errorf("refusals not counted:\n%s", n)
+	}
+	var stored int
+	if err := f.admin.QueryRow(t.Context(), `select count(*) from pgreflect.persisted_queries`).Scan(&stored); err != nil || stored != 0 {
+		t.Errorf("refused documents were stored as persisted queries: %d (%v)", stored, err)
+	}
+
+	strict := trustedFixture(t, TrustedDocuments{Mode: TrustedOnly, ServiceRole: true})
+	if status, got := strict.post("/graphql/v1", map[string]string{"apikey": strict.service}, `{"query":"{ __typename }"}`); status != http.StatusForbidden {
+		t.Errorf("service_role under ServiceRole: %d %s", status, got)
+	}
+}
+
+// refusals is the refusal counters, as /metrics shows them to the service_role key.
+func refusals(t *testing.T, f *fixture) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/metrics", nil)
+	req.Header.Set("apikey", f.service)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var lines []string
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if strings.HasPrefix(l, "pgreflect_limit_refusals_total") {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func jsonString(s string) string {
+	q, _ := jsonQuote(s)
+	return q
+}
+
+// With "allow", an id or hash names a trusted document and any other document runs too; with "off", an id
+// is refused with a word on what to send instead.
+func TestTrustedDocumentsAllowAndOff(t *testing.T) {
+	f := trustedFixture(t, TrustedDocuments{Mode: TrustedAllow})
+	anon := map[string]string{"apikey": f.anon}
+	_, want := f.graphql(anon, apqQuery)
+	if status, got := f.post("/graphql/v1", anon, `{"doc_id":"tasks"}`); status != 200 || got != want {
+		t.Errorf("allow, by id: %d %s", status, got)
+	}
+	if status, got := f.post("/graphql/v1", anon, `{"query":"{ __typename }"}`); status != 200 || !strings.Contains(got, `"Query"`) {
+		t.Errorf("allow, another document: %d %s", status, got)
+	}
+	if status, got := f.post("/graphql/v1", anon, apqBody("", sha256Hex(`{ __typename }`))); status != 200 || !strings.Contains(got, "PERSISTED_QUERY_NOT_FOUND") {
+		t.Errorf("allow, an unknown hash goes on to Apollo's protocol: %d %s", status, got)
+	}
+
+	off := trustedFixture(t, TrustedDocuments{Mode: TrustedOff})
+	if status, got := off.post("/graphql/v1", map[string]string{"apikey": off.anon}, `{"doc_id":"tasks"}`); status != 400 || got != `{"errors":[{"message":"trusted documents are off: send the document's text in query"}]}` {
+		t.Errorf("off, by id: %d %s", status, got)
+	}
+}
+
+// A mode that needs the table refuses to start on a database without it.
+func TestTrustedDocumentsNeedTheSetup(t *testing.T) {
+	f := newFixture(t, apqSchema)
+	if _, err := f.admin.Exec(t.Context(), `drop function pgreflect.trusted_document(text)`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(context.Background(), Options{Pool: f.pool, Keys: f.keys, AnonKey: f.anon, ServiceRoleKey: f.service,
+		Logger: slog.New(slog.DiscardHandler), TrustedDocuments: TrustedDocuments{Mode: TrustedOnly}})
+	if err == nil || !strings.Contains(err.Error(), "pgreflect setup") {
+		t.Errorf("New: %v", err)
+	}
+}

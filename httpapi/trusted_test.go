@@ -12,8 +12,12 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/internal/documents"
 	"github.com/pgreflect/pgreflect/internal/obs"
+	"github.com/pgreflect/pgreflect/internal/schemadiff"
+	"github.com/pgreflect/pgreflect/internal/testenv"
+	"github.com/pgreflect/pgreflect/sdl"
 )
 
 // trustedFixture serves apqSchema with the trusted documents mode given and one trusted document, apqQuery,
@@ -147,5 +151,43 @@ func TestTrustedDocumentsNeedTheSetup(t *testing.T) {
 		Logger: slog.New(slog.DiscardHandler), TrustedDocuments: TrustedDocuments{Mode: TrustedOnly}})
 	if err == nil || !strings.Contains(err.Error(), "pgreflect setup") {
 		t.Errorf("New: %v", err)
+	}
+}
+
+// The manifests graphql-codegen's client preset and relay-compiler write (from npm, against this schema's
+// SDL) load with `documents.Load`, and their ids run under "only" the way those clients send them: the
+// client preset's hash as documentId, Relay's id as doc_id.
+func TestTrustedDocumentsFromCodegenAndRelay(t *testing.T) {
+	f := newFixture(t, apqSchema)
+	side, err := schemadiff.LoadDatabase(t.Context(), f.admin, "anon", []string{"public"}, gqlschema.NewestVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Codegen, Relay string }
+	testenv.RunNodeScript(t, "../testdata/trusted-documents", "manifests.mjs", nil,
+		map[string]string{"schema": string(sdl.Print(side.Schema)), "dir": t.TempDir()}, &out)
+	ids := map[string]string{}
+	for field, path := range map[string]string{"documentId": out.Codegen, "doc_id": out.Relay} {
+		docs, err := documents.Load(path)
+		if err != nil || len(docs) != 1 {
+			t.Fatalf("%s: %v %v", path, docs, err)
+		}
+		if _, err := documents.Push(t.Context(), f.admin, docs); err != nil {
+			t.Fatal(err)
+		}
+		ids[field] = docs[0].ID
+	}
+	f.trusted = TrustedDocuments{Mode: TrustedOnly}
+	f.server, f.srv = f.start(nil)
+	anon := map[string]string{"apikey": f.anon}
+	for field, id := range ids {
+		status, got := f.post("/graphql/v1", anon, `{"`+field+`":`+jsonString(id)+`}`)
+		// Relay adds nodeId to what it selects.
+		if status != 200 || !strings.Contains(got, `{"task": "alice"`) || !strings.Contains(got, `{"task": "bob"`) || strings.Contains(got, "errors") {
+			t.Errorf("%s %s: %d %s", field, id, status, got)
+		}
+	}
+	if ids["documentId"] == ids["doc_id"] {
+		t.Errorf("both tools gave the id %s: the test does not tell them apart", ids["doc_id"])
 	}
 }

@@ -30,6 +30,8 @@ func (s *Service) ManagementHandler() http.Handler {
 	mux.HandleFunc("PATCH /v1/projects/{ref}/config/auth", s.management(s.patchAuthConfig))
 	mux.HandleFunc("GET /v1/projects/{ref}/config/graphql", s.management(s.getGraphQLConfig))
 	mux.HandleFunc("PATCH /v1/projects/{ref}/config/graphql", s.management(s.patchGraphQLConfig))
+	mux.HandleFunc("GET /v1/projects/{ref}/graphql/documents", s.management(s.getTrustedDocuments))
+	mux.HandleFunc("POST /v1/projects/{ref}/graphql/documents", s.management(s.postTrustedDocuments))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 	})

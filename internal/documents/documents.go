@@ -111,15 +111,20 @@ func Load(path string) ([]Document, error) {
 	return all, nil
 }
 
+// DB is a connection or a pool with rights on pgreflect.trusted_documents.
+type DB interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 // ErrIDReused is returned by Push for an id already trusted with another text: a client built against the
 // first would run the second.
 var ErrIDReused = errors.New("the document id is already trusted with another text")
 
 // Push adds docs to the trusted documents, in one transaction: all or none. A document already there is
-// left as it is. It returns how many were new. conn needs rights on pgreflect.trusted_documents (its owner,
-// as `pgreflect setup` made it).
-func Push(ctx context.Context, conn *pgx.Conn, docs []Document) (added int, err error) {
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+// left as it is. It returns how many were new.
+func Push(ctx context.Context, db DB, docs []Document) (added int, err error) {
+	err = pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		for _, d := range docs {
 			var stored string
 			var inserted bool
@@ -141,9 +146,9 @@ func Push(ctx context.Context, conn *pgx.Conn, docs []Document) (added int, err 
 	return added, err
 }
 
-// List reads every trusted document, sorted by id. conn needs rights on pgreflect.trusted_documents.
-func List(ctx context.Context, conn *pgx.Conn) ([]Document, error) {
-	rows, err := conn.Query(ctx, `select id, document from pgreflect.trusted_documents order by id`)
+// List reads every trusted document, sorted by id.
+func List(ctx context.Context, db DB) ([]Document, error) {
+	rows, err := db.Query(ctx, `select id, document from pgreflect.trusted_documents order by id`)
 	if err != nil {
 		return nil, fmt.Errorf("read the trusted documents: %w", err)
 	}

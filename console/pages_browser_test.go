@@ -196,6 +196,24 @@ func TestBrowserConsolePages(t *testing.T) {
 		tb.Screenshot(filepath.Join(shots, "console-auth-users.png"))
 	})
 
+	t.Run("trusted documents page lists the pushed documents", func(t *testing.T) {
+		documentsURL := s.URL + "/v1/projects/" + stacktest.ProjectRef + "/graphql/documents"
+		manifest := `{"9f2c": "query Tasks { __typename }", "a0b1": "mutation AddTask { __typename }"}`
+		if status, out := call(t, http.MethodPost, documentsURL, mgmt, manifest); status != http.StatusCreated {
+			t.Fatalf("push: %d %v", status, out)
+		}
+		tb := b.NewTab(ctx, t)
+		tb.Navigate(s.URL + "/console/#api-docs/trusted-documents")
+		tb.WaitFor(`document.getElementById('documents-table').dataset.loaded === 'true'`, 10*time.Second)
+		for id, want := range map[string]string{"9f2c": "query Tasks", "a0b1": "mutation AddTask"} {
+			row := tb.EvalString(fmt.Sprintf(`(document.querySelector('tr[data-document-id=%q]') || {innerText: ''}).innerText`, id))
+			if !strings.Contains(row, id) || !strings.Contains(row, want) || !strings.Contains(row, "{ __typename }") {
+				t.Errorf("row of %s: %q", id, row)
+			}
+		}
+		tb.Screenshot(filepath.Join(shots, "console-trusted-documents.png"))
+	})
+
 	// A proxy on this machine that forwards another client's request (X-Forwarded-For) is not loopback: the
 	// browser gets the login form until it gives the management token.
 	t.Run("from another machine the console asks for the management token", func(t *testing.T) {

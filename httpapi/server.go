@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/dbsetup"
@@ -89,6 +90,9 @@ type Options struct {
 	// TrustedDocuments say whether requests may name trusted documents and whether they may send other ones
 	// (docs/persisted-queries.md); the zero value is off.
 	TrustedDocuments TrustedDocuments
+	// TracerProvider receives the spans of requests (internal/tracing); nil: tracing is off, and costs only
+	// the no-op spans of BenchmarkTracingOff.
+	TracerProvider trace.TracerProvider
 }
 
 // VersionHeader carries the server's build version on every /graphql/v1 response.
@@ -121,6 +125,8 @@ type Server struct {
 	// persisted is the store of automatic persisted queries; nil when they are off.
 	persisted *persistedQueries
 	trusted   *trustedDocuments
+	// tracer makes the spans of requests; nil when tracing is off (see startSpan).
+	tracer trace.Tracer
 
 	// roles is read by every request without a lock; refreshing serializes only the refreshes.
 	roles     atomic.Pointer[assumableRoles]
@@ -166,6 +172,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.Logger)}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
+	}
+	if opts.TracerProvider != nil {
+		s.tracer = opts.TracerProvider.Tracer(tracerName)
 	}
 	var err error
 	if s.trusted, err = newTrustedDocuments(ctx, opts.Pool, opts.TrustedDocuments); err != nil {
@@ -234,6 +243,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.mux.Handle("/console/", opts.Console)
 	}
 	s.handler = obs.Handler(s.log, opts.Metrics, http.HandlerFunc(s.route))
+	if opts.TracerProvider != nil {
+		s.handler = traced(s.tracer, s.handler)
+	}
 	return s, nil
 }
 
@@ -382,7 +394,8 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pool, engine := s.opts.Pool, s.engine
-	if op == "query" && len(s.replicas) > 0 {
+	onReplica := op == "query" && len(s.replicas) > 0
+	if onReplica {
 		// Queries only read (pg_graphql shows volatile functions as mutations), so any replica answers them.
 		replica := s.replicas[(s.nextReplica.Add(1)-1)%uint64(len(s.replicas))]
 		pool, engine = replica.pool, replica.engine
@@ -396,8 +409,9 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer conn.Release()
-	ctx := resolve.WithRequestID(r.Context(), obs.RequestID(r.Context()))
+	ctx, span := s.startExecute(resolve.WithRequestID(r.Context(), obs.RequestID(r.Context())), op, req.OperationName, onReplica)
 	body := engine.ExecuteAs(ctx, conn.Conn(), session, req)
+	span.End()
 	if conn.Conn().IsClosed() && r.Context().Err() == nil {
 		// The database went away during the request (the engine has logged how): the outage's one answer.
 		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: connection lost during the request",
@@ -425,7 +439,10 @@ func (s *Server) requestSession(w http.ResponseWriter, r *http.Request) (resolve
 // authenticate checks the API key and the bearer token and returns the session, or an HTTP status and
 // message for the client, or an error when the database could not be asked.
 func (s *Server) authenticate(r *http.Request) (resolve.Session, int, string, error) {
-	return s.authenticateCredentials(r.Context(), auth.APIKeyFromRequest(r), r.Header.Get("Authorization"))
+	ctx, span := s.startSpan(r.Context(), "authenticate")
+	session, status, msg, err := s.authenticateCredentials(ctx, auth.APIKeyFromRequest(r), r.Header.Get("Authorization"))
+	endAuthenticate(span, session, status, err)
+	return session, status, msg, err
 }
 
 // authenticateCredentials is authenticate for an API key and an Authorization value however they came (HTTP

@@ -15,6 +15,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/internal/obs"
@@ -44,6 +45,7 @@ type fixture struct {
 	persisted       int
 	getCacheControl string
 	trusted         TrustedDocuments
+	tracer          trace.TracerProvider
 }
 
 func newFixture(t testing.TB, schema string) *fixture {
@@ -70,7 +72,7 @@ func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
 	s, err := New(context.Background(), Options{Pool: f.pool, Keys: f.keys, AnonKey: f.anon, ServiceRoleKey: f.service,
 		MaxBodyBytes: 4096, Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil)), Metrics: metrics,
 		LiveLimits: f.live, ChangesURL: f.changes, PersistedQueries: f.persisted, GETCacheControl: f.getCacheControl,
-		TrustedDocuments: f.trusted})
+		TrustedDocuments: f.trusted, TracerProvider: f.tracer})
 	if err != nil {
 		f.t.Fatal(err)
 	}

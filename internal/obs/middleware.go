@@ -7,6 +7,10 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Handler wraps next with what every request gets: a request id (kept from a sane X-Request-Id, echoed in the
@@ -40,6 +44,19 @@ func Handler(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 		}
 		if req.Persisted != "" {
 			attrs = append(attrs, slog.String("persisted_query", req.Persisted))
+		}
+		// An outer handler may have started a trace span (httpapi's tracing): the line names its trace, and the
+		// span gets what the line has.
+		if span := trace.SpanFromContext(r.Context()); span.SpanContext().IsValid() {
+			attrs = append(attrs, slog.String("trace_id", span.SpanContext().TraceID().String()))
+			span.SetAttributes(attribute.String("pgreflect.request_id", req.ID), attribute.Int("http.response.status_code", status),
+				attribute.String("http.route", route), attribute.String("pgreflect.role", req.Role))
+			if req.Operation != "" {
+				span.SetAttributes(attribute.String("graphql.operation.type", req.Operation))
+			}
+			if status >= 500 {
+				span.SetStatus(codes.Error, http.StatusText(status))
+			}
 		}
 		logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	})

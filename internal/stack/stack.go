@@ -26,6 +26,7 @@ import (
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/httpapi"
 	"github.com/pgreflect/pgreflect/internal/obs"
+	"github.com/pgreflect/pgreflect/internal/tracing"
 	"github.com/pgreflect/pgreflect/resolve"
 )
 
@@ -194,6 +195,18 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("[graphql] %w", err)
 	}
+	// Traces go where the OTEL_* environment variables say, if anywhere (docs/operations.md).
+	tracerProvider, stopTracing, err := tracing.Setup(ctx, o.BuildVersion)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(ctx); err != nil {
+			s.log.Warn("OpenTelemetry: the last spans were not sent", slog.Any("error", err))
+		}
+	})
 	api, err = httpapi.New(ctx, httpapi.Options{
 		Pool:             pool,
 		Keys:             s.keys,
@@ -218,6 +231,7 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		PersistedQueries: o.Config.GraphQL.PersistedQueries,
 		GETCacheControl:  o.Config.GraphQL.GETCacheControl,
 		TrustedDocuments: httpapi.TrustedDocuments{Mode: trustedMode, ServiceRole: o.Config.GraphQL.TrustedDocumentsServiceRole},
+		TracerProvider:   tracerProvider,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)

@@ -1,0 +1,208 @@
+package httpapi
+
+import (
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pgreflect/pgreflect/internal/tracing"
+)
+
+// otlpReceiver is an in-process OTLP/HTTP trace receiver: it keeps the spans exporters send it.
+type otlpReceiver struct {
+	mu    sync.Mutex
+	spans []*tracepb.Span
+}
+
+func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req collectortrace.ExportTraceServiceRequest
+	if r.URL.Path != "/v1/traces" || proto.Unmarshal(body, &req) != nil {
+		http.Error(w, "not an OTLP trace export", http.StatusBadRequest)
+		return
+	}
+	o.mu.Lock()
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			o.spans = append(o.spans, ss.Spans...)
+		}
+	}
+	o.mu.Unlock()
+	out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(out)
+}
+
+// attrs are a span's attributes as text.
+func attrs(s *tracepb.Span) map[string]string {
+	out := map[string]string{}
+	for _, kv := range s.Attributes {
+		out[kv.Key] = anyText(kv.Value)
+	}
+	return out
+}
+
+func anyText(v *commonpb.AnyValue) string {
+	switch v := v.Value.(type) {
+	case *commonpb.AnyValue_StringValue:
+		return v.StringValue
+	case *commonpb.AnyValue_IntValue:
+		return strconv.FormatInt(v.IntValue, 10)
+	case *commonpb.AnyValue_BoolValue:
+		return strconv.FormatBool(v.BoolValue)
+	}
+	return ""
+}
+
+// Spans of a query (under the client's traceparent), a mutation and a refused request reach an OTLP
+// receiver with their parent-child structure and attributes; no key or token is in any of them; the request
+// log names the trace.
+func TestTracesToOTLP(t *testing.T) {
+	receiver := &otlpReceiver{}
+	collector := httptest.NewServer(receiver)
+	defer collector.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	tp, shutdown, err := tracing.Setup(t.Context(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, apqSchema)
+	f.tracer = tp
+	f.server, f.srv = f.start(nil)
+
+	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	status, _ := f.post("/graphql/v1", map[string]string{"apikey": f.anon, "traceparent": "00-" + clientTrace + "-" + clientSpan + "-01"},
+		`{"query":"query Tasks { todoCollection { edges { node { task } } } }","operationName":"Tasks"}`)
+	if status != 200 {
+		t.Fatalf("query: %d", status)
+	}
+	user := f.userToken(jwt.MapClaims{"sub": "11111111-1111-1111-1111-111111111111", "role": "authenticated", "exp": time.Now().Add(time.Hour).Unix()})
+	if status, body := f.post("/graphql/v1", map[string]string{"apikey": f.anon, "Authorization": "Bearer " + user},
+		`{"query":"mutation { insertIntoTodoCollection(objects: [{userId: \"11111111-1111-1111-1111-111111111111\", task: \"t\"}]) { affectedCount } }"}`); status != 200 || !strings.Contains(body, "affectedCount") {
+		t.Fatalf("mutation: %d %s", status, body)
+	}
+	if status, _ := f.post("/graphql/v1", map[string]string{"apikey": "not-a-key-" + f.service[:20]}, `{"query":"{ __typename }"}`); status != 401 {
+		t.Fatalf("refused: %d", status)
+	}
+	if err := shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	receiver.mu.Lock()
+	spans := receiver.spans
+	receiver.mu.Unlock()
+	byID := map[string]*tracepb.Span{}
+	var requests []*tracepb.Span
+	for _, s := range spans {
+		byID[hex.EncodeToString(s.SpanId)] = s
+		if s.Kind == tracepb.Span_SPAN_KIND_SERVER {
+			requests = append(requests, s)
+		}
+		for k, v := range attrs(s) {
+			for _, secret := range []string{f.anon, f.service, user, secret} {
+				if strings.Contains(v, secret) || strings.Contains(v, secret[:24]) {
+					t.Errorf("span %s attribute %s carries a key or token: %q", s.Name, k, v)
+				}
+			}
+		}
+	}
+	if len(requests) != 3 {
+		t.Fatalf("%d request spans of %d spans, want 3", len(requests), len(spans))
+	}
+	children := func(parent *tracepb.Span) map[string]*tracepb.Span {
+		out := map[string]*tracepb.Span{}
+		for _, s := range spans {
+			if string(s.ParentSpanId) == string(parent.SpanId) {
+				out[s.Name] = s
+			}
+		}
+		return out
+	}
+	query, mutation, refused := requests[0], requests[1], requests[2]
+	if hex.EncodeToString(query.TraceId) != clientTrace || hex.EncodeToString(query.ParentSpanId) != clientSpan {
+		t.Errorf("the query's span is not the client's child: trace %x parent %x", query.TraceId, query.ParentSpanId)
+	}
+	if hex.EncodeToString(mutation.TraceId) == clientTrace {
+		t.Error("the mutation, sent without traceparent, joined the query's trace")
+	}
+	for _, c := range []struct {
+		span          *tracepb.Span
+		role, op      string
+		status        string
+		wantChildren  []string
+		executeOpName string
+	}{
+		{query, "anon", "query", "200", []string{"authenticate", "graphql.execute"}, "Tasks"},
+		{mutation, "authenticated", "mutation", "200", []string{"authenticate", "graphql.execute"}, ""},
+		{refused, "", "", "401", []string{"authenticate"}, ""},
+	} {
+		a := attrs(c.span)
+		if c.span.Name != "POST /graphql/v1" || a["http.response.status_code"] != c.status || a["pgreflect.role"] != c.role ||
+			a["graphql.operation.type"] != c.op || a["pgreflect.request_id"] == "" {
+			t.Errorf("request span %s %v", c.span.Name, a)
+		}
+		kids := children(c.span)
+		if len(kids) != len(c.wantChildren) {
+			t.Errorf("%s: children %v, want %v", c.status, keys(kids), c.wantChildren)
+		}
+		for _, name := range c.wantChildren {
+			if kids[name] == nil {
+				t.Errorf("%s: no child %s", c.status, name)
+			}
+		}
+		if e := kids["graphql.execute"]; e != nil {
+			if ea := attrs(e); ea["db.system.name"] != "postgresql" || ea["graphql.operation.type"] != c.op || ea["graphql.operation.name"] != c.executeOpName {
+				t.Errorf("execute span %v", ea)
+			}
+		}
+	}
+	if a := children(refused)["authenticate"]; a == nil || a.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || attrs(a)["pgreflect.refused_status"] != "401" {
+		t.Errorf("the refused request's authenticate span: %v", a)
+	}
+	if !strings.Contains(f.logs.String(), `"trace_id":"`+clientTrace+`"`) {
+		t.Errorf("the request log does not name the trace:\n%s", f.logs.String())
+	}
+}
+
+func keys(m map[string]*tracepb.Span) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// BenchmarkTracingOff is what tracing adds to a request when no collector is configured: no middleware, and
+// the spans of authenticate and graphql.execute that startSpan does not start, against the same handler
+// without them.
+func BenchmarkTracingOff(b *testing.B) {
+	s := &Server{} // no TracerProvider: off
+	off := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, span := s.startSpan(r.Context(), "authenticate")
+		span.End()
+		_, span = s.startExecute(r.Context(), "query", "", false)
+		span.End()
+	})
+	for name, h := range map[string]http.Handler{"none": http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), "off": off} {
+		b.Run(name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodPost, "/graphql/v1", nil)
+			w := httptest.NewRecorder()
+			b.ReportAllocs()
+			for b.Loop() {
+				h.ServeHTTP(w, req)
+			}
+		})
+	}
+}

@@ -410,6 +410,7 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	}
 	defer conn.Release()
 	ctx, span := s.startExecute(resolve.WithRequestID(r.Context(), obs.RequestID(r.Context())), op, req.OperationName, onReplica)
+	session.ApplicationName = applicationName(span)
 	body := engine.ExecuteAs(ctx, conn.Conn(), session, req)
 	span.End()
 	if conn.Conn().IsClosed() && r.Context().Err() == nil {

@@ -52,6 +52,17 @@ func (s *Server) startSpan(ctx context.Context, name string, opts ...trace.SpanS
 	return s.tracer.Start(ctx, name, opts...)
 }
 
+// applicationName is what a request's transaction shows Postgres of the trace (pg_stat_activity,
+// log_line_prefix %a), "" when the request is not traced: "pgreflect <trace id>-<span id>", 59 bytes, within
+// application_name's 63.
+func applicationName(span trace.Span) string {
+	sc := span.SpanContext()
+	if !sc.IsValid() || !sc.IsSampled() {
+		return ""
+	}
+	return "pgreflect " + sc.TraceID().String() + "-" + sc.SpanID().String()
+}
+
 // startExecute starts the span of a request's round trip to Postgres (compile when not cached, then the
 // statements).
 func (s *Server) startExecute(ctx context.Context, op, name string, replica bool) (context.Context, trace.Span) {

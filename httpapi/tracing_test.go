@@ -17,6 +17,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/internal/tracing"
 )
 
@@ -78,15 +79,16 @@ func TestTracesToOTLP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, apqSchema)
+	// appName shows what Postgres sees of the request: its application_name.
+	f := newFixture(t, apqSchema+`create function app_name() returns text language sql stable as $$ select current_setting('application_name') $$;`)
 	f.tracer = tp
 	f.server, f.srv = f.start(nil)
 
 	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	status, _ := f.post("/graphql/v1", map[string]string{"apikey": f.anon, "traceparent": "00-" + clientTrace + "-" + clientSpan + "-01"},
-		`{"query":"query Tasks { todoCollection { edges { node { task } } } }","operationName":"Tasks"}`)
+	status, answer := f.post("/graphql/v1", map[string]string{"apikey": f.anon, "traceparent": "00-" + clientTrace + "-" + clientSpan + "-01"},
+		`{"query":"query Tasks { appName todoCollection { edges { node { task } } } }","operationName":"Tasks"}`)
 	if status != 200 {
-		t.Fatalf("query: %d", status)
+		t.Fatalf("query: %d %s", status, answer)
 	}
 	user := f.userToken(jwt.MapClaims{"sub": "11111111-1111-1111-1111-111111111111", "role": "authenticated", "exp": time.Now().Add(time.Hour).Unix()})
 	if status, body := f.post("/graphql/v1", map[string]string{"apikey": f.anon, "Authorization": "Bearer " + user},
@@ -162,6 +164,12 @@ func TestTracesToOTLP(t *testing.T) {
 				t.Errorf("%s: no child %s", c.status, name)
 			}
 		}
+		if e := kids["graphql.execute"]; e != nil && c.op == "query" {
+			// The trace reaches Postgres: the transaction's application_name names the trace and this span.
+			if want := `"appName": "pgreflect ` + clientTrace + "-" + hex.EncodeToString(e.SpanId) + `"`; !strings.Contains(answer, want) {
+				t.Errorf("the query's answer %s lacks %s", answer, want)
+			}
+		}
 		if e := kids["graphql.execute"]; e != nil {
 			if ea := attrs(e); ea["db.system.name"] != "postgresql" || ea["graphql.operation.type"] != c.op || ea["graphql.operation.name"] != c.executeOpName {
 				t.Errorf("execute span %v", ea)
@@ -204,5 +212,20 @@ func BenchmarkTracingOff(b *testing.B) {
 				h.ServeHTTP(w, req)
 			}
 		})
+	}
+}
+
+// Untraced, a request leaves the connection's application_name as it is.
+func TestUntracedRequestKeepsApplicationName(t *testing.T) {
+	f := newFixture(t, `create function app_name() returns text language sql stable as $$ select current_setting('application_name') $$;`)
+	sep := "?"
+	if strings.Contains(f.dbURL, "?") {
+		sep = "&"
+	}
+	f.pool = testenv.LoginPool(t, f.dbURL+sep+"application_name=pool-own-name")
+	f.server, f.srv = f.start(nil)
+	_, answer := f.graphql(map[string]string{"apikey": f.anon, "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, `{ app_name }`)
+	if want := `{"data": {"app_name": "pool-own-name"}}`; answer != want {
+		t.Errorf("%s, want %s", answer, want)
 	}
 }

@@ -125,6 +125,10 @@ type Session struct {
 	// Claims are the JWT claims, made visible to SQL as request.jwt.claims (and the legacy per-claim settings).
 	Claims     map[string]any
 	SearchPath []string
+	// ApplicationName, when set, is the application_name of the request's transaction, which Postgres shows in
+	// pg_stat_activity and its logs (log_line_prefix %a): the HTTP server puts the trace id there. At most 63
+	// bytes count.
+	ApplicationName string
 }
 
 // ExecuteAs resolves req on conn as the session's role with its claims and search path, all set local to the

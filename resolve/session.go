@@ -14,12 +14,15 @@ import (
 )
 
 // preludeSQL switches the request's transaction to the session: role, search path, the JWT claims (also as
-// the legacy per-claim settings that older RLS policies read), and the statement timeout. One statement, so
-// that it costs one Bind/Execute in the request's pipeline; every setting is local to the transaction.
+// the legacy per-claim settings that older RLS policies read), the statement timeout, and the
+// application_name when the session names one (else the connection's stays). One statement, so that it costs
+// one Bind/Execute in the request's pipeline and is prepared once whatever the values; every setting is local
+// to the transaction.
 const preludeSQL = "select set_config('role', $1, true), set_config('search_path', $2, true), " +
 	"set_config('request.jwt.claims', $3, true), set_config('request.jwt.claim.sub', $4, true), " +
 	"set_config('request.jwt.claim.role', $5, true), set_config('request.jwt.claim.email', $6, true), " +
-	"set_config('statement_timeout', $7, true)"
+	"set_config('statement_timeout', $7, true), " +
+	"set_config('application_name', coalesce(nullif($8, ''), current_setting('application_name')), true)"
 
 // sessionPrelude returns the statement that switches the request's transaction to the session, with the
 // statement timeout it runs under.
@@ -35,7 +38,7 @@ func sessionPrelude(s Session, statementTimeout string) (statement, error) {
 		return ""
 	}
 	return statement{sql: preludeSQL, args: []any{s.Role, quoteSearchPath(s.SearchPath), string(claims),
-		claim("sub"), claim("role"), claim("email"), statementTimeout}}, nil
+		claim("sub"), claim("role"), claim("email"), statementTimeout, s.ApplicationName}}, nil
 }
 
 // roleSettingsSQL reads the role's statement_timeout as ALTER ROLE ... SET stored it (this database's setting

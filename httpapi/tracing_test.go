@@ -90,6 +90,9 @@ func TestTracesToOTLP(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("query: %d %s", status, answer)
 	}
+	if status, _ := f.post("/graphql/v1", map[string]string{"apikey": f.anon}, `{"query":"query Tasks { appName todoCollection { edges { node { task } } } }","operationName":"Tasks"}`); status != 200 {
+		t.Fatalf("query again: %d", status)
+	}
 	user := f.userToken(jwt.MapClaims{"sub": "11111111-1111-1111-1111-111111111111", "role": "authenticated", "exp": time.Now().Add(time.Hour).Unix()})
 	if status, body := f.post("/graphql/v1", map[string]string{"apikey": f.anon, "Authorization": "Bearer " + user},
 		`{"query":"mutation { insertIntoTodoCollection(objects: [{userId: \"11111111-1111-1111-1111-111111111111\", task: \"t\"}]) { affectedCount } }"}`); status != 200 || !strings.Contains(body, "affectedCount") {
@@ -120,8 +123,8 @@ func TestTracesToOTLP(t *testing.T) {
 			}
 		}
 	}
-	if len(requests) != 3 {
-		t.Fatalf("%d request spans of %d spans, want 3", len(requests), len(spans))
+	if len(requests) != 4 {
+		t.Fatalf("%d request spans of %d spans, want 4", len(requests), len(spans))
 	}
 	children := func(parent *tracepb.Span) map[string]*tracepb.Span {
 		out := map[string]*tracepb.Span{}
@@ -132,9 +135,15 @@ func TestTracesToOTLP(t *testing.T) {
 		}
 		return out
 	}
-	query, mutation, refused := requests[0], requests[1], requests[2]
+	query, again, mutation, refused := requests[0], requests[1], requests[2], requests[3]
 	if hex.EncodeToString(query.TraceId) != clientTrace || hex.EncodeToString(query.ParentSpanId) != clientSpan {
 		t.Errorf("the query's span is not the client's child: trace %x parent %x", query.TraceId, query.ParentSpanId)
+	}
+	if e := children(query)["graphql.execute"]; e == nil || attrs(e)["pgreflect.compile_cached"] != "false" {
+		t.Errorf("the first query was compiled, not cached: %v", e)
+	}
+	if e := children(again)["graphql.execute"]; e == nil || attrs(e)["pgreflect.compile_cached"] != "true" {
+		t.Errorf("the same query again came from the compile cache: %v", e)
 	}
 	if hex.EncodeToString(mutation.TraceId) == clientTrace {
 		t.Error("the mutation, sent without traceparent, joined the query's trace")

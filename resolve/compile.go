@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/vektah/gqlparser/v2/ast"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/sqlgen"
@@ -214,6 +216,7 @@ func newCompiledCache(maxBytes int) *compiledCache {
 // get returns the compiled request, compiling it on a miss. A compilation cut short by ctx is not kept.
 func (c *compiledCache) get(ctx context.Context, schema *gqlschema.Schema, req Request, live bool, compileFn func() *compiled) *compiled {
 	if c.maxBytes <= 0 || len(req.Query)+len(req.Variables) > maxCompiledKey {
+		noteCompileCache(ctx, false)
 		return compileFn()
 	}
 	key := compiledKey{schema: schema, query: req.Query, operation: req.OperationName, variables: string(req.Variables), live: live,
@@ -222,9 +225,11 @@ func (c *compiledCache) get(ctx context.Context, schema *gqlschema.Schema, req R
 	if el, ok := c.entries[key]; ok {
 		c.order.MoveToFront(el)
 		c.mu.Unlock()
+		noteCompileCache(ctx, true)
 		return el.Value.(*compiledEntry).value
 	}
 	c.mu.Unlock()
+	noteCompileCache(ctx, false)
 	v := compileFn()
 	if ctx.Err() != nil {
 		return v
@@ -248,6 +253,14 @@ func (c *compiledCache) get(ctx context.Context, schema *gqlschema.Schema, req R
 		c.bytes -= e.size
 	}
 	return v
+}
+
+// noteCompileCache records on the request's trace span, when it has one that records, whether its compiled
+// form came from the cache (a miss is the parse, validation and planning that a hit skips).
+func noteCompileCache(ctx context.Context, cached bool) {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(attribute.Bool("pgreflect.compile_cached", cached))
+	}
 }
 
 func (c *compiledCache) purge() {

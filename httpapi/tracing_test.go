@@ -2,79 +2,25 @@ package httpapi
 
 import (
 	"encoding/hex"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/internal/tracing"
 )
 
-// otlpReceiver is an in-process OTLP/HTTP trace receiver: it keeps the spans exporters send it.
-type otlpReceiver struct {
-	mu    sync.Mutex
-	spans []*tracepb.Span
-}
-
-func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var req collectortrace.ExportTraceServiceRequest
-	if r.URL.Path != "/v1/traces" || proto.Unmarshal(body, &req) != nil {
-		http.Error(w, "not an OTLP trace export", http.StatusBadRequest)
-		return
-	}
-	o.mu.Lock()
-	for _, rs := range req.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			o.spans = append(o.spans, ss.Spans...)
-		}
-	}
-	o.mu.Unlock()
-	out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(out)
-}
-
-// attrs are a span's attributes as text.
-func attrs(s *tracepb.Span) map[string]string {
-	out := map[string]string{}
-	for _, kv := range s.Attributes {
-		out[kv.Key] = anyText(kv.Value)
-	}
-	return out
-}
-
-func anyText(v *commonpb.AnyValue) string {
-	switch v := v.Value.(type) {
-	case *commonpb.AnyValue_StringValue:
-		return v.StringValue
-	case *commonpb.AnyValue_IntValue:
-		return strconv.FormatInt(v.IntValue, 10)
-	case *commonpb.AnyValue_BoolValue:
-		return strconv.FormatBool(v.BoolValue)
-	}
-	return ""
-}
-
 // Spans of a query (under the client's traceparent), a mutation and a refused request reach an OTLP
 // receiver with their parent-child structure and attributes; no key or token is in any of them; the request
 // log names the trace.
 func TestTracesToOTLP(t *testing.T) {
-	receiver := &otlpReceiver{}
-	collector := httptest.NewServer(receiver)
-	defer collector.Close()
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	receiver := testenv.NewOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
 	tp, shutdown, err := tracing.Setup(t.Context(), "test")
 	if err != nil {
 		t.Fatal(err)
@@ -105,9 +51,7 @@ func TestTracesToOTLP(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	receiver.mu.Lock()
-	spans := receiver.spans
-	receiver.mu.Unlock()
+	spans := receiver.Spans()
 	byID := map[string]*tracepb.Span{}
 	var requests []*tracepb.Span
 	for _, s := range spans {
@@ -115,7 +59,7 @@ func TestTracesToOTLP(t *testing.T) {
 		if s.Kind == tracepb.Span_SPAN_KIND_SERVER {
 			requests = append(requests, s)
 		}
-		for k, v := range attrs(s) {
+		for k, v := range testenv.SpanAttrs(s) {
 			for _, secret := range []string{f.anon, f.service, user, secret} {
 				if strings.Contains(v, secret) || strings.Contains(v, secret[:24]) {
 					t.Errorf("span %s attribute %s carries a key or token: %q", s.Name, k, v)
@@ -139,10 +83,10 @@ func TestTracesToOTLP(t *testing.T) {
 	if hex.EncodeToString(query.TraceId) != clientTrace || hex.EncodeToString(query.ParentSpanId) != clientSpan {
 		t.Errorf("the query's span is not the client's child: trace %x parent %x", query.TraceId, query.ParentSpanId)
 	}
-	if e := children(query)["graphql.execute"]; e == nil || attrs(e)["pgreflect.compile_cached"] != "false" {
+	if e := children(query)["graphql.execute"]; e == nil || testenv.SpanAttrs(e)["pgreflect.compile_cached"] != "false" {
 		t.Errorf("the first query was compiled, not cached: %v", e)
 	}
-	if e := children(again)["graphql.execute"]; e == nil || attrs(e)["pgreflect.compile_cached"] != "true" {
+	if e := children(again)["graphql.execute"]; e == nil || testenv.SpanAttrs(e)["pgreflect.compile_cached"] != "true" {
 		t.Errorf("the same query again came from the compile cache: %v", e)
 	}
 	if hex.EncodeToString(mutation.TraceId) == clientTrace {
@@ -159,7 +103,7 @@ func TestTracesToOTLP(t *testing.T) {
 		{mutation, "authenticated", "mutation", "200", []string{"authenticate", "graphql.execute"}, ""},
 		{refused, "", "", "401", []string{"authenticate"}, ""},
 	} {
-		a := attrs(c.span)
+		a := testenv.SpanAttrs(c.span)
 		if c.span.Name != "POST /graphql/v1" || a["http.response.status_code"] != c.status || a["pgreflect.role"] != c.role ||
 			a["graphql.operation.type"] != c.op || a["pgreflect.request_id"] == "" {
 			t.Errorf("request span %s %v", c.span.Name, a)
@@ -180,12 +124,12 @@ func TestTracesToOTLP(t *testing.T) {
 			}
 		}
 		if e := kids["graphql.execute"]; e != nil {
-			if ea := attrs(e); ea["db.system.name"] != "postgresql" || ea["graphql.operation.type"] != c.op || ea["graphql.operation.name"] != c.executeOpName {
+			if ea := testenv.SpanAttrs(e); ea["db.system.name"] != "postgresql" || ea["graphql.operation.type"] != c.op || ea["graphql.operation.name"] != c.executeOpName {
 				t.Errorf("execute span %v", ea)
 			}
 		}
 	}
-	if a := children(refused)["authenticate"]; a == nil || a.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || attrs(a)["pgreflect.refused_status"] != "401" {
+	if a := children(refused)["authenticate"]; a == nil || a.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || testenv.SpanAttrs(a)["pgreflect.refused_status"] != "401" {
 		t.Errorf("the refused request's authenticate span: %v", a)
 	}
 	if !strings.Contains(f.logs.String(), `"trace_id":"`+clientTrace+`"`) {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/net/netutil"
 
 	"github.com/pgreflect/pgreflect/auth"
@@ -162,6 +163,18 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 			return nil, err
 		}
 	}
+	// Traces go where the OTEL_* environment variables say, if anywhere (docs/operations.md).
+	tracerProvider, stopTracing, err := tracing.Setup(ctx, o.BuildVersion)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(ctx); err != nil {
+			s.log.Warn("OpenTelemetry: the last spans were not sent", slog.Any("error", err))
+		}
+	})
 	poolSize := o.PoolSize
 	if poolSize == 0 {
 		poolSize = o.Config.DB.Pool.PoolSize
@@ -178,7 +191,7 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		schemaPoll = SchemaPollInterval
 	}
 	var api *httpapi.Server // set before serving; the management API switches its engine's version
-	authSvc, err := s.authService(ctx, o, func(v gqlschema.Version) { api.SetGraphQLVersion(v) })
+	authSvc, err := s.authService(ctx, o, tracerProvider, func(v gqlschema.Version) { api.SetGraphQLVersion(v) })
 	if err != nil {
 		return nil, err
 	}
@@ -195,18 +208,6 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("[graphql] %w", err)
 	}
-	// Traces go where the OTEL_* environment variables say, if anywhere (docs/operations.md).
-	tracerProvider, stopTracing, err := tracing.Setup(ctx, o.BuildVersion)
-	if err != nil {
-		return nil, err
-	}
-	s.closers = append(s.closers, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := stopTracing(ctx); err != nil {
-			s.log.Warn("OpenTelemetry: the last spans were not sent", slog.Any("error", err))
-		}
-	})
 	api, err = httpapi.New(ctx, httpapi.Options{
 		Pool:             pool,
 		Keys:             s.keys,
@@ -248,6 +249,15 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	return s, nil
 }
 
+// providerClient makes the auth service's calls to identity providers spans of the sign-in's trace when
+// there are traces; nil (the auth service's default client) when there are none.
+func providerClient(tp trace.TracerProvider) *http.Client {
+	if tp == nil {
+		return nil
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: tracing.Transport(tp, http.DefaultTransport)}
+}
+
 // ChangesOff as Options.ChangesURL runs no change feed: live queries are polled.
 const ChangesOff = "off"
 
@@ -284,7 +294,7 @@ const GraphQLVersionPollInterval = 500 * time.Millisecond
 
 // authService starts the service of /auth/v1/ and of the management API (/v1/), which also pins the GraphQL
 // version in the auth schema; without an AdminURL there is none.
-func (s *Stack) authService(ctx context.Context, o Options, setVersion func(gqlschema.Version)) (*authapi.Service, error) {
+func (s *Stack) authService(ctx context.Context, o Options, tp trace.TracerProvider, setVersion func(gqlschema.Version)) (*authapi.Service, error) {
 	if o.AdminURL == "" {
 		return nil, nil
 	}
@@ -312,6 +322,7 @@ func (s *Stack) authService(ctx context.Context, o Options, setVersion func(gqls
 		Logger:           s.log,
 		Metrics:          s.metrics,
 		OnGraphQLVersion: setVersion,
+		HTTPClient:       providerClient(tp),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the auth service: %w", err)

@@ -6,8 +6,13 @@ package tracing
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -48,4 +53,38 @@ func Setup(ctx context.Context, version string) (trace.TracerProvider, func(cont
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
 	return tp, tp.Shutdown, nil
+}
+
+// Transport is base with a client span around each call, the child of the span in the request's context,
+// and the W3C traceparent sent along: for the server's calls to identity providers. The span has the method,
+// host and path, never the query string or a header value (which may hold a code or a secret). tp nil: base.
+func Transport(tp trace.TracerProvider, base http.RoundTripper) http.RoundTripper {
+	if tp == nil {
+		return base
+	}
+	return &transport{tracer: tp.Tracer("github.com/pgreflect/pgreflect/internal/tracing"), base: base}
+}
+
+type transport struct {
+	tracer trace.Tracer
+	base   http.RoundTripper
+}
+
+func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	ctx, span := t.tracer.Start(r.Context(), r.Method+" "+r.URL.Host, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("server.address", r.URL.Host),
+			attribute.String("url.path", r.URL.Path)))
+	defer span.End()
+	r = r.Clone(ctx) // a RoundTripper must not change the caller's request
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(r.Header))
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		span.SetStatus(codes.Error, "the call failed")
+		return nil, err
+	}
+	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	if resp.StatusCode >= 500 {
+		span.SetStatus(codes.Error, http.StatusText(resp.StatusCode))
+	}
+	return resp, nil
 }

@@ -116,6 +116,13 @@ func (r *Results) WriteMarkdown(path, note, chart string) error {
 		if hit, ok := goBenchMetric(r.GoBenchmarks, "BenchmarkCacheHit", "ns/op"); ok {
 			p("- compiled-request cache hit: %.1f µs (target < 20) %s\n", hit/1000, mark(hit < 20000))
 		}
+		off, ok1 := goBenchMetric(r.GoBenchmarks, "BenchmarkTracingOff/off", "ns/op")
+		request, ok2 := goBenchMetric(r.GoBenchmarks, "BenchmarkGraphQLOverHTTP", "ns/op")
+		if ok1 && ok2 && request > 0 {
+			// Issue 19: traces off must cost nothing measurable.
+			p("- OpenTelemetry off: %.0f ns a request, %.3f%% of `BenchmarkGraphQLOverHTTP` (target < 0.1%%) %s\n",
+				off, 100*off/request, mark(off/request < 0.001))
+		}
 	}
 	if r.Findings != "" {
 		p("\n%s", r.Findings)

@@ -190,6 +190,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Metrics != nil {
 		liveOpts.Registerer = opts.Metrics.Registry()
 	}
+	liveOpts.TracerProvider = opts.TracerProvider
 	s.live = live.New(liveOpts)
 	// The hub refreshes every subscription after a schema change, once the engine has dropped its schemas.
 	invalidate := fanout{s.engine, s.live}

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"bufio"
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -21,12 +23,14 @@ import (
 func TestTracesToOTLP(t *testing.T) {
 	receiver := testenv.NewOTLPReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50") // milliseconds: spans arrive while the test waits
 	tp, shutdown, err := tracing.Setup(t.Context(), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// appName shows what Postgres sees of the request: its application_name.
-	f := newFixture(t, apqSchema+`create function app_name() returns text language sql stable as $$ select current_setting('application_name') $$;`)
+	f := newFixture(t, apqSchema+`create function app_name() returns text language sql stable as $$ select current_setting('application_name') $$;
+		comment on table todo is e'@graphql({"features": ["subscriptions"]})';`)
 	f.tracer = tp
 	f.server, f.srv = f.start(nil)
 
@@ -47,6 +51,28 @@ func TestTracesToOTLP(t *testing.T) {
 	if status, _ := f.post("/graphql/v1", map[string]string{"apikey": "not-a-key-" + f.service[:20]}, `{"query":"{ __typename }"}`); status != 401 {
 		t.Fatalf("refused: %d", status)
 	}
+	// A subscription over Server-Sent Events: its first answer comes from a refresh of the live query.
+	q := url.Values{"query": {`subscription Live { todoCollection { edges { node { task } } } }`}, "operationName": {"Live"}}
+	sse, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.srv.URL+"/graphql/v1?"+q.Encode(), nil)
+	sse.Header.Set("Accept", "text/event-stream")
+	sse.Header.Set("apikey", f.anon)
+	stream, err := http.DefaultClient.Do(sse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if event, err := bufio.NewReader(stream.Body).ReadString('\n'); err != nil || event != "event: next\n" {
+		t.Fatalf("subscription: %q %v", event, err)
+	}
+	stream.Body.Close()
+	// The refresh's span ends after its answer is on its way: wait for it.
+	testenv.Eventually(t, 10*time.Second, func() string {
+		for _, s := range receiver.Spans() {
+			if s.Name == "live.refresh" {
+				return ""
+			}
+		}
+		return "the subscription's refresh span"
+	})
 	if err := shutdown(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +80,14 @@ func TestTracesToOTLP(t *testing.T) {
 	spans := receiver.Spans()
 	byID := map[string]*tracepb.Span{}
 	var requests []*tracepb.Span
+	var refresh *tracepb.Span
 	for _, s := range spans {
 		byID[hex.EncodeToString(s.SpanId)] = s
-		if s.Kind == tracepb.Span_SPAN_KIND_SERVER {
+		if s.Kind == tracepb.Span_SPAN_KIND_SERVER && s.Name == "POST /graphql/v1" {
 			requests = append(requests, s)
+		}
+		if s.Name == "live.refresh" {
+			refresh = s
 		}
 		for k, v := range testenv.SpanAttrs(s) {
 			for _, secret := range []string{f.anon, f.service, user, secret} {
@@ -131,6 +161,10 @@ func TestTracesToOTLP(t *testing.T) {
 	}
 	if a := children(refused)["authenticate"]; a == nil || a.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || testenv.SpanAttrs(a)["pgreflect.refused_status"] != "401" {
 		t.Errorf("the refused request's authenticate span: %v", a)
+	}
+	if refresh == nil || len(refresh.ParentSpanId) != 0 || testenv.SpanAttrs(refresh)["graphql.operation.name"] != "Live" ||
+		testenv.SpanAttrs(refresh)["pgreflect.compile_cached"] == "" {
+		t.Errorf("the subscription's refresh: %v", refresh)
 	}
 	if !strings.Contains(f.logs.String(), `"trace_id":"`+clientTrace+`"`) {
 		t.Errorf("the request log does not name the trace:\n%s", f.logs.String())

@@ -21,6 +21,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pgreflect/pgreflect/resolve"
 )
@@ -59,6 +61,8 @@ type Options struct {
 	Logger         *slog.Logger
 	// Registerer receives the hub's metrics when set.
 	Registerer prometheus.Registerer
+	// TracerProvider, when set, receives a span of each refresh (internal/tracing).
+	TracerProvider trace.TracerProvider
 }
 
 // ErrTooManySubscriptions is returned by Subscribe when the instance holds MaxSubscriptions.
@@ -320,7 +324,7 @@ func (h *Hub) work(ctx context.Context) {
 			case <-time.After(h.opts.Coalesce):
 			}
 		}
-		h.refresh(ctx, c)
+		h.tracedRefresh(ctx, c)
 		// Another worker may sleep while this one found the queue non-empty.
 		h.mu.Lock()
 		if len(h.queue) > 0 {
@@ -331,6 +335,19 @@ func (h *Hub) work(ctx context.Context) {
 		}
 		h.mu.Unlock()
 	}
+}
+
+// tracedRefresh is refresh in a span of its own (a root: no request is waiting), when there are traces; the
+// engine notes on it whether the live query's compiled form came from the cache.
+func (h *Hub) tracedRefresh(ctx context.Context, c *cohort) {
+	if h.opts.TracerProvider == nil {
+		h.refresh(ctx, c)
+		return
+	}
+	ctx, span := h.opts.TracerProvider.Tracer("github.com/pgreflect/pgreflect/internal/live").Start(ctx, "live.refresh",
+		trace.WithAttributes(attribute.String("graphql.operation.type", "subscription"), attribute.String("graphql.operation.name", c.req.OperationName)))
+	defer span.End()
+	h.refresh(ctx, c)
 }
 
 // refresh answers the cohort's subscribers that need it: all when its tables changed, else the newcomers.

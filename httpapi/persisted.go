@@ -219,14 +219,22 @@ func (p *persistedQueries) lookup(ctx context.Context, hash string) (string, boo
 	if doc, ok := p.local.Get(hash); ok {
 		return doc, true, nil
 	}
-	var doc *string
-	if err := p.pool.QueryRow(ctx, `select pgreflect.persisted_query($1)`, hash).Scan(&doc); err != nil {
+	doc, found, err := queryDocument(ctx, p.pool, `select pgreflect.persisted_query($1)`, hash)
+	if err != nil {
 		return "", false, fmt.Errorf("read persisted query: %w", err)
 	}
-	if doc == nil {
-		return "", false, nil
+	if found {
+		p.remember(hash, doc)
 	}
-	p.remember(hash, *doc)
+	return doc, found, nil
+}
+
+// queryDocument runs a lookup of schema pgreflect that answers a document's text or null.
+func queryDocument(ctx context.Context, pool *pgxpool.Pool, sql, key string) (string, bool, error) {
+	var doc *string
+	if err := pool.QueryRow(ctx, sql, key).Scan(&doc); err != nil || doc == nil {
+		return "", false, err
+	}
 	return *doc, true, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -165,17 +164,7 @@ func TestPersistedQueriesStoreRefusesForeignHashes(t *testing.T) {
 // get sends a GET to /graphql/v1 with the parameters and headers given.
 func (f *fixture) get(params url.Values, headers map[string]string) (*http.Response, string) {
 	f.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/graphql/v1?"+params.Encode(), nil)
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return f.send(http.MethodGet, "/graphql/v1?"+params.Encode(), nil, headers, nil)
 }
 
 // Queries over GET, cacheable by a CDN when anonymous, revalidated with ETags; never a mutation.

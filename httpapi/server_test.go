@@ -114,10 +114,18 @@ func (f *fixture) userToken(claims jwt.MapClaims) string {
 // post sends a request and returns status and body.
 func (f *fixture) post(path string, headers map[string]string, body string) (int, string) {
 	f.t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
+	resp, b := f.send(http.MethodPost, path, map[string]string{"Content-Type": "application/json"}, headers, strings.NewReader(body))
+	return resp.StatusCode, b
+}
+
+// send sends a request with the headers of each map in turn and returns the response and its body.
+func (f *fixture) send(method, path string, defaults, headers map[string]string, body io.Reader) (*http.Response, string) {
+	f.t.Helper()
+	req, _ := http.NewRequest(method, f.srv.URL+path, body)
+	for _, h := range []map[string]string{defaults, headers} {
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -125,7 +133,7 @@ func (f *fixture) post(path string, headers map[string]string, body string) (int
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp, string(b)
 }
 
 func (f *fixture) graphql(headers map[string]string, query string) (int, string) {

@@ -88,17 +88,14 @@ func (t *trustedDocuments) lookup(ctx context.Context, key string) (string, bool
 	if doc, ok := t.known.Get(key); ok {
 		return doc, true, nil
 	}
-	var doc *string
-	if err := t.pool.QueryRow(ctx, `select pgreflect.trusted_document($1)`, key).Scan(&doc); err != nil {
+	doc, found, err := queryDocument(ctx, t.pool, `select pgreflect.trusted_document($1)`, key)
+	if err != nil {
 		return "", false, fmt.Errorf("read trusted document: %w", err)
 	}
-	if doc == nil {
-		return "", false, nil
+	if found && len(doc) <= localPersistedMaxBytes {
+		t.known.Add(key, doc)
 	}
-	if len(*doc) <= localPersistedMaxBytes {
-		t.known.Add(key, *doc)
-	}
-	return *doc, true, nil
+	return doc, found, nil
 }
 
 // resolveTrusted completes req when it names a trusted document, and refuses what the mode does not let role

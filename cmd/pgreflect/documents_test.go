@@ -7,28 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/pgreflect/pgreflect/dbsetup"
-	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/internal/testenv"
 )
 
 // documents push loads a manifest into the database, all or nothing; check then names the trusted
 // documents a migration breaks, per role, and passes a migration that breaks none.
 func TestDocumentsPushAndCheck(t *testing.T) {
 	ctx := context.Background()
-	dbURL := pgtest.NewDB(t)
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if err := dbsetup.Apply(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `create table account (id serial primary key, email text, name text)`); err != nil {
-		t.Fatal(err)
-	}
+	dbURL, conn := testenv.SetupDB(t, `create table account (id serial primary key, email text, name text)`)
 	work := t.TempDir()
 	manifest := filepath.Join(work, "persisted-documents.json")
 	write := func(text string) {

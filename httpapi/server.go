@@ -93,6 +93,9 @@ type Options struct {
 	// TracerProvider receives the spans of requests (internal/tracing); nil: tracing is off, and costs only
 	// the no-op spans of BenchmarkTracingOff.
 	TracerProvider trace.TracerProvider
+	// TraceStatements puts the SQL text of each request (never a value: they are bound) on its
+	// graphql.execute span.
+	TraceStatements bool
 }
 
 // VersionHeader carries the server's build version on every /graphql/v1 response.
@@ -412,6 +415,9 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	defer conn.Release()
 	ctx, span := s.startExecute(resolve.WithRequestID(r.Context(), obs.RequestID(r.Context())), op, req.OperationName, onReplica)
 	session.ApplicationName = applicationName(span)
+	if s.opts.TraceStatements {
+		ctx = resolve.WithTracedStatements(ctx)
+	}
 	body := engine.ExecuteAs(ctx, conn.Conn(), session, req)
 	span.End()
 	if conn.Conn().IsClosed() && r.Context().Err() == nil {

@@ -46,6 +46,7 @@ type fixture struct {
 	getCacheControl string
 	trusted         TrustedDocuments
 	tracer          trace.TracerProvider
+	traceStatements bool
 }
 
 func newFixture(t testing.TB, schema string) *fixture {
@@ -72,7 +73,7 @@ func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
 	s, err := New(context.Background(), Options{Pool: f.pool, Keys: f.keys, AnonKey: f.anon, ServiceRoleKey: f.service,
 		MaxBodyBytes: 4096, Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil)), Metrics: metrics,
 		LiveLimits: f.live, ChangesURL: f.changes, PersistedQueries: f.persisted, GETCacheControl: f.getCacheControl,
-		TrustedDocuments: f.trusted, TracerProvider: f.tracer})
+		TrustedDocuments: f.trusted, TracerProvider: f.tracer, TraceStatements: f.traceStatements})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -154,6 +154,9 @@ func TestTracesToOTLP(t *testing.T) {
 			}
 		}
 		if e := kids["graphql.execute"]; e != nil {
+			if ea := testenv.SpanAttrs(e); ea["db.query.text"] != "" {
+				t.Errorf("statement text without TraceStatements: %q", ea["db.query.text"])
+			}
 			if ea := testenv.SpanAttrs(e); ea["db.system.name"] != "postgresql" || ea["graphql.operation.type"] != c.op || ea["graphql.operation.name"] != c.executeOpName {
 				t.Errorf("execute span %v", ea)
 			}
@@ -214,5 +217,40 @@ func TestUntracedRequestKeepsApplicationName(t *testing.T) {
 	_, answer := f.graphql(map[string]string{"apikey": f.anon, "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, `{ app_name }`)
 	if want := `{"data": {"app_name": "pool-own-name"}}`; answer != want {
 		t.Errorf("%s, want %s", answer, want)
+	}
+}
+
+// With TraceStatements the execute span has the SQL text, and never a variable's value.
+func TestTracedStatementText(t *testing.T) {
+	receiver := testenv.NewOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
+	tp, shutdown, err := tracing.Setup(t.Context(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, apqSchema)
+	f.tracer, f.traceStatements = tp, true
+	f.server, f.srv = f.start(nil)
+	status, body := f.post("/graphql/v1", map[string]string{"apikey": f.anon},
+		`{"query":"query($t: String) { todoCollection(filter: {task: {eq: $t}}) { edges { node { id } } } }","variables":{"t":"value-never-traced"}}`)
+	if status != 200 || !strings.Contains(body, `"edges": []`) {
+		t.Fatalf("%d %s", status, body)
+	}
+	if err := shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	for _, s := range receiver.Spans() {
+		for k, v := range testenv.SpanAttrs(s) {
+			if strings.Contains(v, "value-never-traced") {
+				t.Errorf("span %s attribute %s has the variable's value", s.Name, k)
+			}
+		}
+		if s.Name == "graphql.execute" {
+			text = testenv.SpanAttrs(s)["db.query.text"]
+		}
+	}
+	if !strings.Contains(text, `"todo"`) || !strings.Contains(text, "$1") {
+		t.Errorf("db.query.text %q: want the statement on table todo with its parameter", text)
 	}
 }

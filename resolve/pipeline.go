@@ -60,6 +60,7 @@ const maxRetries = 3
 // is its own transaction is retried when Postgres aborted it for a deadlock or a serialization failure: nothing
 // of it was committed, so running it again is safe.
 func (b batch) run(ctx context.Context, conn *pgx.Conn) ([][]byte, error) {
+	noteStatements(ctx, b.stmts)
 	all := make([]statement, 0, len(b.prelude)+len(b.stmts)+len(b.epilogue))
 	all = append(append(append(all, b.prelude...), b.stmts...), b.epilogue...)
 	for attempt := 0; ; attempt++ {

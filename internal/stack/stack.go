@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -233,6 +234,7 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		GETCacheControl:  o.Config.GraphQL.GETCacheControl,
 		TrustedDocuments: httpapi.TrustedDocuments{Mode: trustedMode, ServiceRole: o.Config.GraphQL.TrustedDocumentsServiceRole},
 		TracerProvider:   tracerProvider,
+		TraceStatements:  tracerProvider != nil && tracing.Statements(os.Getenv),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)

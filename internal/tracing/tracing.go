@@ -30,6 +30,12 @@ func Enabled(getenv func(string) string) bool {
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
+// Statements reports whether getenv asks for the SQL text of requests in their spans:
+// PGREFLECT_TRACE_STATEMENTS=true (never values, which are bound parameters).
+func Statements(getenv func(string) string) bool {
+	return strings.EqualFold(getenv("PGREFLECT_TRACE_STATEMENTS"), "true")
+}
+
 // Setup returns the tracer provider the environment asks for, nil when it asks for none, and the function that
 // flushes and stops it (call it on shutdown, so that the last spans are sent). The exporter reads its own OTEL_EXPORTER_OTLP_*
 // variables (endpoint, headers, timeout); the SDK reads OTEL_TRACES_SAMPLER and OTEL_RESOURCE_ATTRIBUTES, and

@@ -41,6 +41,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// Under trusted_documents = "only", a subscription's text must be trusted like any request's.
+	if !s.resolveTrusted(w, r, session.Role, &wireRequest{Request: req}) {
+		return
+	}
 	kind, failure := resolve.Operation(req)
 	if failure != nil {
 		writeJSON(w, http.StatusBadRequest, failure)

@@ -101,33 +101,46 @@ func (t *trustedDocuments) lookup(ctx context.Context, key string) (string, bool
 // resolveTrusted completes req when it names a trusted document, and refuses what the mode does not let role
 // run. When it refuses, it has answered r and returns false.
 func (s *Server) resolveTrusted(w http.ResponseWriter, r *http.Request, role string, req *wireRequest) bool {
+	status, msg, err := s.checkTrusted(r.Context(), role, req)
+	switch {
+	case err != nil:
+		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: trusted document", err)
+		return false
+	case status != 0:
+		writeGraphQLError(w, status, msg)
+		return false
+	}
+	return true
+}
+
+// checkTrusted is resolveTrusted for every transport: it completes req from the trusted document it names, or
+// returns the HTTP status and message of a refusal (counting the refusals of "only"), or the database's error.
+func (s *Server) checkTrusted(ctx context.Context, role string, req *wireRequest) (int, string, error) {
 	t := s.trusted
 	id, hash := req.documentID(), req.persistedHash()
 	if t.Mode == TrustedOff {
 		if id != "" && req.Query == "" {
-			writeGraphQLError(w, http.StatusBadRequest, msgTrustedOff)
-			return false
+			return http.StatusBadRequest, msgTrustedOff, nil
 		}
-		return true
+		return 0, "", nil
 	}
 	restricted := t.Mode == TrustedOnly && (role != "service_role" || t.ServiceRole)
 	key := id
 	switch {
 	case req.Query != "":
 		if !restricted {
-			return true
+			return 0, "", nil
 		}
 		key = documents.SHA256(req.Query) // the text itself may be trusted
 	case key == "":
 		key = hash
 	}
 	if key == "" {
-		return true // nothing to look up: the next steps report the missing query
+		return 0, "", nil // nothing to look up: the next steps report the missing query
 	}
-	doc, found, err := t.lookup(r.Context(), key)
+	doc, found, err := t.lookup(ctx, key)
 	if err != nil {
-		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: trusted document", err)
-		return false
+		return 0, "", err
 	}
 	switch {
 	case found:
@@ -135,14 +148,12 @@ func (s *Server) resolveTrusted(w http.ResponseWriter, r *http.Request, role str
 			req.Query = doc
 			req.Extensions = nil // the trusted document answers for the hash; nothing for Apollo's protocol to do
 		}
-		return true
+		return 0, "", nil
 	case id != "" && req.Query == "":
-		writeGraphQLError(w, http.StatusBadRequest, fmt.Sprintf(msgUnknownDocumentID, id))
-		return false
+		return http.StatusBadRequest, fmt.Sprintf(msgUnknownDocumentID, id), nil
 	case restricted:
 		s.opts.Metrics.Refused(obs.RefusedUntrustedDocument)
-		writeGraphQLError(w, http.StatusForbidden, msgUntrustedDocument)
-		return false
+		return http.StatusForbidden, msgUntrustedDocument, nil
 	}
-	return true // an unknown hash in allow mode: Apollo's protocol may know it
+	return 0, "", nil // an unknown hash in allow mode: Apollo's protocol may know it
 }

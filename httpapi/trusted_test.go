@@ -191,3 +191,41 @@ func TestTrustedDocumentsFromCodegenAndRelay(t *testing.T) {
 		t.Errorf("both tools gave the id %s: the test does not tell them apart", ids["doc_id"])
 	}
 }
+
+// Under "only", subscriptions (and one-off operations) over WebSocket and Server-Sent Events may run trusted
+// documents alone, like requests over HTTP.
+func TestTrustedDocumentsOnlyOverSubscriptions(t *testing.T) {
+	const live = `subscription Live { todoCollection { edges { node { task } } } }`
+	f := newFixture(t, apqSchema+`comment on table todo is e'@graphql({"features": ["subscriptions"]})';`)
+	if _, err := documents.Push(t.Context(), f.admin, []documents.Document{{ID: "live", Text: live}}); err != nil {
+		t.Fatal(err)
+	}
+	f.trusted = TrustedDocuments{Mode: TrustedOnly}
+	f.server, f.srv = f.start(nil)
+
+	ws := f.dialWS()
+	ws.init(`{"apikey": "` + f.anon + `"}`)
+	ws.expect("connection_ack")
+	ws.send(`{"id":"1","type":"subscribe","payload":{"query":"subscription { todoCollection { edges { node { task } } } }"}}`)
+	if m := ws.expect("error"); m.ID != "1" || !strings.Contains(string(m.Payload), "only trusted documents may run here") {
+		t.Errorf("an untrusted subscription over WebSocket: %+v %s", m, m.Payload)
+	}
+	ws.send(`{"id":"2","type":"subscribe","payload":{"query":` + jsonString(live) + `}}`)
+	if m := ws.expect("next"); m.ID != "2" || !strings.Contains(string(m.Payload), "alice") {
+		t.Errorf("a trusted subscription over WebSocket: %+v %s", m, m.Payload)
+	}
+
+	for query, want := range map[string]int{`subscription { todoCollection { edges { node { task } } } }`: http.StatusForbidden, live: http.StatusOK} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.srv.URL+"/graphql/v1?"+url.Values{"query": {query}}.Encode(), nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("apikey", f.anon)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("over Server-Sent Events %q: %d, want %d", query, resp.StatusCode, want)
+		}
+	}
+}

@@ -373,6 +373,16 @@ func (wc *wsConn) subscribe(msg wsMessage) bool {
 	session := *wc.session
 	wc.mu.Unlock()
 
+	// Under trusted_documents = "only", an operation's text must be trusted as over HTTP.
+	if status, message, err := wc.s.checkTrusted(wc.ctx, session.Role, &wireRequest{Request: req}); err != nil || status != 0 {
+		wc.forget(msg.ID)
+		if err != nil {
+			wc.close(closeTryAgainLater, wsReasonUnavailable)
+			return false
+		}
+		wc.sendErrors(msg.ID, message)
+		return true
+	}
 	kind, failure := resolve.Operation(req)
 	if failure != nil {
 		wc.end(msg.ID, failure)

@@ -165,6 +165,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Metrics != nil {
 		liveOpts.Registerer = opts.Metrics.Registry()
 	}
+	for _, r := range s.replicas {
+		liveOpts.Replicas = append(liveOpts.Replicas, live.Source{Pool: r.pool, Engine: r.engine})
+	}
 	s.live = live.New(liveOpts)
 	// The hub refreshes every subscription after a schema change, once the engine has dropped its schemas.
 	invalidate := fanout{s.engine, s.live}

@@ -37,6 +37,8 @@ type startOptions struct {
 	workdir string
 	schemas string
 	demo    bool
+	// grantExisting grants the API roles the objects that already exist in schema public (setup's flag).
+	grantExisting bool
 }
 
 func runStart(args []string, stdout, stderr io.Writer) error {
@@ -49,6 +51,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	flags.StringVar(&o.workdir, "workdir", ".", "project root holding supabase/config.toml")
 	flags.StringVar(&o.schemas, "schemas", "", "comma-separated API search path (overrides [api] schemas and extra_search_path)")
 	flags.BoolVar(&o.demo, "demo", false, "load the demo schema into schema public (a new local cluster gets it anyway; a --db-url database only with this flag)")
+	flags.BoolVar(&o.grantExisting, "grant-existing", false, "grant anon, authenticated and service_role every privilege on the objects that already exist in schema public of a --db-url database, printing what it grants (a new local cluster needs nothing)")
 	sf := addServerFlags(flags)
 	flags.Usage = func() {
 		fmt.Fprintln(flags.Output(), "usage: pgreflect start [flags]")
@@ -128,7 +131,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		}()
 		adminURL = cluster.URL("postgres")
 	}
-	requestURL, err := prepareDatabase(setupCtx, adminURL, secrets, loadDemo, stderr)
+	requestURL, err := prepareDatabase(setupCtx, adminURL, secrets, databasePlan{loadDemo: loadDemo, grantExisting: o.grantExisting, searchPath: searchPath}, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -264,18 +267,32 @@ func portFree(port int) error {
 	return l.Close()
 }
 
-// prepareDatabase runs dbsetup as the superuser of adminURL, loads the demo when asked, and returns the URL the
+// databasePlan is what prepareDatabase does besides dbsetup.Apply.
+type databasePlan struct {
+	loadDemo      bool
+	grantExisting bool
+	// searchPath is the API's: the tables on it that anon may write without row level security are named.
+	searchPath []string
+}
+
+// prepareDatabase runs dbsetup as the superuser of adminURL, grants the existing objects of schema public when
+// asked (naming them otherwise, on the first setup of the database), loads the demo when asked, warns of the
+// tables the anon key can write without row level security, and returns the URL the
 // API's requests connect with: adminURL with a login role that may only become the API roles, so that a JWT
 // can only select those. That role is authenticator, created with the project's password when the cluster has
 // none; an authenticator of the cluster that the password does not open (another project's, or the cluster
 // owner's) is left alone, and the project gets a login role of its own, authenticator_<project ref>.
-func prepareDatabase(ctx context.Context, adminURL string, secrets projectSecrets, loadDemo bool, stderr io.Writer) (string, error) {
+func prepareDatabase(ctx context.Context, adminURL string, secrets projectSecrets, plan databasePlan, stdout, stderr io.Writer) (string, error) {
 	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
 		return "", fmt.Errorf("connect to the database: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	password := secrets.AuthenticatorPassword
+	installed, err := dbsetup.Installed(ctx, conn)
+	if err != nil {
+		return "", err
+	}
 	created, err := dbsetup.CreateLoginRole(ctx, conn, "authenticator", password)
 	if err != nil {
 		return "", fmt.Errorf("set up the database: %w", err)
@@ -284,11 +301,18 @@ func prepareDatabase(ctx context.Context, adminURL string, secrets projectSecret
 		return "", fmt.Errorf("set up the database: %w", err)
 	}
 	warnForeignHelpers(ctx, conn, stderr)
-	if loadDemo {
+	// Named on the first setup only: a REVOKE made since is the user's choice, not news.
+	if plan.grantExisting || !installed {
+		if err := existingGrants(ctx, conn, plan.grantExisting, stdout, stderr); err != nil {
+			return "", err
+		}
+	}
+	if plan.loadDemo {
 		if err := dbsetup.LoadDemo(ctx, conn); err != nil {
 			return "", err
 		}
 	}
+	warnAnonWritable(ctx, conn, plan.searchPath, stderr)
 	requestURL := withUser(adminURL, "authenticator", password)
 	if created || canLogIn(ctx, requestURL) {
 		return requestURL, nil

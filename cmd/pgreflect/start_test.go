@@ -218,6 +218,11 @@ func TestStartStatusStopRestart(t *testing.T) {
 	ctx := context.Background()
 
 	first := startProject(t, bin, dir, port, dbPort)
+	// A new local project's cluster has nothing of its own in schema public before setup: the demo gets the
+	// default privileges of new objects, so nothing is left ungranted (issue 22 changed only existing objects).
+	if out := first.output.String(); strings.Contains(out, "nothing was granted") || !anonMay(t, "postgresql://postgres:postgres@127.0.0.1:"+strconv.Itoa(dbPort)+"/postgres", "public.blog", "select") {
+		t.Errorf("a new local project's demo is not granted to anon as before:\n%s", out)
+	}
 	out, err := runBinary(t, bin, "status", "--dir", dir, "-o", "env")
 	if err != nil {
 		t.Fatalf("status -o env: %v\n%s", err, out)
@@ -391,17 +396,29 @@ func TestStartStatusStopRestart(t *testing.T) {
 // countAccounts counts the rows of the demo's account table.
 func countAccounts(t *testing.T, dbURL string) int {
 	t.Helper()
+	return queryOne[int](t, dbURL, "select count(*) from public.account")
+}
+
+// anonMay reports whether the anon role holds any of privileges (comma-separated) on table.
+func anonMay(t *testing.T, dbURL, table, privileges string) bool {
+	t.Helper()
+	return queryOne[bool](t, dbURL, "select has_table_privilege('anon', $1, $2)", table, privileges)
+}
+
+// queryOne runs a query of one value on a connection of its own.
+func queryOne[T any](t *testing.T, dbURL, query string, args ...any) T {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, "select count(*) from public.account").Scan(&n); err != nil {
+	var v T
+	if err := conn.QueryRow(ctx, query, args...).Scan(&v); err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return v
 }
 
 // checkGraphQL asks the running server for __typename with the anon key.
@@ -581,7 +598,8 @@ func TestServeAndSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Exec(ctx, `create schema auth; create function auth.uid() returns int language sql stable as 'select 42'`); err != nil {
+	if _, err := c.Exec(ctx, `create schema auth; create function auth.uid() returns int language sql stable as 'select 42';
+		create table public.us_states (id int primary key, name text); insert into us_states values (1, 'Alaska')`); err != nil {
 		t.Fatal(err)
 	}
 	c.Close(ctx)
@@ -591,6 +609,24 @@ func TestServeAndSetup(t *testing.T) {
 	}
 	if !strings.Contains(out, "warning: kept the database's own auth.uid() returns integer") {
 		t.Errorf("setup did not name the kept auth.uid():\n%s", out)
+	}
+	// Issue 22: setup granted anon every privilege on the existing tables, so the anon key could delete rows
+	// of a database without row level security. It grants nothing on them unless asked, and says so.
+	if !strings.Contains(out, "lack privileges on 1 of them (table public.us_states)") || !strings.Contains(out, "--grant-existing") {
+		t.Errorf("setup did not name the existing table it left ungranted:\n%s", out)
+	}
+	if anonMay(t, plainAdmin, "public.us_states", "select,insert,update,delete,truncate") {
+		t.Error("setup without --grant-existing granted anon a privilege on an existing table")
+	}
+	out, err = runBinary(t, bin, "setup", "--db-url", plainAdmin, "--grant-existing")
+	if err != nil {
+		t.Fatalf("setup --grant-existing: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "every privilege on these existing objects of schema public:\n  table public.us_states\n") {
+		t.Errorf("setup --grant-existing did not print what it granted:\n%s", out)
+	}
+	if !anonMay(t, plainAdmin, "public.us_states", "select") || !anonMay(t, plainAdmin, "public.us_states", "delete") {
+		t.Error("setup --grant-existing did not grant anon the existing table")
 	}
 	c, err = pgx.Connect(ctx, plainAdmin)
 	if err != nil {
@@ -611,6 +647,9 @@ func TestServeAndSetup(t *testing.T) {
 		"--port", strconv.Itoa(servePort), "--workdir", t.TempDir())
 	if strings.Contains(output.String(), "generated") || !strings.Contains(output.String(), "sign-in (/auth/v1) and the management API (/v1) are off") {
 		t.Errorf("serve as authenticator:\n%s", output)
+	}
+	if !strings.Contains(output.String(), "warning: row level security is off on public.us_states, which the anon role may write") {
+		t.Errorf("serve did not name the table the anon key can write without row level security:\n%s", output)
 	}
 	checkGraphQL(t, "http://127.0.0.1:"+strconv.Itoa(servePort), env["ANON_KEY"])
 
@@ -676,9 +715,12 @@ func TestServeAndSetup(t *testing.T) {
 	if !strings.Contains(ext.output.String(), "logs in as "+ownRole) {
 		t.Errorf("start --db-url on a cluster with another project's authenticator:\n%s", ext.output)
 	}
-	if status, body := postGraphQL(t, extEnv["API_URL"], extEnv["ANON_KEY"], `{"query":"{ accountCollection { edges { node { note } } } }"}`); status != http.StatusOK ||
-		!sameJSON(body, map[string]any{"data": map[string]any{"accountCollection": map[string]any{"edges": []any{map[string]any{"node": map[string]any{"note": "mine"}}}}}}) {
-		t.Errorf("the existing database through start --db-url: %d %s", status, body)
+	// Issue 22: the existing table is not opened to the anon key unless asked.
+	if !strings.Contains(ext.output.String(), "lack privileges on 1 of them (table public.account)") {
+		t.Errorf("start --db-url did not name the existing table it left ungranted:\n%s", ext.output)
+	}
+	if anonMay(t, externalURL, "public.account", "select,insert,update,delete,truncate") {
+		t.Error("start --db-url granted anon a privilege on an existing table")
 	}
 	firstLogin, err := pgx.Connect(ctx, withUser(env["DB_URL"], "authenticator", env[authenticatorPasswordKey]))
 	if err != nil {
@@ -694,6 +736,24 @@ func TestServeAndSetup(t *testing.T) {
 	}
 	if err := admin.Ping(ctx); err != nil {
 		t.Errorf("the external database's server stopped with its pgreflect: %v", err)
+	}
+
+	// start --grant-existing grants it, says so, and names it as writable by anon without row level security.
+	ext = launch(t, bin, nil, "start", "--dir", extDir, "--db-url", externalURL, "--grant-existing", "--port", strconv.Itoa(extPort), "--workdir", t.TempDir())
+	ext.waitFor(t, "Serving on", extPort)
+	if out := ext.output.String(); !strings.Contains(out, "every privilege on these existing objects of schema public:\n  table public.account\n") ||
+		!strings.Contains(out, "warning: row level security is off on public.account, which the anon role may write") {
+		t.Errorf("start --db-url --grant-existing:\n%s", out)
+	}
+	if status, body := postGraphQL(t, extEnv["API_URL"], extEnv["ANON_KEY"], `{"query":"{ accountCollection { edges { node { note } } } }"}`); status != http.StatusOK ||
+		!sameJSON(body, map[string]any{"data": map[string]any{"accountCollection": map[string]any{"edges": []any{map[string]any{"node": map[string]any{"note": "mine"}}}}}}) {
+		t.Errorf("the existing database through start --db-url --grant-existing: %d %s", status, body)
+	}
+	if out, err := runBinary(t, bin, "stop", "--dir", extDir); err != nil {
+		t.Fatalf("stop: %v\n%s", err, out)
+	}
+	if err := ext.wait(t, time.Minute); err != nil {
+		t.Errorf("start --db-url --grant-existing exited with %v\n%s", err, ext.output)
 	}
 
 	// --demo asks for the demo; the project's own login role is found again on its next start.

@@ -269,6 +269,15 @@ type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
+// HasPassword reports whether the role name exists with a password. It reads pg_authid: superusers only.
+func HasPassword(ctx context.Context, conn *pgx.Conn, name string) (bool, error) {
+	var has bool
+	if err := conn.QueryRow(ctx, `select exists (select from pg_authid where rolname = $1 and rolpassword is not null)`, name).Scan(&has); err != nil {
+		return false, fmt.Errorf("look for a password of %s: %w", name, err)
+	}
+	return has, nil
+}
+
 // SetPassword gives the login role name a password. Only for a role of the caller's own: roles belong to the
 // whole cluster, and other servers may log in with the role's present password.
 func SetPassword(ctx context.Context, conn *pgx.Conn, name, password string) error {

@@ -51,6 +51,15 @@ func runSetup(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	hasPassword, err := dbsetup.HasPassword(ctx, conn, "authenticator")
+	if err != nil {
+		return err
+	}
+	if hasPassword {
+		// Issue 22: the hint to set one was followed on a `pgreflect start` cluster, cutting its server off.
+		fmt.Fprintln(stdout, "The database is set up for pgreflect. The role authenticator has a password already, which servers of this PostgreSQL (a `pgreflect start`, say) may be logging in with: serve with it; changing it cuts them off until they are given the new one.")
+		return nil
+	}
 	fmt.Fprintln(stdout, "The database is set up for pgreflect. Give the authenticator role a password (alter role authenticator password '...') and serve with its URL.")
 	return nil
 }

@@ -111,8 +111,8 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	// The demo goes into a new project's cluster, or a new cluster of an old one (its data directory was
 	// deleted); never into a database of the user's own (--db-url) unless asked.
 	loadDemo := o.demo || (firstRun && o.dbURL == "")
+	var cluster *pgcluster.Cluster // the project's own, nil with --db-url
 	if o.dbURL == "" {
-		var cluster *pgcluster.Cluster
 		var created bool
 		cluster, created, err = startLocalCluster(setupCtx, o.dir, o.dbPort, stderr)
 		if err != nil {
@@ -183,7 +183,33 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 
 	printProject(stdout, env)
 	fmt.Fprintf(stdout, "\nServing on %s (search path: %s). Stop with Ctrl-C or: pgreflect stop --dir %s\n", apiURL, joinComma(searchPath), o.dir)
-	return serveStack(ctx, srv, listener, sf)
+	if cluster == nil {
+		return serveStack(ctx, srv, listener, sf)
+	}
+	return serveSupervised(ctx, srv, listener, sf, cluster, stderr)
+}
+
+// serveSupervised serves until ctx is done while superviseCluster keeps the project's PostgreSQL running; when
+// PostgreSQL cannot be restarted it stops serving and returns why. The supervisor has ended when it returns,
+// so that it cannot restart PostgreSQL behind start's own shutdown of it.
+func serveSupervised(ctx context.Context, srv *stack.Stack, listener net.Listener, sf *serverFlags, cluster *pgcluster.Cluster, stderr io.Writer) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	supervisor := make(chan struct{})
+	go func() {
+		defer close(supervisor)
+		if err := superviseCluster(ctx, cluster, clusterCheckInterval, stderr); err != nil {
+			cancel(err)
+		}
+	}()
+	err := serveStack(ctx, srv, listener, sf)
+	cause := context.Cause(ctx)
+	cancel(nil)
+	<-supervisor
+	if cause != nil && !errors.Is(cause, context.Canceled) {
+		return errors.Join(cause, err)
+	}
+	return err
 }
 
 // projectName is what the console calls the project: the name of the directory it lives in, as the Supabase

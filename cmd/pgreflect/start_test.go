@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -336,8 +338,18 @@ func TestStartStatusStopRestart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, pidFileName)); !os.IsNotExist(err) {
 		t.Errorf("pid file left behind: %v", err)
 	}
-	if out, err := runBinary(t, bin, "status", "--dir", dir); err != nil || !strings.Contains(out, "not running") {
-		t.Errorf("status after stop: %v\n%s", err, out)
+	// Issue 22: status exited 0 when nothing ran, so scripts could not use it.
+	for _, args := range [][]string{{"status", "--dir", dir}, {"status", "--dir", dir, "-o", "env"}} {
+		out, err := runBinary(t, bin, args...)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(out, "not running") {
+			t.Errorf("%v after stop: %v (want exit status 3)\n%s", args, err, out)
+		}
+	}
+	if out, err := runBinary(t, bin, "status", "--dir", filepath.Join(dir, "nothing-here")); err == nil || !strings.Contains(out, "no project in") {
+		t.Errorf("status of a directory without a project: %v\n%s", err, out)
+	} else if exit := new(exec.ExitError); errors.As(err, &exit) && exit.ExitCode() != 1 {
+		t.Errorf("status of a directory without a project: exit status %d, want 1", exit.ExitCode())
 	}
 
 	// Restart: same secrets and keys, demo not reloaded.
@@ -610,6 +622,11 @@ func TestServeAndSetup(t *testing.T) {
 	if !strings.Contains(out, "warning: kept the database's own auth.uid() returns integer") {
 		t.Errorf("setup did not name the kept auth.uid():\n%s", out)
 	}
+	// Issue 22: setup's hint to give authenticator a password, followed on this project's cluster, cut the
+	// running start off; where authenticator has one, setup says to keep it.
+	if strings.Contains(out, "alter role authenticator password") || !strings.Contains(out, "authenticator has a password already") {
+		t.Errorf("setup on a cluster whose authenticator has a password:\n%s", out)
+	}
 	// Issue 22: setup granted anon every privilege on the existing tables, so the anon key could delete rows
 	// of a database without row level security. It grants nothing on them unless asked, and says so.
 	if !strings.Contains(out, "lack privileges on 1 of them (table public.us_states)") || !strings.Contains(out, "--grant-existing") {
@@ -792,4 +809,65 @@ func serveProcess(t *testing.T, bin string, env []string, args ...string) *teste
 	})
 	p.waitFor(t, "GraphQL URL", 0)
 	return p.output
+}
+
+// Issue 22: when the project's PostgreSQL died, start served 503s for ever. It restarts it, and exits saying
+// why when it cannot.
+func TestStartRestartsItsPostgreSQL(t *testing.T) {
+	bin := buildBinary(t)
+	dir := projectDir(t)
+	port, dbPort := freePort(t), freePort(t)
+	p := startProject(t, bin, dir, port, dbPort)
+	env, err := readProjectEnv(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killPostmaster := func() {
+		t.Helper()
+		pidFile, err := os.ReadFile(filepath.Join(dir, dataDirName, "postmaster.pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	killPostmaster()
+	p.waitFor(t, "PostgreSQL restarted.", 0)
+	// The pool's connections died with the server: a request may fail before new ones are made.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, body := postGraphQL(t, env["API_URL"], env["ANON_KEY"], `{"query":"{ __typename }"}`)
+		if status == http.StatusOK && sameJSON(body, map[string]any{"data": map[string]any{"__typename": "Query"}}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the restart of PostgreSQL: %d %s\n%s", status, body, p.output)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// With its port taken, PostgreSQL cannot come back: start exits and says why.
+	killPostmaster()
+	var taken net.Listener
+	for deadline := time.Now().Add(10 * time.Second); taken == nil; {
+		if taken, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(dbPort)); err != nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("the killed PostgreSQL's port stays busy: %v", err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	defer taken.Close()
+	err = p.wait(t, 2*time.Minute)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 ||
+		!strings.Contains(p.output.String(), "pgreflect start: the project's PostgreSQL stopped and could not be restarted") {
+		t.Errorf("start with a PostgreSQL that cannot restart: %v\n%s", err, p.output)
+	}
 }

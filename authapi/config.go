@@ -55,6 +55,18 @@ const flowStateExpiry = 300 * time.Second
 // overrides is the JSON object stored by PATCH: management-API field names and their values.
 type overrides map[string]json.RawMessage
 
+// decodeOverrides reads the stored object (never nil, so that a change can add to it).
+func decodeOverrides(raw json.RawMessage) (overrides, error) {
+	ov := overrides{}
+	if err := json.Unmarshal(raw, &ov); err != nil {
+		return nil, fmt.Errorf("stored auth settings: %w", err)
+	}
+	if ov == nil { // a stored JSON null
+		ov = overrides{}
+	}
+	return ov, nil
+}
+
 // providerFields are the per-provider fields of the management API, as external_<provider>_<field>.
 var providerFields = []string{"enabled", "client_id", "secret", "skip_nonce_check", "email_optional", "additional_client_ids"}
 
@@ -188,9 +200,9 @@ func (s *Service) settings(ctx context.Context) (*settings, error) {
 	if s.cache.cached != nil && s.cache.version == version {
 		return s.cache.cached, nil
 	}
-	var ov overrides
-	if err := json.Unmarshal(raw, &ov); err != nil {
-		return nil, fmt.Errorf("stored auth settings: %w", err)
+	ov, err := decodeOverrides(raw)
+	if err != nil {
+		return nil, err
 	}
 	st, err := buildSettings(s.opts.Config, ov)
 	if err != nil {

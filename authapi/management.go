@@ -22,12 +22,14 @@ import (
 // maxJWTExpiry is the longest access-token lifetime the management API accepts (one week).
 const maxJWTExpiry = 604800
 
-// ManagementHandler serves GET and PATCH /v1/projects/{ref}/config/auth and /config/graphql (full paths; mount at
-// /v1/).
+// ManagementHandler serves GET and PATCH /v1/projects/{ref}/config/auth and /config/graphql, and pgreflect's
+// own GET /config/auth/overrides and DELETE /config/auth/overrides/{field} (full paths; mount at /v1/).
 func (s *Service) ManagementHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/projects/{ref}/config/auth", s.management(s.getAuthConfig))
 	mux.HandleFunc("PATCH /v1/projects/{ref}/config/auth", s.management(s.patchAuthConfig))
+	mux.HandleFunc("GET /v1/projects/{ref}/config/auth/overrides", s.management(s.getOverrides))
+	mux.HandleFunc("DELETE /v1/projects/{ref}/config/auth/overrides/{field}", s.management(s.deleteOverride))
 	mux.HandleFunc("GET /v1/projects/{ref}/config/graphql", s.management(s.getGraphQLConfig))
 	mux.HandleFunc("PATCH /v1/projects/{ref}/config/graphql", s.management(s.patchGraphQLConfig))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -159,23 +161,34 @@ func (s *Service) patchAuthConfig(w http.ResponseWriter, r *http.Request) error 
 			changes[k] = v
 		}
 	}
-	err := s.store.UpdateSettings(r.Context(), func(current json.RawMessage) (json.RawMessage, error) {
-		ov := overrides{}
-		if err := json.Unmarshal(current, &ov); err != nil {
-			return nil, fmt.Errorf("stored auth settings: %w", err)
-		}
+	return s.changeOverrides(w, r, func(ov overrides) error {
 		for k, v := range changes {
 			ov[k] = v
 		}
 		st, err := buildSettings(s.opts.Config, ov)
 		if err != nil {
-			return nil, &fieldError{Reason: err.Error()}
+			return &fieldError{Reason: err.Error()}
 		}
 		for k := range changes {
 			name, _, ok := splitProviderField(k)
 			if p := st.Providers[name]; ok && p.Enabled && len(p.clientIDs()) == 0 {
-				return nil, &fieldError{Field: "external_" + name + "_client_id", Reason: "required when the provider is enabled"}
+				return &fieldError{Field: "external_" + name + "_client_id", Reason: "required when the provider is enabled"}
 			}
+		}
+		return nil
+	})
+}
+
+// changeOverrides applies change to the stored overrides under the store's row lock (an error changes
+// nothing) and answers with the new effective configuration.
+func (s *Service) changeOverrides(w http.ResponseWriter, r *http.Request, change func(overrides) error) error {
+	err := s.store.UpdateSettings(r.Context(), func(current json.RawMessage) (json.RawMessage, error) {
+		ov, err := decodeOverrides(current)
+		if err != nil {
+			return nil, err
+		}
+		if err := change(ov); err != nil {
+			return nil, err
 		}
 		return json.Marshal(ov)
 	})

@@ -187,3 +187,61 @@ func TestConcurrentPatchesAllPersist(t *testing.T) {
 		t.Errorf("config version %d after %d changes", n, len(fields))
 	}
 }
+
+// Issue 22: a value stored through the console beat supabase/config.toml for ever, silently. A server names
+// each such value when it starts, the management API lists them with the file's value, and deleting one brings
+// the file's value back.
+func TestStoredOverridesNamedListedAndReset(t *testing.T) {
+	w := newWorld(t, nil)
+	overridesURL := w.inst.apiURL + "/v1/projects/" + tRef + "/config/auth/overrides"
+	mgmt := map[string]string{"Authorization": "Bearer " + tMgmtToken}
+	if r := w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, map[string]any{
+		"external_google_client_id": "X", "external_google_secret": "another-secret", "site_url": tSiteURL,
+	}); r.status != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", r.status, r.raw)
+	}
+	r := w.do(http.MethodGet, overridesURL, nil, mgmt)
+	list, _ := r.body["overrides"].([]any)
+	if r.status != http.StatusOK || len(list) != 2 {
+		t.Fatalf("GET overrides: %d %s; want the client ID and the secret (site_url equals the file's)", r.status, r.raw)
+	}
+	clientID, _ := list[0].(map[string]any)
+	if clientID["field"] != "external_google_client_id" || clientID["stored"] != "X" ||
+		clientID["file"] != tWebClient+","+tIOSClient || clientID["file_key"] != "[auth.external.google] client_id" {
+		t.Errorf("client ID override: %v", clientID)
+	}
+	if secret, _ := list[1].(map[string]any); secret["field"] != "external_google_secret" || strings.Contains(string(r.raw), "another-secret") {
+		t.Errorf("secret override: %s", r.raw)
+	}
+
+	// A server starting on this database names them; the secret without its value.
+	w.start(nil)
+	logs := w.logs.String()
+	if !strings.Contains(logs, `"msg":"a value stored through the console or the management API overrides supabase/config.toml`) ||
+		!strings.Contains(logs, `"setting":"external_google_client_id","config.toml":"[auth.external.google] client_id","stored":"X","file":"`+tWebClient+","+tIOSClient+`"`) ||
+		!strings.Contains(logs, `"setting":"external_google_secret","config.toml":"[auth.external.google] secret"}`) {
+		t.Errorf("start did not name the stored values:\n%s", logs)
+	}
+
+	r = w.do(http.MethodDelete, overridesURL+"/external_google_client_id", nil, mgmt)
+	if r.status != http.StatusOK || r.str("external_google_client_id") != tWebClient+","+tIOSClient {
+		t.Errorf("DELETE override: %d %s; want the file's client IDs back", r.status, r.raw)
+	}
+	r = w.do(http.MethodGet, overridesURL, nil, mgmt)
+	if list, _ := r.body["overrides"].([]any); len(list) != 1 {
+		t.Errorf("overrides after the reset: %s", r.raw)
+	}
+	for name, c := range map[string]struct {
+		url    string
+		header map[string]string
+		status int
+	}{
+		"unknown field": {overridesURL + "/no_such_setting", mgmt, http.StatusBadRequest},
+		"no token":      {overridesURL + "/external_google_secret", nil, http.StatusUnauthorized},
+		"not stored":    {overridesURL + "/jwt_exp", mgmt, http.StatusOK},
+	} {
+		if r := w.do(http.MethodDelete, c.url, nil, c.header); r.status != c.status {
+			t.Errorf("%s: %d %s, want %d", name, r.status, r.raw, c.status)
+		}
+	}
+}

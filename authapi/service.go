@@ -78,6 +78,9 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	if _, err := s.settings(ctx); err != nil {
 		return nil, fmt.Errorf("authapi: %w", err)
 	}
+	if err := s.warnStoredOverrides(ctx); err != nil {
+		return nil, fmt.Errorf("authapi: %w", err)
+	}
 	return s, nil
 }
 

@@ -196,6 +196,46 @@ func TestBrowserConsolePages(t *testing.T) {
 		tb.Screenshot(filepath.Join(shots, "console-auth-users.png"))
 	})
 
+	// Issue 22: a value saved on this page beat supabase/config.toml's for ever, without a word. The page says
+	// which values are stored over the file's, shows the file's, and resets them to it.
+	t.Run("provider page shows where values come from and resets them to config.toml", func(t *testing.T) {
+		// The provider test saved google over the configured values: enabled, client IDs, secret, nonce.
+		tb := b.NewTab(ctx, t)
+		tb.Navigate(s.URL + "/console/#auth/providers")
+		tb.WaitFor(`document.getElementById('provider-list').dataset.loaded === 'true'`, 10*time.Second)
+		source := tb.EvalString(`document.getElementById('provider-google-source').innerText`)
+		for _, want := range []string{"overriding supabase/config.toml", "Client IDs (config.toml: " + stacktest.ClientID + ")", "Client secret", "Enabled (config.toml: false)"} {
+			if !strings.Contains(source, want) {
+				t.Errorf("google's source line lacks %q: %q", want, source)
+			}
+		}
+		if strings.Contains(tb.EvalString(`document.getElementById('provider-github-source').innerText`), "overriding") {
+			t.Error("github, never saved, is shown as overriding config.toml")
+		}
+		tb.Eval(`document.getElementById('provider-google-source').scrollIntoView({block: 'center'})`, nil)
+		tb.Screenshot(filepath.Join(shots, "console-auth-provider-overrides.png"))
+		clickInView(tb, "#provider-google-reset")
+		tb.WaitFor(`document.getElementById('provider-list').dataset.loaded === 'true' &&
+			document.getElementById('provider-google-source').innerText.startsWith('Values from supabase/config.toml')`, 10*time.Second)
+		_, conf := call(t, http.MethodGet, configURL, mgmt, "")
+		if conf["external_google_client_id"] != stacktest.ClientID || conf["external_google_enabled"] != false {
+			t.Errorf("after the reset: client IDs %v, enabled %v; want config.toml's %q and false",
+				conf["external_google_client_id"], conf["external_google_enabled"], stacktest.ClientID)
+		}
+		if _, o := call(t, http.MethodGet, configURL+"/overrides", mgmt, ""); len(o["overrides"].([]any)) != 0 {
+			t.Errorf("overrides after the reset: %v", o)
+		}
+		// Saving one field stores that field only: the others keep following config.toml.
+		clickInView(tb, "#provider-google-skip_nonce_check")
+		clickInView(tb, "#provider-google-save")
+		tb.WaitFor(`document.getElementById('provider-google-result') &&
+			document.getElementById('provider-google-result').textContent === 'Saved'`, 10*time.Second)
+		_, o := call(t, http.MethodGet, configURL+"/overrides", mgmt, "")
+		if list := o["overrides"].([]any); len(list) != 1 || list[0].(map[string]any)["field"] != "external_google_skip_nonce_check" {
+			t.Errorf("saving the nonce check stored %v; want that field only", o)
+		}
+	})
+
 	// A proxy on this machine that forwards another client's request (X-Forwarded-For) is not loopback: the
 	// browser gets the login form until it gives the management token.
 	t.Run("from another machine the console asks for the management token", func(t *testing.T) {

@@ -44,18 +44,17 @@ type startOptions struct {
 func runStart(args []string, stdout, stderr io.Writer) error {
 	var o startOptions
 	flags := newFlagSet("start", stderr)
-	flags.StringVar(&o.dir, "dir", ".pgreflect", "project directory: the database cluster, keys and pid file")
+	dir, workdir := addDirFlags(flags)
 	flags.IntVar(&o.port, "port", 54321, "HTTP port on 127.0.0.1; when not given, [api] port of supabase/config.toml if set")
 	flags.IntVar(&o.dbPort, "db-port", 54322, "PostgreSQL port on 127.0.0.1 of the local cluster")
 	flags.StringVar(&o.dbURL, "db-url", "", "use this database (a superuser URL) instead of a local cluster")
-	flags.StringVar(&o.workdir, "workdir", ".", "project root holding supabase/config.toml")
 	flags.StringVar(&o.schemas, "schemas", "", "comma-separated API search path (overrides [api] schemas and extra_search_path)")
 	flags.BoolVar(&o.demo, "demo", false, "load the demo schema into schema public (a new local cluster gets it anyway; a --db-url database only with this flag)")
 	flags.BoolVar(&o.grantExisting, "grant-existing", false, "grant anon, authenticated and service_role every privilege on the objects that already exist in schema public of a --db-url database, printing what it grants (a new local cluster needs nothing)")
 	sf := addServerFlags(flags)
 	flags.Usage = func() {
 		fmt.Fprintln(flags.Output(), "usage: pgreflect start [flags]")
-		fmt.Fprintln(flags.Output(), "Starts a local project: PostgreSQL under --dir (unless --db-url), setup, demo schema in a new local cluster (or with --demo), keys, and the HTTP server until Ctrl-C.")
+		fmt.Fprintln(flags.Output(), "Starts a local project: PostgreSQL under --dir (WORKDIR/.pgreflect unless given; none with --db-url), setup, demo schema in a new local cluster (or with --demo), keys, and the HTTP server until Ctrl-C.")
 		flags.PrintDefaults()
 	}
 	if err := parseFlags(flags, args); err != nil {
@@ -64,6 +63,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if err := sf.check(); err != nil {
 		return err
 	}
+	o.workdir = *workdir
 	cfg, searchPath, err := loadConfig(o.workdir, o.schemas, stderr)
 	if err != nil {
 		return err
@@ -71,11 +71,9 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if !flagSet(flags, "port") && cfg.API.Port != 0 {
 		o.port = cfg.API.Port
 	}
-	dir, err := filepath.Abs(o.dir)
-	if err != nil {
+	if o.dir, err = resolveProjectDir(*dir, o.workdir); err != nil {
 		return err
 	}
-	o.dir = dir
 
 	ctx, stop := shutdownContext()
 	defer stop()

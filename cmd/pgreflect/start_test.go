@@ -178,9 +178,15 @@ func (p *process) waitFor(t *testing.T, marker string, port int) {
 // startProject runs `pgreflect start` (with extra flags) and waits until it serves HTTP.
 func startProject(t *testing.T, bin, dir string, port, dbPort int, extra ...string) *process {
 	t.Helper()
-	args := append([]string{"start", "--dir", dir, "--port", strconv.Itoa(port), "--db-port", strconv.Itoa(dbPort),
-		"--workdir", t.TempDir()}, extra...)
-	p := launch(t, bin, nil, args...)
+	return startIn(t, bin, dir, port, append([]string{"--dir", dir, "--port", strconv.Itoa(port), "--db-port", strconv.Itoa(dbPort),
+		"--workdir", t.TempDir()}, extra...)...)
+}
+
+// startIn runs `pgreflect start` with args, whose project directory is dir, and waits until it serves HTTP
+// on port.
+func startIn(t *testing.T, bin, dir string, port int, args ...string) *process {
+	t.Helper()
+	p := launch(t, bin, nil, append([]string{"start"}, args...)...)
 	// Runs before launch's cleanup: a start killed by the test leaves its PostgreSQL behind.
 	t.Cleanup(func() {
 		if !p.hasExited() {
@@ -813,14 +819,37 @@ func serveProcess(t *testing.T, bin string, env []string, args ...string) *teste
 
 // Issue 22: when the project's PostgreSQL died, start served 503s for ever. It restarts it, and exits saying
 // why when it cannot.
+//
+// Issue 22 too: a project belongs to its workdir (start used ./.pgreflect whatever --workdir said, so the
+// examples shared the repository's project), and start names the stored settings that beat config.toml.
 func TestStartRestartsItsPostgreSQL(t *testing.T) {
 	bin := buildBinary(t)
-	dir := projectDir(t)
-	port, dbPort := freePort(t), freePort(t)
-	p := startProject(t, bin, dir, port, dbPort)
-	env, err := readProjectEnv(dir)
-	if err != nil {
+	workdir := projectDir(t)
+	if err := os.MkdirAll(filepath.Join(workdir, "supabase"), 0o755); err != nil {
 		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(workdir, "supabase"), "config.toml", "[auth.external.google]\nenabled = true\nclient_id = \"from-the-file\"\nsecret = \"file-secret\"\n")
+	dir := filepath.Join(workdir, ".pgreflect")
+	port, dbPort := freePort(t), freePort(t)
+	startArgs := []string{"--workdir", workdir, "--port", strconv.Itoa(port), "--db-port", strconv.Itoa(dbPort)}
+	p := startIn(t, bin, dir, port, startArgs...)
+	out, err := runBinary(t, bin, "status", "--workdir", workdir, "-o", "env")
+	if err != nil {
+		t.Fatalf("status --workdir of a project started with --workdir: %v\n%s", err, out)
+	}
+	env := parseEnvLines(t, out)
+	if fromDir, err := readProjectEnv(dir); err != nil || fromDir["PROJECT_REF"] != env["PROJECT_REF"] {
+		t.Fatalf("the project of --workdir %s is not in %s: %v", workdir, dir, err)
+	}
+	// A client ID saved through the management API (as the console does) beats the file's.
+	req, _ := http.NewRequest(http.MethodPatch, env["MANAGEMENT_URL"]+"/v1/projects/"+env["PROJECT_REF"]+"/config/auth",
+		strings.NewReader(`{"external_google_client_id": "from-the-console"}`))
+	req.Header.Set("Authorization", "Bearer "+env["MANAGEMENT_TOKEN"])
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("PATCH the client ID: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	killPostmaster := func() {
 		t.Helper()
@@ -863,11 +892,21 @@ func TestStartRestartsItsPostgreSQL(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	defer taken.Close()
 	err = p.wait(t, 2*time.Minute)
+	taken.Close()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 ||
 		!strings.Contains(p.output.String(), "pgreflect start: the project's PostgreSQL stopped and could not be restarted") {
 		t.Errorf("start with a PostgreSQL that cannot restart: %v\n%s", err, p.output)
+	}
+
+	// The next start of the workdir's project names the stored client ID that beats config.toml's.
+	p = startIn(t, bin, dir, port, startArgs...)
+	if out := p.output.String(); !strings.Contains(out, "overrides supabase/config.toml") ||
+		!strings.Contains(out, `setting=external_google_client_id config.toml="[auth.external.google] client_id" stored=from-the-console file=from-the-file`) {
+		t.Errorf("start did not name the stored value that beats config.toml:\n%s", out)
+	}
+	if out, err := runBinary(t, bin, "stop", "--workdir", workdir); err != nil || !strings.Contains(out, "Stopped pgreflect") {
+		t.Errorf("stop --workdir: %v\n%s", err, out)
 	}
 }

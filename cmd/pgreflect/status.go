@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,12 +15,12 @@ import (
 )
 
 func runStatus(args []string, stdout, stderr io.Writer) error {
-	var dir, output string
+	var output string
 	flags := newFlagSet("status", stderr)
-	flags.StringVar(&dir, "dir", ".pgreflect", "project directory of `pgreflect start`")
+	dir, workdir := addDirFlags(flags)
 	flags.StringVar(&output, "o", "pretty", "output format: pretty or env (KEY=value lines)")
 	flags.Usage = func() {
-		fmt.Fprintln(flags.Output(), "usage: pgreflect status [--dir DIR] [-o env]")
+		fmt.Fprintln(flags.Output(), "usage: pgreflect status [--workdir DIR | --dir DIR] [-o env]")
 		fmt.Fprintln(flags.Output(), "Prints the local project's URLs and keys (those of its last start when it is not running). Exit status: 0 when it runs, 3 when it does not, 1 when there is no project in DIR.")
 		flags.PrintDefaults()
 	}
@@ -31,13 +30,13 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 	if output != "pretty" && output != "env" {
 		return fmt.Errorf("unknown output format %q: use pretty or env", output)
 	}
-	abs, err := filepath.Abs(dir)
+	abs, err := resolveProjectDir(*dir, *workdir)
 	if err != nil {
 		return err
 	}
 	env, err := readProjectEnv(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("no project in %s: run `pgreflect start --dir %s` first", abs, dir)
+		return fmt.Errorf("no project in %s: run `pgreflect start` with the same --workdir or --dir first", abs)
 	}
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 // Authentication > Providers and Authentication > Users. Providers reads and writes the project's auth
 // configuration through the management API (GET and PATCH /v1/projects/{ref}/config/auth) with the management
-// token; Users reads GET /auth/v1/admin/users with the service_role key. Everything shown comes from those
+// token, and shows which values were stored there over supabase/config.toml's (GET .../overrides), with a
+// reset (DELETE .../overrides/{field}); Users reads GET /auth/v1/admin/users with the service_role key. Everything shown comes from those
 // answers and is set as text, never as HTML.
 (function () {
   'use strict';
@@ -44,7 +45,8 @@
 
   var configURL = '/v1/projects/' + encodeURIComponent(cfg.projectRef || '') + '/config/auth';
 
-  function managementFetch(method, body) {
+  // managementFetch calls configURL plus path ('' for the configuration itself).
+  function managementFetch(method, body, path) {
     return consoleAPI.credentials().then(function (c) {
       var init = { method: method, cache: 'no-store',
         headers: { Authorization: 'Bearer ' + (c.managementToken || '') } };
@@ -52,8 +54,53 @@
         init.headers['Content-Type'] = 'application/json';
         init.body = JSON.stringify(body);
       }
-      return fetch(configURL, init);
+      return fetch(configURL + (path || ''), init);
     });
+  }
+  function managementJSON(method, body, path) {
+    return managementFetch(method, body, path).then(function (res) {
+      if (!res.ok) return errorOf(res).then(function (msg) { throw new Error(msg); });
+      return res.json();
+    });
+  }
+
+  // The values stored through this page or the management API that differ from supabase/config.toml's, by
+  // field: they win until reset (GET .../config/auth/overrides).
+  var stored = {};
+  var fieldLabels = { enabled: 'Enabled', client_id: 'Client IDs', secret: 'Client secret',
+    skip_nonce_check: 'Skip nonce checks', email_optional: 'Users without an email',
+    additional_client_ids: 'Additional client IDs' };
+  function storedFields(name) {
+    var prefix = 'external_' + name + '_';
+    return Object.keys(stored).filter(function (k) { return k.indexOf(prefix) === 0; }).sort();
+  }
+  function shown(v) { return v === null || v === undefined || v === '' ? '(not set)' : String(v); }
+
+  // sourceLine says where the provider's values come from, with a button that forgets the stored ones.
+  function sourceLine(name, id) {
+    var fields = storedFields(name);
+    if (fields.length === 0) {
+      return el('p', { className: 'hint source', id: id('source'), text: 'Values from supabase/config.toml (or the defaults).' });
+    }
+    var parts = fields.map(function (k) {
+      var field = k.slice(('external_' + name + '_').length), o = stored[k];
+      var label = fieldLabels[field] || field;
+      return field === 'secret' ? label : label + ' (config.toml: ' + shown(o.file) + ')';
+    });
+    var reset = el('button', { type: 'button', className: 'secondary', id: id('reset'), text: 'Reset to config.toml' });
+    reset.addEventListener('click', function () {
+      reset.disabled = true;
+      fields.reduce(function (done, k) {
+        return done.then(function () { return managementJSON('DELETE', null, '/overrides/' + encodeURIComponent(k)); });
+      }, Promise.resolve()).then(loadProviders.bind(null, name)).catch(function (err) {
+        reset.disabled = false;
+        status('providers-status', err.message, 'error');
+      });
+    });
+    return el('div', { className: 'source', id: id('source') }, [
+      el('p', { className: 'hint', text: 'Set on this page or through the management API, overriding supabase/config.toml: ' + parts.join(', ') + '.' }),
+      reset
+    ]);
   }
 
   var displayNames = { github: 'GitHub', gitlab: 'GitLab', linkedin_oidc: 'LinkedIn (OIDC)',
@@ -101,22 +148,29 @@
       checkbox(id('skip_nonce_check'), 'Skip nonce checks', f('skip_nonce_check')),
       el('p', { className: 'hint', text: 'Accept ID tokens without a nonce (for iOS sign-in, where the nonce cannot be read).' }),
       checkbox(id('email_optional'), 'Allow users without an email', f('email_optional')),
-      el('div', { className: 'provider-actions' }, [save, result])
+      el('div', { className: 'provider-actions' }, [save, result]),
+      sourceLine(name, id)
     ]);
     form.addEventListener('submit', function (e) {
       e.preventDefault();
       var prefix = 'external_' + name + '_';
       var body = {};
-      body[prefix + 'enabled'] = $(id('enabled')).checked;
-      body[prefix + 'client_id'] = clientID.value.trim();
-      body[prefix + 'skip_nonce_check'] = $(id('skip_nonce_check')).checked;
-      body[prefix + 'email_optional'] = $(id('email_optional')).checked;
+      // Only what changed is sent: a value saved here overrides supabase/config.toml's until it is reset, so
+      // saving one field must not freeze the others.
+      var edited = { enabled: $(id('enabled')).checked, client_id: clientID.value.trim(),
+        skip_nonce_check: $(id('skip_nonce_check')).checked, email_optional: $(id('email_optional')).checked };
+      Object.keys(edited).forEach(function (field) {
+        var was = f(field);
+        if (typeof edited[field] === 'boolean' ? edited[field] !== !!was : edited[field] !== (was || '')) {
+          body[prefix + field] = edited[field];
+        }
+      });
       if (secret.value !== '') body[prefix + 'secret'] = secret.value;
       save.disabled = true;
       result.textContent = 'Saving…';
-      managementFetch('PATCH', body).then(function (res) {
-        if (!res.ok) return errorOf(res).then(function (msg) { throw new Error(msg); });
-        return res.json().then(function (conf) {
+      managementJSON('PATCH', body).then(function (conf) {
+        return managementJSON('GET', null, '/overrides').then(function (o) {
+          setStored(o);
           renderProviders(conf, name);
           $(id('result')).textContent = 'Saved';
         });
@@ -140,19 +194,22 @@
     list.dataset.loaded = 'true';
   }
 
-  function loadProviders() {
+  function setStored(o) {
+    stored = {};
+    (o.overrides || []).forEach(function (x) { stored[x.field] = x; });
+  }
+
+  function loadProviders(open) {
     $('provider-list').dataset.loaded = '';
     if (!cfg.hasManagement) {
       status('providers-status', 'The management API is off: this server was started without a management token.');
       return;
     }
     status('providers-status', 'Loading…');
-    managementFetch('GET').then(function (res) {
-      if (!res.ok) return errorOf(res).then(function (msg) { throw new Error(msg); });
-      return res.json().then(function (conf) {
-        status('providers-status', '');
-        renderProviders(conf, 'google');
-      });
+    Promise.all([managementJSON('GET'), managementJSON('GET', null, '/overrides')]).then(function (r) {
+      setStored(r[1]);
+      status('providers-status', '');
+      renderProviders(r[0], typeof open === 'string' ? open : 'google');
     }).catch(function (err) { status('providers-status', err.message, 'error'); });
   }
 

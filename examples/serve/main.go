@@ -8,7 +8,7 @@
 //
 // Run from the repository root:
 //
-//	eval "$(go run ./cmd/pgreflect status -o env | sed 's/^/export /')"
+//	eval "$(go run ./cmd/pgreflect status --workdir examples -o env | sed 's/^/export /')"
 //	go run ./examples/serve examples/button   # http://127.0.0.1:3000
 package main
 

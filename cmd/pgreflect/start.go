@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -284,9 +285,17 @@ func startLocalCluster(ctx context.Context, dir string, port int, stderr io.Writ
 }
 
 func portFree(port int) error {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
+	return portFreeAt(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+}
+
+// portFreeAt reports an error when addr cannot be listened on.
+func portFreeAt(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
 		return errors.New("the port is already in use")
+	}
+	if err != nil {
+		return err
 	}
 	return l.Close()
 }

@@ -68,7 +68,7 @@ func decodeOverrides(raw json.RawMessage) (overrides, error) {
 }
 
 // providerFields are the per-provider fields of the management API, as external_<provider>_<field>.
-var providerFields = []string{"enabled", "client_id", "secret", "skip_nonce_check", "email_optional", "additional_client_ids"}
+var providerFields = []string{"enabled", "client_id", "secret", "skip_nonce_check", "email_optional", "additional_client_ids", "url"}
 
 // splitProviderField splits "external_<provider>_<field>"; ok is false for other names.
 func splitProviderField(name string) (provider, field string, ok bool) {
@@ -147,6 +147,8 @@ func buildSettings(base config.Auth, ov overrides) (*settings, error) {
 				err = json.Unmarshal(raw, &p.EmailOptional)
 			case "additional_client_ids":
 				err = json.Unmarshal(raw, &p.AdditionalClientIDs)
+			case "url":
+				err = json.Unmarshal(raw, &p.URL)
 			}
 			s.Providers[name] = p
 		}
@@ -245,6 +247,11 @@ func (s *Service) oidcProvider(name, issuer string, p providerSettings) oidc.Pro
 		SkipNonceCheck: p.SkipNonceCheck, EmailOptional: p.EmailOptional,
 	}
 }
+
+// canSignIn reports whether a provider can sign anyone in: pgreflect speaks OpenID Connect only, so it needs
+// an issuer, Google's own or the one configured as url (Keycloak, Azure, GitLab, any OpenID provider). The
+// plain OAuth 2.0 providers of Supabase Auth (GitHub, Discord, ...) have none and are refused (issue 22).
+func canSignIn(name string, p providerSettings) bool { return providerIssuer(name, p) != "" }
 
 // providerIssuer is the issuer a configured provider's ID tokens carry.
 func providerIssuer(name string, p providerSettings) string {

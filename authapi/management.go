@@ -121,7 +121,10 @@ func (s *Service) authConfigResponse(st *settings) map[string]any {
 	for n := range names {
 		p := st.Providers[n]
 		prefix := "external_" + n + "_"
-		out[prefix+"enabled"] = p.Enabled
+		// enabled as /auth/v1/settings says it: a provider that cannot sign in is not (a config.toml may
+		// enable one; the management API refuses to)
+		out[prefix+"enabled"] = p.Enabled && canSignIn(n, p)
+		out[prefix+"url"] = nullable(p.URL)
 		out[prefix+"client_id"] = nullable(p.ClientID)
 		out[prefix+"secret"] = s.hashSecret(p.Secret)
 		out[prefix+"skip_nonce_check"] = p.SkipNonceCheck
@@ -171,7 +174,15 @@ func (s *Service) patchAuthConfig(w http.ResponseWriter, r *http.Request) error 
 		}
 		for k := range changes {
 			name, _, ok := splitProviderField(k)
-			if p := st.Providers[name]; ok && p.Enabled && len(p.clientIDs()) == 0 {
+			p := st.Providers[name]
+			if !ok || !p.Enabled {
+				continue
+			}
+			if !canSignIn(name, p) {
+				return &fieldError{Field: "external_" + name + "_enabled", Reason: fmt.Sprintf(
+					"%s cannot sign anyone in: pgreflect signs in with OpenID Connect providers only, Google or one whose issuer URL is given as external_%s_url (Keycloak, Azure, GitLab, any OpenID provider); plain OAuth 2.0 sign-in (GitHub, Discord and the like) is not implemented", name, name)}
+			}
+			if len(p.clientIDs()) == 0 {
 				return &fieldError{Field: "external_" + name + "_client_id", Reason: "required when the provider is enabled"}
 			}
 		}
@@ -283,6 +294,15 @@ func validateField(name string, raw json.RawMessage) (json.RawMessage, bool, err
 			return asString(func(v string) string {
 				if strings.TrimSpace(v) != v {
 					return "must not start or end with white space"
+				}
+				return ""
+			})
+		case "url":
+			// The provider's OpenID Connect issuer; "" removes it.
+			return asString(func(v string) string {
+				u, err := url.Parse(v)
+				if v != "" && (err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" || u.RawQuery != "" || u.Fragment != "") {
+					return "must be the provider's OpenID Connect issuer, an absolute http(s) URL without query or fragment"
 				}
 				return ""
 			})

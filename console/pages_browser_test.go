@@ -127,12 +127,25 @@ func TestBrowserConsolePages(t *testing.T) {
 		if got := tb.EvalString(`document.getElementById('provider-google-client_id').value`); got != stacktest.ClientID {
 			t.Errorf("google's client IDs = %q, want the configured %q", got, stacktest.ClientID)
 		}
-		// Enabling github without a client ID is refused, with the management API's reason on the page.
-		clickInView(tb, "#provider-github summary")
-		clickInView(tb, "#provider-github-enabled")
-		clickInView(tb, "#provider-github-save")
-		tb.WaitFor(`document.getElementById('provider-github-result').textContent.includes('required')`, 10*time.Second)
-		if got := tb.EvalString(`document.getElementById('provider-github-result').textContent`); !strings.Contains(got, "external_github_client_id") {
+		// Issue 22: GitHub and the other plain OAuth 2.0 providers cannot sign in, so they are not listed; the
+		// OpenID ones have an issuer URL field and placeholders of their own (every one showed Google's).
+		if tb.EvalString(`String(document.getElementById('provider-github') === null && document.getElementById('provider-discord') === null)`) != "true" {
+			t.Error("providers that cannot sign in are listed")
+		}
+		for selector, want := range map[string]string{
+			"#provider-google-client_id": "apps.googleusercontent.com", "#provider-azure-url": "login.microsoftonline.com",
+			"#provider-keycloak-url": "/realms/", "#provider-gitlab-client_id": "Application ID",
+		} {
+			if got := tb.EvalString(fmt.Sprintf(`document.querySelector(%q).placeholder`, selector)); !strings.Contains(got, want) {
+				t.Errorf("%s placeholder %q, want one with %q", selector, got, want)
+			}
+		}
+		// Enabling keycloak without its issuer URL is refused, with the management API's reason on the page.
+		clickInView(tb, "#provider-keycloak summary")
+		clickInView(tb, "#provider-keycloak-enabled")
+		clickInView(tb, "#provider-keycloak-save")
+		tb.WaitFor(`document.getElementById('provider-keycloak-result').textContent.includes('cannot sign anyone in')`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('provider-keycloak-result').textContent`); !strings.Contains(got, "external_keycloak_url") {
 			t.Errorf("refusal shown as %q", got)
 		}
 		// Google: enabled, a second client ID, a new secret, nonce checks skipped.
@@ -168,6 +181,42 @@ func TestBrowserConsolePages(t *testing.T) {
 		_, settings := call(t, http.MethodGet, s.URL+"/auth/v1/settings", map[string]string{"apikey": s.Anon}, "")
 		if ext, _ := settings["external"].(map[string]any); ext["google"] != true {
 			t.Errorf("/settings external = %v", settings["external"])
+		}
+	})
+
+	// Issue 22: the page had no issuer URL field, so no OpenID provider but Google could be set up on it.
+	t.Run("the provider page adds a custom OpenID Connect provider that signs in", func(t *testing.T) {
+		tb := b.NewTab(ctx, t)
+		tb.Navigate(s.URL + "/console/#auth/providers")
+		tb.WaitFor(`document.getElementById('provider-list').dataset.loaded === 'true'`, 10*time.Second)
+		clickInView(tb, "#provider-add-name")
+		tb.TypeText("corp")
+		clickInView(tb, "#provider-add-button")
+		tb.WaitFor(`document.getElementById('provider-corp') && document.getElementById('provider-corp').open`, 10*time.Second)
+		clickInView(tb, "#provider-corp-enabled")
+		clickInView(tb, "#provider-corp-url")
+		tb.TypeText(s.IDP.URL())
+		clickInView(tb, "#provider-corp-client_id")
+		tb.TypeText(stacktest.ClientID)
+		clickInView(tb, "#provider-corp-secret")
+		tb.TypeText(stacktest.IDPSecret)
+		clickInView(tb, "#provider-corp-save")
+		tb.WaitFor(`document.getElementById('provider-corp-result') &&
+			document.getElementById('provider-corp-result').textContent === 'Saved'`, 10*time.Second)
+		tb.Eval(`document.getElementById('provider-corp').scrollIntoView({block: 'center'})`, nil)
+		tb.Screenshot(filepath.Join(shots, "console-auth-provider-custom.png"))
+		_, settings := call(t, http.MethodGet, s.URL+"/auth/v1/settings", map[string]string{"apikey": s.Anon}, "")
+		if ext, _ := settings["external"].(map[string]any); ext["corp"] != true {
+			t.Errorf("/settings external = %v", settings["external"])
+		}
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noFollow.Get(s.URL + "/auth/v1/authorize?provider=corp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusFound || !strings.HasPrefix(resp.Header.Get("Location"), s.IDP.URL()) {
+			t.Errorf("/authorize?provider=corp: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 		}
 	})
 
@@ -209,8 +258,8 @@ func TestBrowserConsolePages(t *testing.T) {
 				t.Errorf("google's source line lacks %q: %q", want, source)
 			}
 		}
-		if strings.Contains(tb.EvalString(`document.getElementById('provider-github-source').innerText`), "overriding") {
-			t.Error("github, never saved, is shown as overriding config.toml")
+		if strings.Contains(tb.EvalString(`document.getElementById('provider-azure-source').innerText`), "overriding") {
+			t.Error("azure, never saved, is shown as overriding config.toml")
 		}
 		tb.Eval(`document.getElementById('provider-google-source').scrollIntoView({block: 'center'})`, nil)
 		tb.Screenshot(filepath.Join(shots, "console-auth-provider-overrides.png"))
@@ -222,17 +271,27 @@ func TestBrowserConsolePages(t *testing.T) {
 			t.Errorf("after the reset: client IDs %v, enabled %v; want config.toml's %q and false",
 				conf["external_google_client_id"], conf["external_google_enabled"], stacktest.ClientID)
 		}
-		if _, o := call(t, http.MethodGet, configURL+"/overrides", mgmt, ""); len(o["overrides"].([]any)) != 0 {
-			t.Errorf("overrides after the reset: %v", o)
+		// The stored fields of google (the custom provider of the test before is stored too).
+		googleOverrides := func() []string {
+			_, o := call(t, http.MethodGet, configURL+"/overrides", mgmt, "")
+			var fields []string
+			for _, x := range o["overrides"].([]any) {
+				if f := x.(map[string]any)["field"].(string); strings.HasPrefix(f, "external_google_") {
+					fields = append(fields, f)
+				}
+			}
+			return fields
+		}
+		if fields := googleOverrides(); len(fields) != 0 {
+			t.Errorf("google's overrides after the reset: %v", fields)
 		}
 		// Saving one field stores that field only: the others keep following config.toml.
 		clickInView(tb, "#provider-google-skip_nonce_check")
 		clickInView(tb, "#provider-google-save")
 		tb.WaitFor(`document.getElementById('provider-google-result') &&
 			document.getElementById('provider-google-result').textContent === 'Saved'`, 10*time.Second)
-		_, o := call(t, http.MethodGet, configURL+"/overrides", mgmt, "")
-		if list := o["overrides"].([]any); len(list) != 1 || list[0].(map[string]any)["field"] != "external_google_skip_nonce_check" {
-			t.Errorf("saving the nonce check stored %v; want that field only", o)
+		if fields := googleOverrides(); len(fields) != 1 || fields[0] != "external_google_skip_nonce_check" {
+			t.Errorf("saving the nonce check stored %v; want that field only", fields)
 		}
 	})
 

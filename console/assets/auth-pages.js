@@ -67,7 +67,7 @@
   // The values stored through this page or the management API that differ from supabase/config.toml's, by
   // field: they win until reset (GET .../config/auth/overrides).
   var stored = {};
-  var fieldLabels = { enabled: 'Enabled', client_id: 'Client IDs', secret: 'Client secret',
+  var fieldLabels = { enabled: 'Enabled', client_id: 'Client IDs', secret: 'Client secret', url: 'Issuer URL',
     skip_nonce_check: 'Skip nonce checks', email_optional: 'Users without an email',
     additional_client_ids: 'Additional client IDs' };
   function storedFields(name) {
@@ -107,11 +107,28 @@
     slack_oidc: 'Slack (OIDC)', workos: 'WorkOS', azure: 'Azure' };
   function displayName(p) { return displayNames[p] || p.charAt(0).toUpperCase() + p.slice(1); }
 
+  // The providers that can sign in: pgreflect speaks OpenID Connect only, so Google and providers given their
+  // issuer URL. The OpenID ones Supabase names are always listed; others once they have an issuer URL or were
+  // added on this page.
+  var oidcProviders = ['google', 'azure', 'gitlab', 'keycloak'];
+  var added = [];
+  // Placeholders that fit each provider: what its console calls the client ID, and its issuer's shape.
+  var placeholders = {
+    google: { client_id: '123456789012-abc.apps.googleusercontent.com, then iOS and Android client IDs',
+      url: 'empty: https://accounts.google.com (a test provider\'s address otherwise)' },
+    azure: { client_id: 'Application (client) ID, such as 00000000-0000-0000-0000-000000000000',
+      url: 'https://login.microsoftonline.com/<tenant ID>/v2.0' },
+    gitlab: { client_id: 'Application ID', url: 'https://gitlab.com (or your GitLab\'s address)' },
+    keycloak: { client_id: 'Client ID of the realm\'s client', url: 'https://keycloak.example.com/realms/<realm>' }
+  };
+  var otherPlaceholders = { client_id: 'Client ID', url: 'https://idp.example.com (the provider\'s OpenID Connect issuer)' };
+  function placeholder(name, field) { return (placeholders[name] || otherPlaceholders)[field]; }
+
   function providerNames(conf) {
-    var names = [];
+    var names = oidcProviders.concat(added.filter(function (n) { return oidcProviders.indexOf(n) < 0; }));
     Object.keys(conf).forEach(function (k) {
-      var m = /^external_(.+)_enabled$/.exec(k);
-      if (m) names.push(m[1]);
+      var m = /^external_(.+)_url$/.exec(k);
+      if (m && conf[k] && names.indexOf(m[1]) < 0) names.push(m[1]);
     });
     // Enabled ones first, then by name.
     return names.sort(function (a, b) {
@@ -134,14 +151,19 @@
       el('span', { className: 'provider-name', text: displayName(name) }),
       el('span', { className: 'tag' + (enabled ? '' : ' off'), id: id('state'), text: enabled ? 'Enabled' : 'Disabled' })
     ]);
-    var clientID = el('input', { id: id('client_id'), spellcheck: 'false', placeholder: 'web client ID, then iOS and Android client IDs' });
+    var clientID = el('input', { id: id('client_id'), spellcheck: 'false', placeholder: placeholder(name, 'client_id') });
     clientID.value = f('client_id') || '';
+    var issuer = el('input', { id: id('url'), spellcheck: 'false', placeholder: placeholder(name, 'url') });
+    issuer.value = f('url') || '';
     var secret = el('input', { id: id('secret'), type: 'password', spellcheck: 'false',
       placeholder: f('secret') ? 'set; leave empty to keep it' : 'not set' });
     var result = el('span', { className: 'muted', id: id('result'), role: 'status' });
     var save = el('button', { type: 'submit', id: id('save'), text: 'Save' });
     var form = el('form', { className: 'provider-form', 'data-provider': name, autocomplete: 'off' }, [
       checkbox(id('enabled'), 'Enable Sign in with ' + displayName(name), enabled),
+      el('label', { 'for': id('url'), text: 'Issuer URL (OpenID Connect)' }), issuer,
+      el('p', { className: 'hint', text: name === 'google'
+        ? 'Leave empty for Google.' : 'Where the provider publishes /.well-known/openid-configuration, without that path.' }),
       el('label', { 'for': id('client_id'), text: 'Client IDs' }), clientID,
       el('p', { className: 'hint', text: 'Comma-separated, the web client ID first. ID tokens of any of them are accepted.' }),
       el('label', { 'for': id('secret'), text: 'Client secret (for OAuth)' }), secret,
@@ -157,7 +179,7 @@
       var body = {};
       // Only what changed is sent: a value saved here overrides supabase/config.toml's until it is reset, so
       // saving one field must not freeze the others.
-      var edited = { enabled: $(id('enabled')).checked, client_id: clientID.value.trim(),
+      var edited = { enabled: $(id('enabled')).checked, client_id: clientID.value.trim(), url: issuer.value.trim(),
         skip_nonce_check: $(id('skip_nonce_check')).checked, email_optional: $(id('email_optional')).checked };
       Object.keys(edited).forEach(function (field) {
         var was = f(field);
@@ -186,6 +208,7 @@
   }
 
   function renderProviders(conf, open) {
+    lastConf = conf;
     var list = $('provider-list');
     list.textContent = '';
     providerNames(conf).forEach(function (name) {
@@ -193,6 +216,23 @@
     });
     list.dataset.loaded = 'true';
   }
+
+  // Another OpenID provider: a form for the name, saved like the others.
+  var lastConf = {};
+  $('provider-add').addEventListener('submit', function (e) {
+    e.preventDefault();
+    var input = $('provider-add-name'), name = input.value.trim().toLowerCase();
+    if (!/^[a-z0-9_]+$/.test(name)) {
+      status('providers-status', 'A provider name is lowercase letters, digits and _.', 'error');
+      return;
+    }
+    status('providers-status', '');
+    if (added.indexOf(name) < 0) added.push(name);
+    input.value = '';
+    renderProviders(lastConf, name);
+    var opened = $('provider-' + name);
+    if (opened) opened.scrollIntoView({ block: 'center' });
+  });
 
   function setStored(o) {
     stored = {};

@@ -191,5 +191,61 @@ func TestBrowserConsole(t *testing.T) {
 		tb.Screenshot(filepath.Join(shots, "console-no-introspection.png"))
 	})
 
+	// Issue 22's console points: each was seen by a newcomer in headless Chromium.
+	t.Run("console polish: favicon, Try it, GraphQL link, narrow window, standalone GraphiQL and back", func(t *testing.T) {
+		tb := b.NewTab(ctx, t)
+		tb.Navigate(s.URL + "/console/#settings/api")
+		tb.WaitFor(`document.getElementById('anon-key').value !== ''`, 10*time.Second)
+		// favicon.ico was a 404: the pages name an icon the console serves, to anyone (the login page too).
+		icon := tb.EvalString(`document.querySelector('link[rel=icon]').href`)
+		resp, err := http.Get(icon)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/svg+xml" {
+			t.Errorf("icon %s: %d %s", icon, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		// The Try it box cut the key off: it wraps, the whole key in view.
+		if got := tb.EvalString(`(function (p) { return p.scrollWidth <= p.clientWidth && p.innerText.includes(` + "`" + `'apikey: ${JSON.parse(document.getElementById('pgreflect-config').textContent).anonKey}'` + "`" + `) })(document.getElementById('curl-example')) + ''`); got != "true" {
+			t.Error("the Try it box does not show the whole anon key without scrolling")
+		}
+		// "GraphQL" under API Docs looked like a link and was not: it opens the GraphiQL page.
+		if tag := tb.EvalString(`document.getElementById('nav-graphql').tagName`); tag != "A" {
+			t.Errorf("GraphQL in the menu is a %s", tag)
+		}
+		tb.Click("#nav-graphql")
+		tb.WaitFor(`!document.getElementById('page-graphiql').hidden`, 10*time.Second)
+
+		// At 420 px the menu sat beside the page; it goes above it and nothing overflows the window.
+		tb.Must("Emulation.setDeviceMetricsOverride", map[string]any{"width": 420, "height": 800, "deviceScaleFactor": 1, "mobile": true})
+		tb.Navigate(s.URL + "/console/#settings/api")
+		tb.WaitFor(`document.getElementById('anon-key').value !== ''`, 10*time.Second)
+		if got := tb.EvalString(`(function () {
+			var nav = document.querySelector('.sidebar').getBoundingClientRect(), main = document.querySelector('main').getBoundingClientRect();
+			return (main.top >= nav.bottom - 1 && main.width > 380 && document.documentElement.scrollWidth <= 420) + '';
+		})()`); got != "true" {
+			t.Error("at 420 px the menu does not collapse above the page")
+		}
+		tb.Screenshot(filepath.Join(shots, "console-420px.png"))
+		tb.Must("Emulation.setDeviceMetricsOverride", map[string]any{"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": false})
+
+		// The Standalone GraphiQL link opened an empty page with no way back: it opens on this project.
+		href := tb.EvalString(`document.getElementById('standalone-link').href`)
+		u, err := url.Parse(href)
+		if err != nil || u.Query().Get("url") != s.URL+"/graphql/v1" || u.Query().Get("apikey") != s.Anon {
+			t.Fatalf("standalone link %q", href)
+		}
+		tb.Navigate(href)
+		tb.WaitFor(`document.getElementById('endpoint-url').value !== '' && !document.getElementById('back-link').hidden`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('endpoint-apikey').value`); got != s.Anon {
+			t.Errorf("the standalone page's apikey = %q", got)
+		}
+		tb.WaitFor(`document.querySelector('.graphiql-query-editor .CodeMirror')`, 20*time.Second)
+		tb.Screenshot(filepath.Join(shots, "standalone-from-console.png"))
+		tb.Click("#back-link")
+		tb.WaitFor(`location.pathname === '/console/' && document.getElementById('page-graphiql') && !document.getElementById('page-graphiql').hidden`, 10*time.Second)
+	})
+
 	b.CheckNoPageErrors(t)
 }

@@ -172,8 +172,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case name == "login" && r.Method == http.MethodPost:
 		h.serveLogin(w, r)
 		return
-	case name == "console.css":
-		// The login page's look; nothing in it is the project's.
+	case name == "console.css" || name == "favicon.svg":
+		// The login page's look and icon; nothing in them is the project's.
 	case !h.allowed(r):
 		h.deny(w, r, "")
 		return

@@ -56,6 +56,8 @@
   $('graphql-url').value = cfg.graphqlUrl;
   $('anon-key').value = cfg.anonKey;
   $('callback-url').value = cfg.apiUrl + '/auth/v1/callback';
+  // The standalone page opens on this project, and links back here.
+  $('standalone-link').href = 'graphiql.html?' + new URLSearchParams({ url: cfg.graphqlUrl, apikey: cfg.anonKey, from: 'console' });
   $('curl-example').textContent =
     "curl -X POST '" + cfg.graphqlUrl + "' \\\n" +
     "  -H 'apikey: " + cfg.anonKey + "' \\\n" +

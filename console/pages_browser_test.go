@@ -245,6 +245,38 @@ func TestBrowserConsolePages(t *testing.T) {
 		tb.Screenshot(filepath.Join(shots, "console-auth-users.png"))
 	})
 
+	// Issue 22: Studio has a URL Configuration page (site URL, redirect URLs) and the JWT expiry; the console
+	// had neither, although the management API has them.
+	t.Run("URL Configuration page edits site URL, redirect URLs and JWT expiry", func(t *testing.T) {
+		_, before := call(t, http.MethodGet, configURL, mgmt, "")
+		tb := b.NewTab(ctx, t)
+		tb.Navigate(s.URL + "/console/#auth/url-configuration")
+		tb.WaitFor(`document.getElementById('urls-form').dataset.loaded === 'true'`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('site-url').value`); got != before["site_url"] {
+			t.Errorf("site URL shown %q, want %v", got, before["site_url"])
+		}
+		if got := tb.EvalString(`document.getElementById('jwt-exp').value`); got != fmt.Sprint(before["jwt_exp"]) {
+			t.Errorf("JWT expiry shown %q, want %v", got, before["jwt_exp"])
+		}
+		// A bad site URL is refused with the management API's reason.
+		tb.Eval(`document.getElementById('site-url').value = 'not a url'`, nil)
+		clickInView(tb, "#urls-save")
+		tb.WaitFor(`document.getElementById('urls-result').textContent.includes('site_url')`, 10*time.Second)
+		tb.Eval(`document.getElementById('site-url').value = 'https://app.example.org'`, nil)
+		tb.Eval(`document.getElementById('redirect-urls').value = 'https://app.example.org/**\nhttp://localhost:3000/**'`, nil)
+		tb.Eval(`document.getElementById('jwt-exp').value = '1800'`, nil)
+		clickInView(tb, "#urls-save")
+		tb.WaitFor(`document.getElementById('urls-result').textContent === 'Saved'`, 10*time.Second)
+		tb.Screenshot(filepath.Join(shots, "console-auth-url-configuration.png"))
+		_, after := call(t, http.MethodGet, configURL, mgmt, "")
+		for k, want := range map[string]any{"site_url": "https://app.example.org",
+			"uri_allow_list": "https://app.example.org/**,http://localhost:3000/**", "jwt_exp": float64(1800)} {
+			if after[k] != want {
+				t.Errorf("management API %s = %v, want %v", k, after[k], want)
+			}
+		}
+	})
+
 	// Issue 22: a value saved on this page beat supabase/config.toml's for ever, without a word. The page says
 	// which values are stored over the file's, shows the file's, and resets them to it.
 	t.Run("provider page shows where values come from and resets them to config.toml", func(t *testing.T) {

@@ -1,4 +1,4 @@
-// Authentication > Providers and Authentication > Users. Providers reads and writes the project's auth
+// Authentication > Providers, Users and URL Configuration. Providers reads and writes the project's auth
 // configuration through the management API (GET and PATCH /v1/projects/{ref}/config/auth) with the management
 // token, and shows which values were stored there over supabase/config.toml's (GET .../overrides), with a
 // reset (DELETE .../overrides/{field}); Users reads GET /auth/v1/admin/users with the service_role key. Everything shown comes from those
@@ -312,8 +312,54 @@
   $('users-next').addEventListener('click', function () { usersPage++; loadUsers(); });
   $('users-reload').addEventListener('click', loadUsers);
 
+  // ---- URL Configuration ----
+
+  // loadedURLs are the values the form was filled with: only the fields that differ from them are sent.
+  var loadedURLs = null;
+  function fillURLs(conf) {
+    loadedURLs = { site_url: conf.site_url || '', uri_allow_list: conf.uri_allow_list || '', jwt_exp: conf.jwt_exp };
+    $('site-url').value = loadedURLs.site_url;
+    $('redirect-urls').value = loadedURLs.uri_allow_list.split(',').filter(Boolean).join('\n');
+    $('jwt-exp').value = loadedURLs.jwt_exp;
+    $('urls-form').dataset.loaded = 'true';
+  }
+  function loadURLs() {
+    $('urls-form').dataset.loaded = '';
+    if (!cfg.hasManagement) {
+      status('urls-status', 'The management API is off: this server was started without a management token.');
+      return;
+    }
+    status('urls-status', 'Loading…');
+    managementJSON('GET').then(function (conf) {
+      status('urls-status', '');
+      fillURLs(conf);
+    }).catch(function (err) { status('urls-status', err.message, 'error'); });
+  }
+  $('urls-form').addEventListener('submit', function (e) {
+    e.preventDefault();
+    if (!loadedURLs) return;
+    var edited = {
+      site_url: $('site-url').value.trim(),
+      uri_allow_list: $('redirect-urls').value.split(/[\n,]/).map(function (s) { return s.trim(); }).filter(Boolean).join(','),
+      jwt_exp: $('jwt-exp').value.trim() === '' ? loadedURLs.jwt_exp : Number($('jwt-exp').value)
+    };
+    var body = {};
+    Object.keys(edited).forEach(function (k) { if (edited[k] !== loadedURLs[k]) body[k] = edited[k]; });
+    var result = $('urls-result');
+    result.className = 'muted';
+    result.textContent = 'Saving…';
+    managementJSON('PATCH', body).then(function (conf) {
+      fillURLs(conf);
+      result.textContent = 'Saved';
+    }).catch(function (err) {
+      result.textContent = err.message;
+      result.className = 'error-text';
+    });
+  });
+
   document.addEventListener('pgreflect:page', function (e) {
     if (e.detail === 'providers') loadProviders();
     if (e.detail === 'users') loadUsers();
+    if (e.detail === 'urls') loadURLs();
   });
 })();

@@ -113,7 +113,7 @@
 
   // The pages by hash; anything else shows Settings > API.
   var pages = { '#settings/general': 'general', '#settings/api': 'settings', '#auth/providers': 'providers',
-    '#auth/users': 'users' };
+    '#auth/users': 'users', '#auth/url-configuration': 'urls' };
   var mounted = false;
   function show() {
     var hash = location.hash || '';

@@ -12,6 +12,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/console"
 	"github.com/pgreflect/pgreflect/internal/browsertest"
 	"github.com/pgreflect/pgreflect/pgtest"
@@ -26,8 +27,12 @@ const aliceID = "00000000-0000-4000-8000-000000000001"
 // newStack is the API with the demo schema and the console, as `pgreflect start` serves them.
 func newStack(t *testing.T) *stacktest.Stack {
 	t.Helper()
+	keys, err := auth.NewKeys(stacktest.JWTSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return stacktest.New(t, stacktest.Options{Demo: true, Console: func(anon string) http.Handler {
-		return console.Handler(console.Options{AnonKey: anon})
+		return console.Handler(console.Options{AnonKey: anon, MintToken: console.Minter(keys)})
 	}})
 }
 
@@ -123,6 +128,50 @@ func TestBrowserConsole(t *testing.T) {
 		userResult := runQuery(t, tb, q)
 		if !strings.Contains(userResult, "Water the plants") || strings.Contains(userResult, "Buy timber") {
 			t.Errorf("as Alice the result pane should show her to-dos only:\n%s", userResult)
+		}
+	})
+
+	// Issue 22: querying as a user meant pasting a JWT minted elsewhere; Run as mints a short-lived one.
+	t.Run("Run as mints a short-lived token for a user or a role", func(t *testing.T) {
+		tb := b.NewTab(ctx, t)
+		tb.Navigate(s.URL + "/console/#api-docs/graphql/graphiql")
+		tb.WaitFor(`!document.getElementById('run-as-box').hidden`, 10*time.Second)
+		const q = `{ todoCollection(orderBy: [{id: AscNullsLast}]) { edges { node { task } } } }`
+		tb.Eval(`(function (s) { s.value = 'authenticated'; s.dispatchEvent(new Event('change')); })(document.getElementById('run-as'))`, nil)
+		tb.Click("#run-as-user")
+		tb.TypeText(aliceID)
+		tb.Click("#run-as-mint")
+		tb.WaitFor(`document.getElementById('user-jwt').value !== ''`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('request-role').innerText`); got != "role: authenticated" {
+			t.Errorf("role hint = %q", got)
+		}
+		claims, err := s.Keys.Verify(tb.EvalString(`document.getElementById('user-jwt').value`))
+		if err != nil {
+			t.Fatalf("the minted token does not verify: %v", err)
+		}
+		if exp, _ := claims.GetExpirationTime(); claims["sub"] != aliceID || exp == nil || time.Until(exp.Time) > console.TokenLifetime {
+			t.Errorf("minted claims %v: want Alice's, expiring within %s", claims, console.TokenLifetime)
+		}
+		if got := runQuery(t, tb, q); !strings.Contains(got, "Water the plants") || strings.Contains(got, "Buy timber") {
+			t.Errorf("run as Alice, the result pane should show her to-dos only:\n%s", got)
+		}
+		tb.Screenshot(filepath.Join(shots, "console-graphiql-run-as.png"))
+		tb.Eval(`(function (s) { s.value = 'service_role'; s.dispatchEvent(new Event('change')); })(document.getElementById('run-as'))`, nil)
+		tb.Click("#run-as-mint")
+		tb.WaitFor(`document.getElementById('request-role').innerText === 'role: service_role'`, 10*time.Second)
+		if got := runQuery(t, tb, q); !strings.Contains(got, "Buy timber") {
+			t.Errorf("run as service_role, every to-do should show:\n%s", got)
+		}
+		// The endpoint refuses what is not an API role, and a user without an ID.
+		for query, want := range map[string]int{"role=postgres": 400, "role=authenticated&sub=alice": 400, "role=anon": 200} {
+			resp, err := http.Get(s.URL + "/console/api/token?" + query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("api/token?%s: %d, want %d", query, resp.StatusCode, want)
+			}
 		}
 	})
 

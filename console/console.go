@@ -59,6 +59,9 @@ type Options struct {
 	// ManagementToken opens the console to clients that are not on loopback, and the Providers page sends it
 	// to the management API. Empty: only loopback clients get in, and the Providers page is unavailable.
 	ManagementToken string
+	// MintToken signs the short-lived tokens of GraphiQL's "Run as" (Minter). Nil: there is no picker, and a
+	// user's JWT is pasted.
+	MintToken MintFunc
 }
 
 //go:embed assets
@@ -154,6 +157,7 @@ type pageConfig struct {
 	ProjectRef        string `json:"projectRef"`
 	HasServiceRoleKey bool   `json:"hasServiceRoleKey"`
 	HasManagement     bool   `json:"hasManagement"`
+	CanMintToken      bool   `json:"canMintToken"`
 }
 
 // credentials are the secrets a page may fetch once the console has let the client in.
@@ -176,6 +180,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The login page's look and icon; nothing in them is the project's.
 	case !h.allowed(r):
 		h.deny(w, r, "")
+		return
+	}
+	if name == "api/token" {
+		if allowRead(w, r) {
+			h.serveToken(w, r)
+		}
 		return
 	}
 	if name == "api/credentials" {
@@ -228,7 +238,8 @@ func (h *handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	}
 	cfg := pageConfig{APIURL: apiURL, GraphQLURL: apiURL + GraphQLPath, AnonKey: h.opts.AnonKey,
 		ProjectName: h.opts.ProjectName, ProjectRef: h.opts.ProjectRef,
-		HasServiceRoleKey: h.opts.ServiceRoleKey != "", HasManagement: h.opts.ManagementToken != "" && h.opts.ProjectRef != ""}
+		HasServiceRoleKey: h.opts.ServiceRoleKey != "", HasManagement: h.opts.ManagementToken != "" && h.opts.ProjectRef != "",
+		CanMintToken: h.opts.MintToken != nil}
 	var buf bytes.Buffer
 	if err := h.index.Execute(&buf, cfg); err != nil {
 		http.Error(w, "console: could not render the page", http.StatusInternalServerError)

@@ -124,7 +124,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	defer listener.Close()
 	apiURL := "http://" + listener.Addr().String()
 	consoleOpts := console.Options{APIURL: apiURL, AnonKey: anonKey, ServiceRoleKey: serviceRoleKey,
-		ProjectName: projectName(workdir), ProjectRef: projectRef, ManagementToken: managementToken}
+		ProjectName: projectName(workdir), ProjectRef: projectRef, ManagementToken: managementToken,
+		MintToken: console.Minter(keys)}
 	srv, err := stack.New(setupCtx, stack.Options{
 		RequestURL:       dbURL,
 		AdminURL:         authDBURL,

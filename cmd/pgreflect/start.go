@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/console"
 	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/stack"
@@ -152,8 +153,13 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if err := writeProjectEnv(o.dir, env); err != nil {
 		return err
 	}
+	keys, err := auth.NewKeys(secrets.JWTSecret)
+	if err != nil {
+		return err
+	}
 	consoleOpts := console.Options{APIURL: apiURL, AnonKey: secrets.AnonKey, ServiceRoleKey: secrets.ServiceRoleKey,
-		ProjectName: projectName(o.workdir), ProjectRef: secrets.ProjectRef, ManagementToken: secrets.ManagementToken}
+		ProjectName: projectName(o.workdir), ProjectRef: secrets.ProjectRef, ManagementToken: secrets.ManagementToken,
+		MintToken: console.Minter(keys)}
 	srv, err := stack.New(setupCtx, stack.Options{
 		RequestURL:       requestURL,
 		AdminURL:         adminURL,

@@ -32,7 +32,7 @@ func newStack(t *testing.T) *stacktest.Stack {
 		t.Fatal(err)
 	}
 	return stacktest.New(t, stacktest.Options{Demo: true, Console: func(anon string) http.Handler {
-		return console.Handler(console.Options{AnonKey: anon, MintToken: console.Minter(keys)})
+		return console.Handler(console.Options{AnonKey: anon, MintToken: console.Minter(keys), SearchPath: []string{"public", "extensions"}})
 	}})
 }
 
@@ -73,6 +73,10 @@ func TestBrowserConsole(t *testing.T) {
 		}
 		if got := tb.EvalString(`document.getElementById('graphql-url').value`); got != s.URL+"/graphql/v1" {
 			t.Errorf("GraphQL URL field = %q, want %q", got, s.URL+"/graphql/v1")
+		}
+		// Issue 22: Studio shows the exposed schemas; the console did not.
+		if got := tb.EvalString(`document.getElementById('exposed-schemas').value`); got != "public, extensions" {
+			t.Errorf("exposed schemas = %q, want the search path", got)
 		}
 		html := tb.EvalString(`document.documentElement.outerHTML`)
 		for name, secret := range map[string]string{"service_role key": s.Service, "JWT secret": stacktest.JWTSecret} {

@@ -125,7 +125,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	apiURL := "http://" + listener.Addr().String()
 	consoleOpts := console.Options{APIURL: apiURL, AnonKey: anonKey, ServiceRoleKey: serviceRoleKey,
 		ProjectName: projectName(workdir), ProjectRef: projectRef, ManagementToken: managementToken,
-		MintToken: console.Minter(keys)}
+		MintToken: console.Minter(keys), SearchPath: searchPath}
 	srv, err := stack.New(setupCtx, stack.Options{
 		RequestURL:       dbURL,
 		AdminURL:         authDBURL,

@@ -159,7 +159,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	}
 	consoleOpts := console.Options{APIURL: apiURL, AnonKey: secrets.AnonKey, ServiceRoleKey: secrets.ServiceRoleKey,
 		ProjectName: projectName(o.workdir), ProjectRef: secrets.ProjectRef, ManagementToken: secrets.ManagementToken,
-		MintToken: console.Minter(keys)}
+		MintToken: console.Minter(keys), SearchPath: searchPath}
 	srv, err := stack.New(setupCtx, stack.Options{
 		RequestURL:       requestURL,
 		AdminURL:         adminURL,

@@ -54,6 +54,11 @@
   $('general-api-url').value = cfg.apiUrl;
   $('api-url').value = cfg.apiUrl;
   $('graphql-url').value = cfg.graphqlUrl;
+  if (cfg.searchPath && cfg.searchPath.length) {
+    $('exposed-schemas').value = cfg.searchPath.join(', ');
+  } else {
+    document.querySelectorAll('.exposed-schemas').forEach(function (el) { el.hidden = true; });
+  }
   $('anon-key').value = cfg.anonKey;
   $('callback-url').value = cfg.apiUrl + '/auth/v1/callback';
   // The standalone page opens on this project, and links back here.

@@ -191,19 +191,19 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if cluster == nil {
 		return serveStack(ctx, srv, listener, sf)
 	}
-	return serveSupervised(ctx, srv, listener, sf, cluster, stderr)
+	return serveSupervised(ctx, srv, listener, sf, cluster, apiLogin{adminURL: adminURL, requestURL: requestURL}, stderr)
 }
 
 // serveSupervised serves until ctx is done while superviseCluster keeps the project's PostgreSQL running; when
 // PostgreSQL cannot be restarted it stops serving and returns why. The supervisor has ended when it returns,
 // so that it cannot restart PostgreSQL behind start's own shutdown of it.
-func serveSupervised(ctx context.Context, srv *stack.Stack, listener net.Listener, sf *serverFlags, cluster *pgcluster.Cluster, stderr io.Writer) error {
+func serveSupervised(ctx context.Context, srv *stack.Stack, listener net.Listener, sf *serverFlags, cluster *pgcluster.Cluster, login apiLogin, stderr io.Writer) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	supervisor := make(chan struct{})
 	go func() {
 		defer close(supervisor)
-		if err := superviseCluster(ctx, cluster, clusterCheckInterval, stderr); err != nil {
+		if err := superviseCluster(ctx, cluster, login, clusterCheckInterval, stderr); err != nil {
 			cancel(err)
 		}
 	}()

@@ -881,6 +881,28 @@ func TestStartRestartsItsPostgreSQL(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
+	// Issue 22: setup's hint followed on this cluster (a new password for authenticator) cut the running start
+	// off; start gives the role back the project's password.
+	fromDir, err := readProjectEnv(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(context.Background(), env["DB_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = admin.Exec(context.Background(), `alter role authenticator password 'changed-by-hand'`)
+	admin.Close(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(t, "The password of authenticator on this project's PostgreSQL was changed", 0)
+	login, err := pgx.Connect(context.Background(), withUser(env["DB_URL"], "authenticator", fromDir[authenticatorPasswordKey]))
+	if err != nil {
+		t.Fatalf("the API's login after start restored it: %v", err)
+	}
+	login.Close(context.Background())
+
 	// With its port taken, PostgreSQL cannot come back: start exits and says why.
 	killPostmaster()
 	var taken net.Listener

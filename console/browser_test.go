@@ -179,6 +179,22 @@ func TestBrowserConsole(t *testing.T) {
 		}
 	})
 
+	t.Run("a subscription in GraphiQL updates the result after an insert", func(t *testing.T) {
+		tb := b.NewTab(ctx, t)
+		tb.Navigate(s.URL + "/console/#api-docs/graphql/graphiql")
+		tb.WaitFor(`document.getElementById('graphiql').dataset.schema === 'loaded'`, 20*time.Second)
+		first := runQuery(t, tb, "subscription {\n  blogCollection(orderBy: [{id: AscNullsLast}]) {\n"+
+			"    edges { node { name } }\n  }\n}")
+		if !strings.Contains(first, `"Bob builds"`) || strings.Contains(first, "Live from another session") {
+			t.Fatalf("first answer of the subscription:\n%s", first)
+		}
+		if _, err := s.Admin.Exec(ctx, `insert into blog (owner_id, name) select owner_id, 'Live from another session' from blog limit 1`); err != nil {
+			t.Fatal(err)
+		}
+		tb.WaitFor(`document.querySelector('.graphiql-response .CodeMirror').CodeMirror.getValue().includes('Live from another session')`, 15*time.Second)
+		tb.Screenshot(filepath.Join(shots, "console-graphiql-subscription.png"))
+	})
+
 	t.Run("standalone page as a file takes url and apikey from the query string", func(t *testing.T) {
 		page, err := filepath.Abs("assets/graphiql.html")
 		if err != nil {

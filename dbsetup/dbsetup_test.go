@@ -510,8 +510,17 @@ func TestLoadDemo(t *testing.T) {
 	if accounts != 2 || posts != 3 || fks != 2 {
 		t.Errorf("accounts=%d posts=%d foreign keys=%d; want 2, 3, 2 (a second LoadDemo must not reload)", accounts, posts, fks)
 	}
-	if comment != `@graphql({"introspection": true})` {
+	if comment != `@graphql({"introspection": true, "features": ["subscriptions"]})` {
 		t.Errorf("comment on schema public = %q", comment)
+	}
+	// The view checks the caller's privileges where the server can (15 and later; 14 lacks the option).
+	var options string
+	if err := conn.QueryRow(ctx, `select coalesce(array_to_string(reloptions, ','), '') from pg_class
+		where oid = 'public.released_post'::regclass`).Scan(&options); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[bool]string{true: "security_invoker=true", false: ""}[pgtest.ServerMajor(t) >= 15]; options != want {
+		t.Errorf("released_post options = %q on PostgreSQL %d, want %q", options, pgtest.ServerMajor(t), want)
 	}
 
 	// The to-do table: each user sees their own rows, inserts default to their id, anon sees nothing.

@@ -33,10 +33,15 @@ type fixture struct {
 	admin   *pgx.Conn
 	pool    *pgxpool.Pool
 	srv     *httptest.Server
+	server  *Server
 	logs    *testenv.SyncBuffer
 	keys    *auth.Keys
 	anon    string
 	service string
+	// live are the subscription limits of the servers start starts; changes, when set, their change feed's URL.
+	live    LiveLimits
+	changes string
+	dbURL   string // superuser
 }
 
 func newFixture(t testing.TB, schema string) *fixture {
@@ -69,16 +74,36 @@ func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture 
 	keys, _ := auth.NewKeys(secret)
 	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
 	service, _ := keys.SignAPIKey("service_role", "abcdefghijklmnopqrst")
-	logs := &testenv.SyncBuffer{}
-	s, err := New(ctx, Options{Pool: pool, Keys: keys, AnonKey: anon, ServiceRoleKey: service, MaxBodyBytes: 4096,
-		Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(logs, testWriter{t}), nil)), Metrics: metrics})
+	f := &fixture{t: t, admin: admin, pool: pool, keys: keys, anon: anon, service: service, logs: &testenv.SyncBuffer{}, dbURL: dbURL}
+	f.server, f.srv = f.start(metrics)
+	return f
+}
+
+// start serves a new instance of the API on the fixture's database.
+func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
+	f.t.Helper()
+	s, err := New(context.Background(), Options{Pool: f.pool, Keys: f.keys, AnonKey: f.anon, ServiceRoleKey: f.service,
+		MaxBodyBytes: 4096, Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil)), Metrics: metrics,
+		LiveLimits: f.live, ChangesURL: f.changes})
 	if err != nil {
-		t.Fatal(err)
+		f.t.Fatal(err)
 	}
-	t.Cleanup(s.Close)
+	f.t.Cleanup(s.Close)
 	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	return &fixture{t: t, admin: admin, pool: pool, srv: srv, keys: keys, anon: anon, service: service, logs: logs}
+	f.t.Cleanup(srv.Close)
+	return s, srv
+}
+
+// secondServer is another instance on the same database, as a fixture of its own, with the subscription
+// limits given (zero: the defaults) and the change feed when changes is set.
+func (f *fixture) secondServer(live LiveLimits, changes bool) *fixture {
+	g := *f
+	g.live = live
+	if changes {
+		g.changes = f.dbURL
+	}
+	g.server, g.srv = g.start(nil)
+	return &g
 }
 
 // testWriter shows log output with the test's own output.

@@ -25,6 +25,8 @@ type request struct {
 	// limits bound the operation; zero fields take their defaults, so a request built without them is still
 	// bounded.
 	limits Limits
+	// reads collects the relations planned over (what a live query depends on).
+	reads readSet
 }
 
 // selection is a field after fragments, @skip/@include and merging are applied.
@@ -142,9 +144,6 @@ func selectOperation(doc *ast.QueryDocument, name string) (*ast.OperationDefinit
 	}
 	if chosen == nil {
 		return nil, errOperationNotFound()
-	}
-	if chosen.Operation == ast.Subscription {
-		return nil, errSubscription()
 	}
 	return chosen, nil
 }

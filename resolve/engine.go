@@ -29,6 +29,9 @@ type Request struct {
 	Query         string          `json:"query"`
 	Variables     json.RawMessage `json:"variables,omitempty"`
 	OperationName string          `json:"operationName,omitempty"`
+	// StreamCursor, for a stream subscription, replaces its cursor's initial value: the last value sent, so
+	// that the next batch starts after it. Clients cannot set it.
+	StreamCursor json.RawMessage `json:"-"`
 }
 
 // Options configure an Engine.
@@ -178,7 +181,7 @@ func (e *Engine) build(cat *reflect.Catalog) *gqlschema.Schema {
 // run answers req against schema: from the compiled-request cache when it can, running the statements in
 // one round trip.
 func (e *Engine) run(ctx context.Context, conn *pgx.Conn, schema *gqlschema.Schema, req Request, b batch) []byte {
-	c := e.compiled.get(ctx, schema, req, func() *compiled { return compile(ctx, schema, e.opts.Limits, req) })
+	c := e.compiled.get(ctx, schema, req, false, func() *compiled { return compile(ctx, schema, e.opts.Limits, req) })
 	if c.response != nil {
 		return c.response
 	}

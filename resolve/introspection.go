@@ -35,8 +35,9 @@ type introspector struct {
 	// subs memoises collect: a selection's sub-selections are the same on every object it is resolved for,
 	// and the standard introspection query resolves the same few selections thousands of times.
 	subs map[introSubKey][]*selection
-	// mutation is the Mutation type when introspection shows it (it has a visible field), else nil.
-	mutation *gqlschema.Type
+	// mutation and subscription are the root types when introspection shows them (they have a visible field),
+	// else nil.
+	mutation, subscription *gqlschema.Type
 }
 
 type introSubKey struct {
@@ -48,6 +49,9 @@ func newIntrospector(r *request) *introspector {
 	in := &introspector{r: r, subs: map[introSubKey][]*selection{}}
 	if m := r.schema.Mutation; m != nil && !m.Hidden && len(in.fields(m)) > 0 {
 		in.mutation = m
+	}
+	if sub := r.schema.Subscription; sub != nil && len(in.fields(sub)) > 0 {
+		in.subscription = sub
 	}
 	return in
 }
@@ -76,7 +80,11 @@ func (r *request) resolveSchema(sel *selection) (any, error) {
 			v, err := in.typeValue(s, gqlschema.Named(in.mutation.Name))
 			return v, true, err
 		case "subscriptionType":
-			return nil, true, nil
+			if in.subscription == nil {
+				return nil, true, nil
+			}
+			v, err := in.typeValue(s, gqlschema.Named(in.subscription.Name))
+			return v, true, err
 		case "directives":
 			v, err := introList(in, s, "__Directive", errUnknownDirectiveField, metaDirectives, in.directiveField)
 			return v, true, err
@@ -164,6 +172,8 @@ func (in *introspector) named(name string) *gqlschema.Type {
 		return nil
 	case t == in.r.schema.Mutation:
 		return in.mutation
+	case t == in.r.schema.Subscription:
+		return in.subscription
 	}
 	return t
 }

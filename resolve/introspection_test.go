@@ -600,6 +600,12 @@ func TestIntrospectionGraphQLJS(t *testing.T) {
 			`addNumbers(a: Int!, b: Int = 1): Int`,
 			`archiveBlog(blogId: Int!): Blog`,
 			`orderBy: [BlogOrderBy!]`,
+		}, absent: []string{`type Subscription`}},
+		{name: "subscriptions", setup: introDemoSQL + `comment on table blog is e'@graphql({"features": ["subscriptions"]})';`, sdl: []string{
+			"type Subscription {\n  \"\"\"Retrieve a record of type `Blog` by its primary key\"\"\"\n  blogByPk(",
+			"\"\"\"A pagable collection of type `Blog`\"\"\"\n  blogCollection(",
+			"): [Blog!]!", `input BlogStreamCursor {`, `initialValue: BlogStreamCursorValue!`, `ordering: StreamOrdering = ASC`,
+			`enum StreamOrdering {`,
 		}},
 		{name: "every type", setup: introAllTypesSQL, sdl: []string{
 			`c_bool: Boolean`, `c_int2: Int`, `c_int8: BigInt`, `c_float4: Float`, `c_numeric: BigFloat`,
@@ -611,6 +617,16 @@ func TestIntrospectionGraphQLJS(t *testing.T) {
 		{name: "no tables", setup: `comment on schema public is '@graphql({"introspection": true})';`, sdl: []string{
 			`node(`, `interface Node {`,
 		}, absent: []string{`type Mutation`}},
+		// Issue 18: a keyless view reached only through a computed field is an object type without Node.
+		{name: "keyless view through a computed field", setup: `
+comment on schema public is '@graphql({"introspection": true})';
+create table users(id int primary key, phone text);
+create view users_with_phone as select id, phone from users where phone is not null;
+create table polls(id int primary key, user_id int references users(id));
+create function author(rec polls) returns users_with_phone stable language sql as $$ select * from users_with_phone where id = rec.user_id $$;
+grant select on users, users_with_phone, polls to anon, authenticated, service_role;`, sdl: []string{
+			"type users_with_phone {\n  id: Int\n  phone: String\n}", `author: users_with_phone`,
+		}, absent: []string{`users_with_phoneCollection`, `type users_with_phone implements`}},
 		{name: "hidden schema", setup: introHiddenSQL, searchPath: "public, private", sdl: []string{
 			`type Blog implements Node {`,
 		}, absent: []string{`type Account `, `enum Level`, `LevelFilter`, `accountCollection`}},

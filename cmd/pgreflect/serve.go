@@ -146,6 +146,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		ReadURLs:         readDBURLs,
 		StatementMode:    sf.statementMode,
 		BuildVersion:     buildVersion(),
+		LiveLimits:       sf.live,
+		ChangesURL:       sf.changesURL,
 	})
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pgreflect/pgreflect/config"
+	"github.com/pgreflect/pgreflect/httpapi"
 	"github.com/pgreflect/pgreflect/internal/stack"
 	"github.com/pgreflect/pgreflect/resolve"
 )
@@ -30,6 +31,9 @@ type serverFlags struct {
 	statementTimeout time.Duration
 	// statementMode is auto, prepared or unnamed (stack.ParseConnConfig).
 	statementMode string
+	// live bounds subscriptions; changesURL is the change feed's connection (stack.Options).
+	live       httpapi.LiveLimits
+	changesURL string
 }
 
 func addServerFlags(fs *flag.FlagSet) *serverFlags {
@@ -48,6 +52,11 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 	fs.IntVar(&f.requests.MaxDepth, "max-depth", r.MaxDepth, "deepest nesting of a GraphQL request (-1: no limit)")
 	fs.IntVar(&f.requests.MaxAliases, "max-aliases", r.MaxAliases, "most aliases of a GraphQL request (-1: no limit)")
 	fs.DurationVar(&f.statementTimeout, "statement-timeout", 8*time.Second, "statement_timeout of a request whose role sets none (alter role ... set statement_timeout)")
+	l := httpapi.DefaultLiveLimits()
+	fs.DurationVar(&f.live.PollInterval, "live-poll-interval", l.PollInterval, "how often live queries (subscriptions) are refreshed where the change feed cannot tell what changed: without logical decoding, behind a pooler, for functions and views")
+	fs.IntVar(&f.live.PerConnection, "max-subscriptions-per-connection", l.PerConnection, "most operations on one subscription WebSocket")
+	fs.IntVar(&f.live.PerInstance, "max-subscriptions", l.PerInstance, "most subscriptions this server holds")
+	fs.StringVar(&f.changesURL, "changes-db-url", os.Getenv("PGREFLECT_CHANGES_DATABASE_URL"), "database URL of a role with REPLICATION that may add tables to publication pgreflect_live, for the live queries' change feed (env PGREFLECT_CHANGES_DATABASE_URL; default: the auth database URL; off: none; without a feed live queries are polled)")
 	fs.StringVar(&f.statementMode, "statement-mode", envOr("PGREFLECT_STATEMENT_MODE", stack.StatementModeAuto), "prepared (named prepared statements, for direct connections), unnamed (for a pooler in transaction mode: PgBouncer, Supavisor on port 6543; the schema version is then polled), or auto: unnamed when the database URL has pgbouncer=true, port 6543 or default_query_exec_mode=exec (env PGREFLECT_STATEMENT_MODE)")
 	return f
 }
@@ -63,6 +72,9 @@ func (f *serverFlags) check() error {
 		return fmt.Errorf("--statement-mode must be auto, prepared or unnamed, not %q", f.statementMode)
 	}
 	l := f.limits
+	if f.live.PollInterval < 0 || f.live.PerConnection < 0 || f.live.PerInstance < 0 {
+		return errors.New("--live-poll-interval and the subscription limits must not be negative")
+	}
 	if f.poolSize < 0 || l.ReadHeaderTimeout < 0 || l.ReadTimeout < 0 || l.WriteTimeout < 0 || l.IdleTimeout < 0 || l.MaxConnections < 0 {
 		return errors.New("--pool-size, the timeouts and --max-connections must not be negative")
 	}

@@ -179,6 +179,8 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		Logger:           sf.logger(stderr),
 		StatementMode:    sf.statementMode,
 		BuildVersion:     buildVersion(),
+		LiveLimits:       sf.live,
+		ChangesURL:       sf.changesURL,
 	})
 	if err != nil {
 		return err
@@ -261,6 +263,8 @@ func startLocalCluster(ctx context.Context, dir string, port int, stderr io.Writ
 		DataDir:  filepath.Join(dir, dataDirName),
 		Port:     port,
 		Password: localPassword,
+		// Live queries follow changes by logical decoding (docs/subscriptions.md).
+		Settings: []string{"wal_level=logical"},
 	})
 	if err != nil {
 		return nil, false, err

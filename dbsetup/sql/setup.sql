@@ -98,3 +98,14 @@ end
 $setup$;
 
 grant usage on schema auth to anon, authenticated, service_role;
+
+-- Live queries (the subscriptions feature) learn which tables changed by logical decoding of this publication.
+-- It starts empty: the server adds the tables that subscriptions read and that have a primary key, since a
+-- publication of every table would make UPDATE and DELETE fail on tables without a replica identity.
+do $live$
+begin
+  if not exists (select from pg_publication where pubname = 'pgreflect_live') then
+    create publication pgreflect_live;
+  end if;
+end
+$live$;

@@ -389,6 +389,13 @@ func (e explainer) fieldChanged(c *Change) string {
 	switch {
 	case pick.fn != nil:
 		return fmt.Sprintf("function %s.%s changed", pick.fn.SQL.Schema.Name, pick.fn.SQL.Name)
+	case pick.rel != nil && ok1 && ok2 && ntg.rel != nil && pick.rel.FK.Unchecked != ntg.rel.FK.Unchecked:
+		// an unchecked key (NOT VALID, NOT ENFORCED) makes the to-one field nullable
+		fk := ntg.rel.FK
+		if fk.Unchecked {
+			return fmt.Sprintf("foreign key %s on %s no longer checks existing rows (NOT VALID or NOT ENFORCED)", fk.Name, qualified(fk.Local))
+		}
+		return fmt.Sprintf("foreign key %s on %s validated", fk.Name, qualified(fk.Local))
 	case pick.rel != nil && ok1 && ok2 && ntg.rel != nil:
 		return columnsChanged(pick.rel.FK.Local, pick.rel.FK.LocalColumns, ntg.rel.FK.Local)
 	case pick.column != nil && ok1 && ok2 && ntg.column != nil:

@@ -130,6 +130,37 @@ func TestMigrationsClassified(t *testing.T) {
 	}
 }
 
+// A foreign key added NOT VALID gives a nullable to-one field; validating it makes the field non-null, and the
+// reason names the key rather than its columns, which did not change.
+func TestValidatingAForeignKeyExplained(t *testing.T) {
+	ctx := context.Background()
+	conn := newDB(t)
+	if _, err := conn.Exec(ctx, `alter table blog alter column owner_id set not null;
+		alter table blog drop constraint blog_owner_id_fkey;
+		alter table blog add constraint blog_owner_id_fkey foreign key (owner_id) references account (id) not valid`); err != nil {
+		t.Fatal(err)
+	}
+	before := load(t, conn, "authenticated")
+	if _, err := conn.Exec(ctx, `alter table blog validate constraint blog_owner_id_fkey`); err != nil {
+		t.Fatal(err)
+	}
+	after := load(t, conn, "authenticated")
+	for _, tc := range []struct {
+		from, to schemadiff.Side
+		level    schemadiff.Level
+		reason   string
+	}{
+		{before, after, schemadiff.Safe, "foreign key blog_owner_id_fkey on public.blog validated"},
+		{after, before, schemadiff.Breaking,
+			"foreign key blog_owner_id_fkey on public.blog no longer checks existing rows (NOT VALID or NOT ENFORCED)"},
+	} {
+		changes := schemadiff.Compare(tc.from, tc.to)
+		if len(changes) != 1 || changes[0].Path != "blog.account" || changes[0].Level != tc.level || changes[0].Reason != tc.reason {
+			t.Errorf("changes %+v, want one at blog.account: %s %q", changes, tc.level, tc.reason)
+		}
+	}
+}
+
 // A privilege revoked from one role changes that role's API only.
 func TestRevokeChangesOneRoleOnly(t *testing.T) {
 	conn := newDB(t)

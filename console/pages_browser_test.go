@@ -275,6 +275,16 @@ func TestBrowserConsolePages(t *testing.T) {
 				t.Errorf("management API %s = %v, want %v", k, after[k], want)
 			}
 		}
+		// As on the Providers page, the stored values say they beat config.toml, and reset to it.
+		if got := tb.EvalString(`document.getElementById('urls-source').innerText`); !strings.Contains(got, "overriding supabase/config.toml") ||
+			!strings.Contains(got, fmt.Sprintf("Site URL (config.toml: %v)", before["site_url"])) {
+			t.Errorf("URL Configuration source line: %q", got)
+		}
+		clickInView(tb, "#urls-reset")
+		tb.WaitFor(`document.getElementById('urls-source').innerText.startsWith('Values from supabase/config.toml')`, 10*time.Second)
+		if _, reset := call(t, http.MethodGet, configURL, mgmt, ""); reset["site_url"] != before["site_url"] || reset["jwt_exp"] != before["jwt_exp"] {
+			t.Errorf("after the reset: site URL %v, JWT expiry %v; want config.toml's %v, %v", reset["site_url"], reset["jwt_exp"], before["site_url"], before["jwt_exp"])
+		}
 	})
 
 	// Issue 22: a value saved on this page beat supabase/config.toml's for ever, without a word. The page says

@@ -78,26 +78,31 @@
 
   // sourceLine says where the provider's values come from, with a button that forgets the stored ones.
   function sourceLine(name, id) {
-    var fields = storedFields(name);
+    var prefix = 'external_' + name + '_';
+    return overrideLine(storedFields(name), function (k) { return fieldLabels[k.slice(prefix.length)] || k.slice(prefix.length); },
+      id('source'), id('reset'), 'providers-status', loadProviders.bind(null, name));
+  }
+
+  // overrideLine says whether fields (management API names) come from supabase/config.toml or were stored over
+  // it, with config.toml's values (never a secret's), and a button that forgets the stored ones, then reload().
+  function overrideLine(fields, labelOf, lineID, resetID, statusID, reload) {
     if (fields.length === 0) {
-      return el('p', { className: 'hint source', id: id('source'), text: 'Values from supabase/config.toml (or the defaults).' });
+      return el('p', { className: 'hint source', id: lineID, text: 'Values from supabase/config.toml (or the defaults).' });
     }
     var parts = fields.map(function (k) {
-      var field = k.slice(('external_' + name + '_').length), o = stored[k];
-      var label = fieldLabels[field] || field;
-      return field === 'secret' ? label : label + ' (config.toml: ' + shown(o.file) + ')';
+      return /_secret$/.test(k) ? labelOf(k) : labelOf(k) + ' (config.toml: ' + shown(stored[k].file) + ')';
     });
-    var reset = el('button', { type: 'button', className: 'secondary', id: id('reset'), text: 'Reset to config.toml' });
+    var reset = el('button', { type: 'button', className: 'secondary', id: resetID, text: 'Reset to config.toml' });
     reset.addEventListener('click', function () {
       reset.disabled = true;
       fields.reduce(function (done, k) {
         return done.then(function () { return managementJSON('DELETE', null, '/overrides/' + encodeURIComponent(k)); });
-      }, Promise.resolve()).then(loadProviders.bind(null, name)).catch(function (err) {
+      }, Promise.resolve()).then(reload).catch(function (err) {
         reset.disabled = false;
-        status('providers-status', err.message, 'error');
+        status(statusID, err.message, 'error');
       });
     });
-    return el('div', { className: 'source', id: id('source') }, [
+    return el('div', { className: 'source', id: lineID }, [
       el('p', { className: 'hint', text: 'Set on this page or through the management API, overriding supabase/config.toml: ' + parts.join(', ') + '.' }),
       reset
     ]);
@@ -316,7 +321,11 @@
 
   // loadedURLs are the values the form was filled with: only the fields that differ from them are sent.
   var loadedURLs = null;
+  var urlLabels = { site_url: 'Site URL', uri_allow_list: 'Redirect URLs', jwt_exp: 'JWT expiry' };
   function fillURLs(conf) {
+    var line = overrideLine(Object.keys(urlLabels).filter(function (k) { return stored[k]; }),
+      function (k) { return urlLabels[k]; }, 'urls-source', 'urls-reset', 'urls-status', loadURLs);
+    $('urls-source').replaceWith(line);
     loadedURLs = { site_url: conf.site_url || '', uri_allow_list: conf.uri_allow_list || '', jwt_exp: conf.jwt_exp };
     $('site-url').value = loadedURLs.site_url;
     $('redirect-urls').value = loadedURLs.uri_allow_list.split(',').filter(Boolean).join('\n');
@@ -330,9 +339,10 @@
       return;
     }
     status('urls-status', 'Loading…');
-    managementJSON('GET').then(function (conf) {
+    Promise.all([managementJSON('GET'), managementJSON('GET', null, '/overrides')]).then(function (r) {
+      setStored(r[1]);
       status('urls-status', '');
-      fillURLs(conf);
+      fillURLs(r[0]);
     }).catch(function (err) { status('urls-status', err.message, 'error'); });
   }
   $('urls-form').addEventListener('submit', function (e) {
@@ -349,8 +359,11 @@
     result.className = 'muted';
     result.textContent = 'Saving…';
     managementJSON('PATCH', body).then(function (conf) {
-      fillURLs(conf);
-      result.textContent = 'Saved';
+      return managementJSON('GET', null, '/overrides').then(function (o) {
+        setStored(o);
+        fillURLs(conf);
+        result.textContent = 'Saved';
+      });
     }).catch(function (err) {
       result.textContent = err.message;
       result.className = 'error-text';

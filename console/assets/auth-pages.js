@@ -244,18 +244,24 @@
     (o.overrides || []).forEach(function (x) { stored[x.field] = x; });
   }
 
-  function loadProviders(open) {
-    $('provider-list').dataset.loaded = '';
+  // loadConfig reads the configuration and the stored overrides for a page, saying so in its statusID banner,
+  // and gives the configuration to show.
+  function loadConfig(statusID, show) {
     if (!cfg.hasManagement) {
-      status('providers-status', 'The management API is off: this server was started without a management token.');
+      status(statusID, 'The management API is off: this server was started without a management token.');
       return;
     }
-    status('providers-status', 'Loading…');
+    status(statusID, 'Loading…');
     Promise.all([managementJSON('GET'), managementJSON('GET', null, '/overrides')]).then(function (r) {
       setStored(r[1]);
-      status('providers-status', '');
-      renderProviders(r[0], typeof open === 'string' ? open : 'google');
-    }).catch(function (err) { status('providers-status', err.message, 'error'); });
+      status(statusID, '');
+      show(r[0]);
+    }).catch(function (err) { status(statusID, err.message, 'error'); });
+  }
+
+  function loadProviders(open) {
+    $('provider-list').dataset.loaded = '';
+    loadConfig('providers-status', function (conf) { renderProviders(conf, typeof open === 'string' ? open : 'google'); });
   }
 
   // ---- Users ----
@@ -334,16 +340,7 @@
   }
   function loadURLs() {
     $('urls-form').dataset.loaded = '';
-    if (!cfg.hasManagement) {
-      status('urls-status', 'The management API is off: this server was started without a management token.');
-      return;
-    }
-    status('urls-status', 'Loading…');
-    Promise.all([managementJSON('GET'), managementJSON('GET', null, '/overrides')]).then(function (r) {
-      setStored(r[1]);
-      status('urls-status', '');
-      fillURLs(r[0]);
-    }).catch(function (err) { status('urls-status', err.message, 'error'); });
+    loadConfig('urls-status', fillURLs);
   }
   $('urls-form').addEventListener('submit', function (e) {
     e.preventDefault();

@@ -81,12 +81,20 @@ func (f *serverFlags) check() error {
 	return nil
 }
 
-// logger writes to stderr in the chosen format.
+// logger writes to stderr in the chosen format. JSON logs write durations as the text logs do ("10s"), not
+// as slog's default integer of nanoseconds, which no reader of a log takes for ten seconds.
 func (f *serverFlags) logger(stderr io.Writer) *slog.Logger {
 	if f.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(stderr, nil))
+		return slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{ReplaceAttr: durationAsText}))
 	}
 	return slog.New(slog.NewTextHandler(stderr, nil))
+}
+
+func durationAsText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
 
 // serveStack serves st on listener, and /metrics on --metrics-addr when given, until ctx is done.

@@ -222,6 +222,7 @@ func (s *Service) codeFlowProvider(st *settings, name string) (oidc.Provider, er
 		issuer = oidc.GoogleIssuer
 	}
 	if !ok && name != "google" || issuer == "" {
+		//lint:ignore ST1005 Supabase Auth's text, byte for byte (auth-api.md)
 		return oidc.Provider{}, fmt.Errorf("Provider %s could not be found", name)
 	}
 	if !p.Enabled {

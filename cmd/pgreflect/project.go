@@ -212,12 +212,13 @@ func lockProject(dir string) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	werr := f.Truncate(0)
+	if werr == nil {
+		_, werr = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
-	if err != nil {
+	if werr != nil {
 		f.Close()
-		return nil, fmt.Errorf("write pid file: %w", err)
+		return nil, fmt.Errorf("write pid file: %w", werr)
 	}
 	return f, nil
 }

@@ -7,8 +7,9 @@
 // switches to the request's role and JWT claims inside the request's own transaction.
 //
 // The stages are separate files: compile.go turns a request into statements (cached per schema, document
-// and variables), session.go writes the role and claims prelude, pipeline.go runs a batch in one round trip
-// on prepared statements (stmtcache.go), respond.go writes the response.
+// and variables) and writes the response from their results, session.go writes the role and claims prelude,
+// pipeline.go runs a batch in one round trip on prepared statements (stmtcache.go). live.go and stream.go
+// answer subscriptions (RefreshLive), many subscribers in one round trip.
 package resolve
 
 import (

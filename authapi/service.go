@@ -143,7 +143,7 @@ func (s *Service) AuthHandler() http.Handler {
 	keyed("POST /logout", s.logout)
 	keyed("GET /admin/users", s.adminUsers)
 	keyed("/", func(w http.ResponseWriter, r *http.Request) error {
-		return newError(http.StatusNotFound, "not_found", "Not Found")
+		return newError(http.StatusNotFound, codeNotFound, "Not Found")
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, _ = obs.Ensure(w, r)

@@ -513,6 +513,10 @@ func TestLoadDemo(t *testing.T) {
 	if comment != `@graphql({"introspection": true, "features": ["subscriptions"]})` {
 		t.Errorf("comment on schema public = %q", comment)
 	}
+	// The anon key cannot write the demo: start has nothing to warn of.
+	if writable, err := AnonWritableWithoutRLS(ctx, conn, []string{"public"}); err != nil || len(writable) > 0 {
+		t.Errorf("anon can write %v without row level security (%v)", writable, err)
+	}
 	// The view checks the caller's privileges where the server can (15 and later; 14 lacks the option).
 	var options string
 	if err := conn.QueryRow(ctx, `select coalesce(array_to_string(reloptions, ','), '') from pg_class

@@ -2,11 +2,17 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/internal/testenv"
+	"github.com/pgreflect/pgreflect/pgtest"
 )
 
 // A backend killed in the middle of a request (a Postgres restart, a crash) is answered with the outage's one
@@ -89,6 +95,176 @@ func TestCostlyRegexCutWhileOthersAreServed(t *testing.T) {
 	for _, a := range answers {
 		if a != `{"data": null, "errors": [{"message": "canceling statement due to statement timeout"}]}` {
 			t.Errorf("costly request: %s", a)
+		}
+	}
+}
+
+// A server that stops answering (its processes frozen, as a stuck host or a network partition leaves it) costs
+// a request its statement timeout plus the engine's grace, then the outage's one 503, and the connection is
+// dropped; requests after it are answered 503 in time too (on a fresh connection, which cannot be made), and
+// once the server answers again, so does the API.
+func TestFrozenPrimaryIsOne503InTime(t *testing.T) {
+	cluster := pgtest.StartCluster(t)
+	f := newFixtureOn(t, cluster.URL("postgres"), `create table t(id int primary key); insert into t values (1);
+		grant select on t to anon;`, Options{StatementTimeout: time.Second, PoolTimeout: 2 * time.Second})
+	const query = `{"query": "{ tCollection { edges { node { id } } } }"}`
+	if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, query); status != 200 {
+		t.Fatalf("before the freeze: %d %s", status, body)
+	}
+	thaw := pgtest.Freeze(t, cluster)
+	// Statement timeout 1s + grace 2s, or pool timeout 2s for a new connection; 2s of slack for a loaded machine.
+	const within = 5 * time.Second
+	for i := range 2 {
+		start := time.Now()
+		status, body, id := postGraphQL(t, f.srv.URL, f.anon, query)
+		if elapsed := time.Since(start); elapsed > within {
+			t.Errorf("request %d while frozen answered after %s, want within %s", i, elapsed, within)
+		}
+		if want := `{"data":null,"errors":[{"message":"Database unavailable (request id ` + id + `)"}]}`; status != 503 || body != want {
+			t.Errorf("request %d while frozen: %d %s, want 503 %s", i, status, body, want)
+		}
+	}
+	thaw()
+	testenv.Eventually(t, 15*time.Second, func() string {
+		if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, query); status != 200 {
+			return fmt.Sprintf("after the thaw: %d %s", status, body)
+		}
+		return ""
+	})
+}
+
+// Crashes under load: 25 clients query while the server is killed (pg_ctl stop -m immediate) and started again,
+// six times, with schema changes making requests load their schema concurrently. Every answer is the
+// query's data or the outage's one 503: never a 200 carrying an error, whatever state the crash left pgx in.
+func TestCrashUnderLoadIsOnlyDataOr503(t *testing.T) {
+	cluster := pgtest.StartCluster(t)
+	f := newFixtureOn(t, cluster.URL("postgres"), `create table t(id int primary key); insert into t values (1);
+		grant select on t to anon;`, Options{StatementTimeout: 2 * time.Second, PoolTimeout: 2 * time.Second})
+	const query = `{"query": "{ tCollection { edges { node { id } } } }"}`
+	const data = `{"data": {"tCollection": {"edges": [{"node": {"id": 1}}]}}}`
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var wrong []string
+	answered := map[int]int{}
+	for range 25 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				status, body, id := postGraphQL(t, f.srv.URL, f.anon, query)
+				ok := status == 200 && body == data ||
+					status == 503 && body == `{"data":null,"errors":[{"message":"Database unavailable (request id `+id+`)"}]}`
+				mu.Lock()
+				answered[status]++
+				if !ok {
+					wrong = append(wrong, fmt.Sprintf("%d %s", status, body))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	// Schema changes retire the cached schemas, so that requests load them again, some during the crash.
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			if conn, err := pgx.Connect(ctx, cluster.URL("postgres")); err == nil {
+				_, _ = conn.Exec(ctx, `comment on table t is 'changed'`)
+				conn.Close(context.Background())
+			}
+			time.Sleep(30 * time.Millisecond)
+		}
+	})
+	for range 6 {
+		time.Sleep(500 * time.Millisecond)
+		if err := cluster.Crash(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if err := cluster.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second)
+	stop()
+	wg.Wait()
+	t.Logf("answers by status: %v", answered)
+	if answered[200] == 0 || answered[503] == 0 {
+		t.Errorf("want both data and outages; answers by status: %v", answered)
+	}
+	for i, w := range wrong {
+		if i == 5 {
+			t.Errorf("... and %d more", len(wrong)-5)
+			break
+		}
+		t.Errorf("neither data nor the outage's 503: %s", w)
+	}
+}
+
+// Requests that miss the schema cache together share one load, on one of their connections. When that
+// connection dies during the load, every request waiting on it gets the outage's 503, not a 200 carrying the
+// load's error, though its own connection is fine.
+func TestSharedSchemaLoadLostIsOne503(t *testing.T) {
+	f := newFixture(t, `create table t(id int primary key); insert into t values (1); grant select on t to anon;`)
+	const query = `{"query": "{ tCollection { edges { node { id } } } }"}`
+	// Two connections in the pool, the roles read, and then the schema retired (the watcher reloads it on the
+	// next request after the announcement).
+	var warm sync.WaitGroup
+	for range 2 {
+		warm.Go(func() { postGraphQL(t, f.srv.URL, f.anon, query) })
+	}
+	warm.Wait()
+	ctx := context.Background()
+	if _, err := f.admin.Exec(ctx, `comment on table t is 'changed'`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	// The load's catalog query waits for this lock, so that its backend can be terminated during the load.
+	tx, err := f.admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `lock table pg_catalog.pg_class in access exclusive mode`); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		status   int
+		body, id string
+	}
+	answers := make(chan answer, 2)
+	for range 2 {
+		go func() {
+			status, body, id := postGraphQL(t, f.srv.URL, f.anon, query)
+			answers <- answer{status, body, id}
+		}()
+	}
+	// From another database: the lock on this one's pg_class holds its catalog lookups too.
+	other, err := pgx.Connect(ctx, pgtest.ServerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	testenv.Eventually(t, 10*time.Second, func() string {
+		var waiting bool
+		if err := other.QueryRow(ctx, `select exists(select from pg_stat_activity
+			where usename = 'authenticator' and wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+			return err.Error()
+		}
+		if !waiting {
+			return "no request waits for the lock"
+		}
+		return ""
+	})
+	time.Sleep(200 * time.Millisecond) // for the other request to join the load
+	if _, err := other.Exec(ctx, `select pg_terminate_backend(pid) from pg_stat_activity
+		where usename = 'authenticator' and wait_event_type = 'Lock'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		a := <-answers
+		if want := `{"data":null,"errors":[{"message":"Database unavailable (request id ` + a.id + `)"}]}`; a.status != 503 || a.body != want {
+			t.Errorf("got %d %s\nwant 503 %s", a.status, a.body, want)
 		}
 	}
 }

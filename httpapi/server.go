@@ -5,6 +5,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,7 @@ import (
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/admission"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/reflect"
 	"github.com/pgreflect/pgreflect/resolve"
@@ -75,6 +77,19 @@ type Options struct {
 	GraphQLVersion gqlschema.Version
 	// BuildVersion is pgreflect's own version, sent with every /graphql/v1 response in VersionHeader.
 	BuildVersion string
+	// PoolTimeout bounds a request's wait for a database connection (a free one, or a new one connecting),
+	// as PostgREST's db-pool-acquisition-timeout does; default DefaultPoolTimeout.
+	PoolTimeout time.Duration
+	// RequestTimeout bounds all of a request's database work, whatever its role's statement timeout (the
+	// stack passes the HTTP write timeout, after which no answer can be written); 0: no bound of its own.
+	RequestTimeout time.Duration
+	// PoolShare is the share of each pool's connections that one role, or one credential (the bearer token,
+	// else the API key), may hold at once; more of its requests wait for one of its own to finish, so that a
+	// few slow clients cannot take the connections of all others. 0: DefaultPoolShare; 1 or more: no limit.
+	PoolShare float64
+	// ShareByAddress also limits each client address to PoolShare. Behind a proxy every request comes from
+	// the proxy's address, so it is for servers that clients reach directly.
+	ShareByAddress bool
 }
 
 // VersionHeader carries the server's build version on every /graphql/v1 response.
@@ -93,6 +108,8 @@ type Server struct {
 	// watchers are the schema watcher and the replica follower.
 	watchers sync.WaitGroup
 	replicas []replica
+	// admission limits each client's share of Pool (each replica has its own).
+	admission *admission.Limiter
 	// nextReplica spreads queries over the replicas in turn.
 	nextReplica atomic.Uint64
 	// loginRole is the role the pool connects as: a JWT naming it would run with the login role's own rights
@@ -112,6 +129,9 @@ type assumableRoles struct {
 
 // fresh reports whether r is there and not expired.
 func (r *assumableRoles) fresh() bool { return r != nil && time.Now().Before(r.expires) }
+
+// rolesQueryTimeout bounds the query of the assumable roles, once it has a connection.
+const rolesQueryTimeout = 2 * time.Second
 
 // rolesTTL bounds how long a change of role membership (which no event trigger announces) takes to show.
 const rolesTTL = 10 * time.Second
@@ -138,13 +158,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Limits: opts.RequestLimits, StatementTimeout: opts.StatementTimeout, StatementMode: opts.StatementMode,
 			Version: opts.GraphQLVersion})
 	}
+	opts.PoolTimeout = cmp.Or(opts.PoolTimeout, DefaultPoolTimeout)
+	opts.PoolShare = cmp.Or(opts.PoolShare, DefaultPoolShare)
 	s := &Server{opts: opts, log: opts.Logger, engine: newEngine(), mux: http.NewServeMux(),
-		tokens: auth.NewTokenCache(opts.Keys, 4096)}
+		tokens: auth.NewTokenCache(opts.Keys, 4096), admission: newLimiter(opts.Pool, opts.PoolShare)}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
 	}
 	for _, p := range opts.ReadPools {
-		s.replicas = append(s.replicas, replica{pool: p, engine: newEngine()})
+		s.replicas = append(s.replicas, replica{pool: p, engine: newEngine(), admission: newLimiter(p, opts.PoolShare)})
 	}
 	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
@@ -348,27 +370,30 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	if info := obs.FromContext(r.Context()); info != nil {
 		info.Operation = op
 	}
-	pool, engine := s.opts.Pool, s.engine
+	pool, engine, limiter := s.opts.Pool, s.engine, s.admission
 	if op == "query" && len(s.replicas) > 0 {
 		// Queries only read (pg_graphql shows volatile functions as mutations), so any replica answers them.
 		replica := s.replicas[(s.nextReplica.Add(1)-1)%uint64(len(s.replicas))]
-		pool, engine = replica.pool, replica.engine
+		pool, engine, limiter = replica.pool, replica.engine, replica.admission
 	}
-	conn, err := pool.Acquire(r.Context())
+	ctx := resolve.WithRequestID(r.Context(), obs.RequestID(r.Context()))
+	if s.opts.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.opts.RequestTimeout)
+		defer cancel()
+	}
+	conn, release, err := s.acquire(ctx, r, pool, limiter, session.Role)
 	if err != nil {
-		if r.Context().Err() != nil {
-			return // the client has gone; nobody reads an answer
-		}
-		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: acquire a connection", err)
+		s.writeAcquireFailure(w, r, pool, err)
 		return
 	}
-	defer conn.Release()
-	ctx := resolve.WithRequestID(r.Context(), obs.RequestID(r.Context()))
-	body = engine.ExecuteAs(ctx, conn.Conn(), session, req)
-	if conn.Conn().IsClosed() && r.Context().Err() == nil {
-		// The database went away during the request (the engine has logged how): the outage's one answer.
-		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: connection lost during the request",
-			errors.New("database connection closed"))
+	defer release()
+	body, err = engine.Answer(ctx, conn.Conn(), session, req)
+	if err != nil {
+		if r.Context().Err() == nil { // else the client has gone; nobody reads an answer
+			// The database went away or did not answer in time: the outage's one answer, whatever pgx made of it.
+			s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: database unavailable during the request", err)
+		}
 		return
 	}
 	writeJSON(w, http.StatusOK, body)
@@ -431,6 +456,9 @@ func (s *Server) mayAssume(ctx context.Context, role string) (bool, error) {
 	if r := s.roles.Load(); r.fresh() { // refreshed while this request waited
 		return r.names[role], nil
 	}
+	// The refresh holds every request that needs it: a server that does not answer must not hold them longer.
+	ctx, cancel := context.WithTimeout(ctx, s.opts.PoolTimeout+rolesQueryTimeout)
+	defer cancel()
 	rows, err := s.opts.Pool.Query(ctx, `select rolname::text from pg_roles
 		where pg_has_role(current_user, oid, 'MEMBER') and not rolsuper`)
 	if err != nil {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -26,6 +27,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
+// testClient bounds every request of the tests: a server that does not answer fails the test, never hangs it.
+var testClient = &http.Client{Timeout: 30 * time.Second}
+
 const secret = "test-secret-with-at-least-32-characters!!"
 
 type fixture struct {
@@ -46,8 +50,14 @@ func newFixture(t testing.TB, schema string) *fixture {
 // newFixtureWith is newFixture with metrics.
 func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture {
 	t.Helper()
+	return newFixtureOn(t, pgtest.NewDB(t), schema, Options{Metrics: metrics})
+}
+
+// newFixtureOn serves the database of the superuser URL dbURL, after setup and schema, with the options o
+// (its pool, keys and logger filled in).
+func newFixtureOn(t testing.TB, dbURL, schema string, o Options) *fixture {
+	t.Helper()
 	ctx := context.Background()
-	dbURL := pgtest.NewDB(t)
 	admin, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +80,10 @@ func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture 
 	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
 	service, _ := keys.SignAPIKey("service_role", "abcdefghijklmnopqrst")
 	logs := &testenv.SyncBuffer{}
-	s, err := New(ctx, Options{Pool: pool, Keys: keys, AnonKey: anon, ServiceRoleKey: service, MaxBodyBytes: 4096,
-		Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(logs, testWriter{t}), nil)), Metrics: metrics})
+	o.Pool, o.Keys, o.AnonKey, o.ServiceRoleKey = pool, keys, anon, service
+	o.MaxBodyBytes = cmp.Or(o.MaxBodyBytes, 4096)
+	o.Logger = slog.New(slog.NewJSONHandler(io.MultiWriter(logs, testWriter{t}), nil))
+	s, err := New(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +118,7 @@ func (f *fixture) post(path string, headers map[string]string, body string) (int
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -283,7 +295,7 @@ func postGraphQL(t testing.TB, baseURL, apikey, body string) (status int, answer
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, baseURL+"/graphql/v1", strings.NewReader(body))
 	req.Header.Set("apikey", apikey)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

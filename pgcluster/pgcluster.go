@@ -221,6 +221,16 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	return nil
 }
 
+// Crash stops the server the way a crash does (immediate shutdown: every process exits at once, sessions are
+// cut without a goodbye, and the next start recovers from the WAL).
+func (c *Cluster) Crash(ctx context.Context) error {
+	out, err := c.run(ctx, "pg_ctl", "stop", "-w", "-m", "immediate", "-D", c.opts.DataDir)
+	if err != nil {
+		return fmt.Errorf("pg_ctl stop -m immediate: %w\n%s", err, out)
+	}
+	return nil
+}
+
 // Running reports whether a server is running on the data directory.
 func (c *Cluster) Running(ctx context.Context) bool {
 	_, err := c.run(ctx, "pg_ctl", "status", "-D", c.opts.DataDir)

@@ -49,7 +49,12 @@ type Options struct {
 	Console http.Handler
 	// PoolSize bounds the connections of API requests; 0: Config's [db.pool] pool_size, else DefaultPoolSize.
 	PoolSize int
-	Limits   Limits
+	// PoolTimeout, PoolShare and ShareByAddress bound a request's wait for a connection and each client's
+	// share of the pool (see httpapi.Options); zero values take httpapi's defaults.
+	PoolTimeout    time.Duration
+	PoolShare      float64
+	ShareByAddress bool
+	Limits         Limits
 	// RequestLimits and StatementTimeout bound each GraphQL request (see httpapi.Options).
 	RequestLimits    resolve.Limits
 	StatementTimeout time.Duration
@@ -203,6 +208,11 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		PollSchema:       schemaPoll,
 		GraphQLVersion:   version,
 		BuildVersion:     o.BuildVersion,
+		PoolTimeout:      o.PoolTimeout,
+		PoolShare:        o.PoolShare,
+		ShareByAddress:   o.ShareByAddress,
+		// No answer can be written after the write timeout: the database work stops there too.
+		RequestTimeout: s.limits.WriteTimeout,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)
@@ -299,11 +309,24 @@ func newPool(ctx context.Context, connString, mode string, size int) (*pgxpool.P
 	return pool, pooled, err
 }
 
+// DefaultConnectTimeout bounds a connection's whole start (TCP, TLS, authentication) when the URL's
+// connect_timeout does not: without it a connect to a server that accepts but does not answer waits forever,
+// and holds a place of the pool meanwhile.
+const DefaultConnectTimeout = 5 * time.Second
+
+// keepAlive probes an idle connection after 15 s without traffic, then every 5 s: a server gone from the
+// network (a partition, a host that died without closing its sockets) is noticed within about 30 s instead of
+// the kernel's two hours, for the schema watcher's LISTEN and for idle connections of the pool.
+var keepAlive = net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3}
+
 // openPool opens a pool of at most size connections (0: pgx's default) and checks that it connects.
 func openPool(ctx context.Context, cfg *pgxpool.Config, size int) (*pgxpool.Pool, error) {
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "pgreflect"
 	}
+	cfg.ConnConfig.ConnectTimeout = cmp.Or(cfg.ConnConfig.ConnectTimeout, DefaultConnectTimeout)
+	dialer := &net.Dialer{Timeout: cfg.ConnConfig.ConnectTimeout, KeepAliveConfig: keepAlive}
+	cfg.ConnConfig.DialFunc = dialer.DialContext
 	if size > 0 {
 		cfg.MaxConns = int32(size)
 	}

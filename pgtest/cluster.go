@@ -1,0 +1,119 @@
+package pgtest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pgreflect/pgreflect/pgcluster"
+)
+
+// StartCluster starts a cluster of the calling test's own, for a test that stops, crashes or freezes its
+// server, which the binary's shared server must never be; it is stopped when the test ends.
+func StartCluster(t testing.TB) *pgcluster.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Not t.TempDir: its parent is private, and PostgreSQL may run as another OS user (when tests run as root).
+	dir, err := os.MkdirTemp("", "pgreflect-cluster-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port, err := pgcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if c.Running(ctx) {
+			if err := c.Stop(ctx); err != nil {
+				t.Errorf("pgtest: stop the cluster: %v", err)
+			}
+		}
+	})
+	return c
+}
+
+// Freeze stops the postmaster of c and every process it started with SIGSTOP: the server keeps its sockets
+// open and the kernel keeps accepting and acknowledging, but nothing answers, as with a stuck host or a
+// network partition. The returned thaw (SIGCONT) is also registered to run when the test ends, so that no
+// server stays stopped; calling it more than once is harmless.
+func Freeze(t testing.TB, c *pgcluster.Cluster) (thaw func()) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.DataDir(), "postmaster.pid"))
+	if err != nil {
+		t.Fatalf("pgtest: read the postmaster's pid: %v", err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	postmaster, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil {
+		t.Fatalf("pgtest: postmaster.pid: %v", err)
+	}
+	// The postmaster first, so that it starts no process while its children are stopped.
+	pids := []int{postmaster}
+	if err := syscall.Kill(postmaster, syscall.SIGSTOP); err != nil {
+		t.Fatalf("pgtest: stop the postmaster: %v", err)
+	}
+	var once sync.Once
+	thaw = func() {
+		once.Do(func() {
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGCONT)
+			}
+		})
+	}
+	t.Cleanup(thaw)
+	for _, pid := range childrenOf(t, postmaster) {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return thaw
+}
+
+// childrenOf lists the processes whose parent is pid, from /proc.
+func childrenOf(t testing.TB, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatalf("pgtest: list processes: %v", err)
+	}
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // it has exited
+		}
+		// The fields after the command's parenthesis: state, then the parent's pid.
+		_, rest, ok := strings.Cut(string(stat), ") ")
+		if fields := strings.Fields(rest); ok && len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
+}

@@ -46,6 +46,9 @@ func post(t *testing.T, method, url, key, token string, body any) (int, map[stri
 	return status, out
 }
 
+// testClient bounds every request of the tests: a server that does not answer fails the test, never hangs it.
+var testClient = &http.Client{Timeout: 30 * time.Second}
+
 // send makes a request and decodes its JSON answer; out is nil when the answer is not a JSON object. It does
 // not fail the test, so that goroutines may call it.
 func send(method, url, key, token string, body any) (status int, out map[string]any, raw []byte, err error) {
@@ -68,7 +71,7 @@ func send(method, url, key, token string, body any) (status int, out map[string]
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -254,14 +257,17 @@ func loginURL(c *pgcluster.Cluster) string {
 	return strings.Replace(c.URL("app"), "postgres@", "authenticator@", 1)
 }
 
-func TestReadReplica(t *testing.T) {
+// replicatedStack serves database app of a primary and its streaming replica (queries go to the replica), once
+// the replica has replayed the setup and noteSchema; replicaAdmin is a superuser connection to the replica.
+func replicatedStack(t *testing.T, o stacktest.Options) (s *stacktest.Stack, replica *pgcluster.Cluster, replicaAdmin *pgx.Conn) {
+	t.Helper()
 	primary, replica := startReplicatedPair(t)
 	ctx := context.Background()
 	replicaAdmin, err := pgx.Connect(ctx, replica.URL("app"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer replicaAdmin.Close(ctx)
+	t.Cleanup(func() { replicaAdmin.Close(context.Background()) })
 	// The setup and the schema must have reached the replica before the server logs in there.
 	primaryAdmin, err := pgx.Connect(ctx, primary.URL("app"))
 	if err != nil {
@@ -285,7 +291,13 @@ func TestReadReplica(t *testing.T) {
 		}
 		return ""
 	})
-	s := stacktest.New(t, stacktest.Options{DatabaseURL: primary.URL("app"), ReadURLs: []string{loginURL(replica)}})
+	o.DatabaseURL, o.ReadURLs = primary.URL("app"), []string{loginURL(replica)}
+	return stacktest.New(t, o), replica, replicaAdmin
+}
+
+func TestReadReplica(t *testing.T) {
+	ctx := context.Background()
+	s, _, replicaAdmin := replicatedStack(t, stacktest.Options{})
 
 	// Queries run on the replica, mutations on the primary (a replica refuses writes).
 	testenv.Eventually(t, 5*time.Second, func() string {
@@ -404,6 +416,46 @@ func TestTwoInstancesOnOneDatabase(t *testing.T) {
 	testenv.Eventually(t, time.Second, func() string {
 		if got := graphql(t, b, `{ noteCollection { edges { node { title } } } }`); got != `{"data":{"noteCollection":{"edges":[]}}}` {
 			return got
+		}
+		return ""
+	})
+}
+
+// A replica that stops answering (its processes frozen) costs a query its statement timeout plus the engine's
+// grace, then the outage's one 503; mutations, which go to the primary, are answered meanwhile, and queries are
+// again once the replica answers.
+func TestFrozenReplicaIsOne503InTime(t *testing.T) {
+	s, replica, _ := replicatedStack(t, stacktest.Options{StatementTimeout: time.Second, PoolTimeout: 2 * time.Second})
+	query := map[string]any{"query": "{ inRecovery }"}
+	testenv.Eventually(t, 5*time.Second, func() string {
+		if got := graphql(t, s, `{ inRecovery }`); got != `{"data":{"inRecovery":true}}` {
+			return "query not answered by the replica: " + got
+		}
+		return ""
+	})
+	thaw := pgtest.Freeze(t, replica)
+	// Statement timeout 1s + grace 2s, or pool timeout 2s for a new connection; 2s of slack for a loaded machine.
+	const within = 5 * time.Second
+	for i := range 2 {
+		start := time.Now()
+		status, out, raw, err := send(http.MethodPost, s.URL+"/graphql/v1", s.Service, "", query)
+		if err != nil {
+			t.Fatalf("query %d while the replica is frozen: %v", i, err)
+		}
+		if elapsed := time.Since(start); elapsed > within {
+			t.Errorf("query %d while the replica is frozen answered after %s, want within %s", i, elapsed, within)
+		}
+		if msg, _ := out["errors"].([]any); status != 503 || len(msg) != 1 || !strings.HasPrefix(fmt.Sprint(msg[0]), "map[message:Database unavailable (request id ") {
+			t.Errorf("query %d while the replica is frozen: %d %s", i, status, raw)
+		}
+	}
+	if got := graphql(t, s, `mutation { insertIntoNoteCollection(objects: [{body: "hello"}]) { affectedCount } }`); got != `{"data":{"insertIntoNoteCollection":{"affectedCount":1}}}` {
+		t.Errorf("mutation while the replica is frozen: %s", got)
+	}
+	thaw()
+	testenv.Eventually(t, 15*time.Second, func() string {
+		if got := graphql(t, s, `{ inRecovery }`); got != `{"data":{"inRecovery":true}}` {
+			return "after the thaw: " + got
 		}
 		return ""
 	})

@@ -106,7 +106,7 @@ func TestCostlyRegexCutWhileOthersAreServed(t *testing.T) {
 func TestFrozenPrimaryIsOne503InTime(t *testing.T) {
 	cluster := pgtest.StartCluster(t)
 	f := newFixtureOn(t, cluster.URL("postgres"), `create table t(id int primary key); insert into t values (1);
-		grant select on t to anon;`, Options{StatementTimeout: time.Second, PoolTimeout: 2 * time.Second})
+		grant select on t to anon;`, 0, Options{StatementTimeout: time.Second, PoolTimeout: 2 * time.Second})
 	const query = `{"query": "{ tCollection { edges { node { id } } } }"}`
 	if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, query); status != 200 {
 		t.Fatalf("before the freeze: %d %s", status, body)
@@ -139,7 +139,7 @@ func TestFrozenPrimaryIsOne503InTime(t *testing.T) {
 func TestCrashUnderLoadIsOnlyDataOr503(t *testing.T) {
 	cluster := pgtest.StartCluster(t)
 	f := newFixtureOn(t, cluster.URL("postgres"), `create table t(id int primary key); insert into t values (1);
-		grant select on t to anon;`, Options{StatementTimeout: 2 * time.Second, PoolTimeout: 2 * time.Second})
+		grant select on t to anon;`, 0, Options{StatementTimeout: 2 * time.Second, PoolTimeout: 2 * time.Second})
 	const query = `{"query": "{ tCollection { edges { node { id } } } }"}`
 	const data = `{"data": {"tCollection": {"edges": [{"node": {"id": 1}}]}}}`
 	ctx, stop := context.WithCancel(context.Background())

@@ -50,12 +50,12 @@ func newFixture(t testing.TB, schema string) *fixture {
 // newFixtureWith is newFixture with metrics.
 func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture {
 	t.Helper()
-	return newFixtureOn(t, pgtest.NewDB(t), schema, Options{Metrics: metrics})
+	return newFixtureOn(t, pgtest.NewDB(t), schema, 0, Options{Metrics: metrics})
 }
 
 // newFixtureOn serves the database of the superuser URL dbURL, after setup and schema, with the options o
-// (its pool, keys and logger filled in).
-func newFixtureOn(t testing.TB, dbURL, schema string, o Options) *fixture {
+// (its pool of poolSize connections, 0 for pgx's default, its keys and logger filled in).
+func newFixtureOn(t testing.TB, dbURL, schema string, poolSize int, o Options) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, dbURL)
@@ -71,7 +71,14 @@ func newFixtureOn(t testing.TB, dbURL, schema string, o Options) *fixture {
 	}
 	u, _ := url.Parse(dbURL)
 	u.User = url.User("authenticator")
-	pool, err := pgxpool.New(ctx, u.String())
+	cfg, err := pgxpool.ParseConfig(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if poolSize > 0 {
+		cfg.MaxConns = int32(poolSize)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

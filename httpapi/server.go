@@ -456,22 +456,32 @@ func (s *Server) mayAssume(ctx context.Context, role string) (bool, error) {
 	if r := s.roles.Load(); r.fresh() { // refreshed while this request waited
 		return r.names[role], nil
 	}
-	// The refresh holds every request that needs it: a server that does not answer must not hold them longer.
+	r, err := s.readRoles(ctx)
+	if err != nil {
+		return false, err
+	}
+	s.roles.Store(r)
+	return r.names[role], nil
+}
+
+// readRoles reads the roles the login role may switch to, within PoolTimeout for a connection and
+// rolesQueryTimeout for the query: a refresh holds every request that needs it, and a server that does not
+// answer must not hold them longer.
+func (s *Server) readRoles(ctx context.Context) (*assumableRoles, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.PoolTimeout+rolesQueryTimeout)
 	defer cancel()
 	rows, err := s.opts.Pool.Query(ctx, `select rolname::text from pg_roles
 		where pg_has_role(current_user, oid, 'MEMBER') and not rolsuper`)
 	if err != nil {
-		return false, err
+		return nil, fmt.Errorf("read the assumable roles: %w", err)
 	}
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return false, err
+		return nil, fmt.Errorf("read the assumable roles: %w", err)
 	}
 	r := &assumableRoles{names: make(map[string]bool, len(names)), expires: time.Now().Add(rolesTTL)}
 	for _, n := range names {
 		r.names[n] = true
 	}
-	s.roles.Store(r)
-	return r.names[role], nil
+	return r, nil
 }

@@ -422,9 +422,9 @@ func TestTwoInstancesOnOneDatabase(t *testing.T) {
 }
 
 // A replica that stops answering (its processes frozen) costs a query its statement timeout plus the engine's
-// grace, then the outage's one 503; mutations, which go to the primary, are answered meanwhile, and queries are
-// again once the replica answers.
-func TestFrozenReplicaIsOne503InTime(t *testing.T) {
+// grace, then the outage's one 503; mutations, which go to the primary, are answered meanwhile; /ready says 503
+// and names the replica; and queries are answered again once the replica answers.
+func TestFrozenReplicaIs503AndNotReady(t *testing.T) {
 	s, replica, _ := replicatedStack(t, stacktest.Options{StatementTimeout: time.Second, PoolTimeout: 2 * time.Second})
 	query := map[string]any{"query": "{ inRecovery }"}
 	testenv.Eventually(t, 5*time.Second, func() string {
@@ -452,10 +452,24 @@ func TestFrozenReplicaIsOne503InTime(t *testing.T) {
 	if got := graphql(t, s, `mutation { insertIntoNoteCollection(objects: [{body: "hello"}]) { affectedCount } }`); got != `{"data":{"insertIntoNoteCollection":{"affectedCount":1}}}` {
 		t.Errorf("mutation while the replica is frozen: %s", got)
 	}
+	start := time.Now()
+	status, _, raw, err := send(http.MethodGet, s.URL+"/ready", "", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"status":"unavailable","checks":{"primary":"ok","replica_1":"unavailable","roles":"ok"}}`; status != 503 || string(raw) != want {
+		t.Errorf("/ready while the replica is frozen: %d %s, want 503 %s", status, raw, want)
+	}
+	if elapsed := time.Since(start); elapsed > within {
+		t.Errorf("/ready answered after %s", elapsed)
+	}
 	thaw()
 	testenv.Eventually(t, 15*time.Second, func() string {
 		if got := graphql(t, s, `{ inRecovery }`); got != `{"data":{"inRecovery":true}}` {
 			return "after the thaw: " + got
+		}
+		if status, _, raw, err := send(http.MethodGet, s.URL+"/ready", "", "", nil); err != nil || status != 200 {
+			return fmt.Sprintf("/ready after the thaw: %d %s %v", status, raw, err)
 		}
 		return ""
 	})

@@ -474,3 +474,45 @@ func TestFrozenReplicaIs503AndNotReady(t *testing.T) {
 		return ""
 	})
 }
+
+// Behind PgBouncer, with Postgres stopped, PgBouncer accepts the request's query and waits for a server it
+// cannot reach (server_login_retry): the request's deadline still answers the outage's 503 in time, and once
+// Postgres is back requests are answered again.
+func TestBehindPgBouncerPostgresDownIsA503InTime(t *testing.T) {
+	cluster := pgtest.StartCluster(t)
+	bouncer := pgbouncertest.Start(t, cluster.URL("postgres"), pgbouncertest.Options{PoolSize: 2, Users: map[string]string{"authenticator": ""}})
+	through := func(u string) string { return bouncer.URL(t, u, "authenticator") + "&pgbouncer=true" }
+	s := stacktest.New(t, stacktest.Options{DatabaseURL: cluster.URL("postgres"), Schema: noteSchema, LoginURL: through,
+		StatementTimeout: time.Second, PoolTimeout: 2 * time.Second})
+	const query = `{ noteCollection { edges { node { body } } } }`
+	if got := graphql(t, s, query); got != `{"data":{"noteCollection":{"edges":[]}}}` {
+		t.Fatalf("before the stop: %s", got)
+	}
+	if err := cluster.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Statement timeout 1s + grace 2s, or pool timeout 2s; 2s of slack for a loaded machine.
+	const within = 5 * time.Second
+	for i := range 3 {
+		start := time.Now()
+		status, out, raw, err := send(http.MethodPost, s.URL+"/graphql/v1", s.Service, "", map[string]any{"query": query})
+		if err != nil {
+			t.Fatalf("request %d with Postgres stopped: %v", i, err)
+		}
+		if elapsed := time.Since(start); elapsed > within {
+			t.Errorf("request %d with Postgres stopped answered after %s, want within %s", i, elapsed, within)
+		}
+		if msg, _ := out["errors"].([]any); status != 503 || len(msg) != 1 || !strings.HasPrefix(fmt.Sprint(msg[0]), "map[message:Database unavailable (request id ") {
+			t.Errorf("request %d with Postgres stopped: %d %s", i, status, raw)
+		}
+	}
+	if err := cluster.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 15*time.Second, func() string {
+		if got := graphql(t, s, query); got != `{"data":{"noteCollection":{"edges":[]}}}` {
+			return "after the restart: " + got
+		}
+		return ""
+	})
+}

@@ -106,7 +106,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	setupCtx, cancelSetup := context.WithTimeout(ctx, time.Minute)
 	defer cancelSetup()
-	super, err := ensureSetup(setupCtx, dbURL, sf.statementMode, stderr)
+	super, err := ensureSetup(setupCtx, dbURL, stderr)
 	if err != nil {
 		return err
 	}
@@ -169,8 +169,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 
 // ensureSetup checks that `pgreflect setup` has run on the database; a superuser login role runs it itself.
 // It reports whether the login role is a superuser.
-func ensureSetup(ctx context.Context, dbURL, statementMode string, stderr io.Writer) (super bool, err error) {
-	cfg, _, err := stack.ParseConnConfig(dbURL, statementMode)
+func ensureSetup(ctx context.Context, dbURL string, stderr io.Writer) (super bool, err error) {
+	// Unnamed statements whatever the mode: this one connection gains nothing from pgx's statement cache, whose
+	// named statements clash with another instance's behind a transaction pooler that no URL parameter names.
+	cfg, _, err := stack.ParseConnConfig(dbURL, stack.StatementModeUnnamed)
 	if err != nil {
 		return false, err
 	}

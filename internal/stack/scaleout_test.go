@@ -20,6 +20,7 @@ import (
 	"github.com/pgreflect/pgreflect/config"
 	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/pgbouncertest"
+	"github.com/pgreflect/pgreflect/internal/stack"
 	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgcluster"
 	"github.com/pgreflect/pgreflect/pgtest"
@@ -153,14 +154,7 @@ func TestBehindPgBouncerInTransactionMode(t *testing.T) {
 	if !transactionsMoveBetweenBackends(t, bouncer.URL(t, s.DatabaseURL, "authenticator")) {
 		t.Fatal("every client stayed on one server session: is PgBouncer really pooling transactions?")
 	}
-	// And the prepared mode, which a misconfigured server could still run behind the pooler, never answers
-	// with another client's statement: its statement names are unique to each connection.
-	prepared := stacktest.New(t, stacktest.Options{DatabaseURL: s.DatabaseURL, LoginURL: through, StatementMode: "prepared"})
-	for _, f := range concurrently(t, prepared, 60) {
-		if !strings.Contains(f, `"errors"`) {
-			t.Errorf("a request in prepared mode behind the pooler answered neither data nor an error: %s", f)
-		}
-	}
+	// The prepared mode refuses to start behind it: TestPgBouncerWithoutHintIsDetected.
 }
 
 // transactionsMoveBetweenBackends runs short transactions from four connections at once and reports whether a
@@ -515,4 +509,36 @@ func TestBehindPgBouncerPostgresDownIsA503InTime(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// A URL that goes through PgBouncer in transaction mode without saying so (no pgbouncer=true, not port 6543): the
+// server finds out at start. In auto mode two instances then send unnamed statements and poll the schema version:
+// both start (pgx's own named statements made the second fail with 42P05), answer concurrent requests and see a
+// schema change. In prepared mode the server refuses to start, saying why.
+func TestPgBouncerWithoutHintIsDetected(t *testing.T) {
+	bouncer := pgbouncertest.Start(t, pgtest.ServerURL(t), pgbouncertest.Options{PoolSize: 2, Users: map[string]string{"authenticator": ""}})
+	through := func(u string) string { return bouncer.URL(t, u, "authenticator") }
+	a := stacktest.New(t, stacktest.Options{Schema: noteSchema, LoginURL: through})
+	b := stacktest.New(t, stacktest.Options{DatabaseURL: a.DatabaseURL, LoginURL: through})
+	for _, s := range []*stacktest.Stack{a, b} {
+		if failed := concurrently(t, s, 40); len(failed) > 0 {
+			t.Fatalf("%d of 40 requests failed, e.g. %s", len(failed), failed[0])
+		}
+	}
+	if _, err := a.Admin.Exec(context.Background(), "alter table note add column title text"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*stacktest.Stack{a, b} {
+		testenv.Eventually(t, time.Second+stackPollSlack, func() string {
+			if got := graphql(t, s, `{ noteCollection(first: 1) { edges { node { title } } } }`); strings.Contains(got, "errors") {
+				return got
+			}
+			return ""
+		})
+	}
+	_, err := stack.New(context.Background(), stack.Options{RequestURL: through(a.DatabaseURL), JWTSecret: stacktest.JWTSecret,
+		Config: config.Default(), StatementMode: stack.StatementModePrepared})
+	if err == nil || !strings.Contains(err.Error(), "goes through a pooler in transaction mode") || !strings.Contains(err.Error(), "--statement-mode prepared cannot work") {
+		t.Errorf("prepared mode behind PgBouncer: %v", err)
+	}
 }

@@ -264,7 +264,7 @@ func (s *Stack) authService(ctx context.Context, o Options, setVersion func(gqls
 	if err != nil {
 		return nil, fmt.Errorf("auth database: %w", err)
 	}
-	if pooled && o.StatementMode != StatementModeUnnamed { // the URL itself says so
+	if pooled && o.StatementMode != StatementModeUnnamed { // the URL or the connections say so
 		s.log.Warn("the auth database URL goes through a pooler in transaction mode, where the auth migrations' session lock does not hold: give a direct connection or a pooler in session mode (docs/deploy.md)")
 	}
 	s.closers = append(s.closers, pool.Close)
@@ -292,7 +292,8 @@ func (s *Stack) authService(ctx context.Context, o Options, setVersion func(gqls
 }
 
 // newPool opens a pool of at most size connections (0: pgx's default) with the statement mode (see
-// transactionPooled), checks that it connects, and reports whether it goes through a transaction pooler.
+// transactionPooled), checks that it connects, and reports whether it goes through a transaction pooler (as
+// the URL or the mode says, or as its connections show: sharesSessions).
 func newPool(ctx context.Context, connString, mode string, size int) (*pgxpool.Pool, bool, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
@@ -301,6 +302,12 @@ func newPool(ctx context.Context, connString, mode string, size int) (*pgxpool.P
 	pooled, err := transactionPooled(cfg.ConnConfig, mode)
 	if err != nil {
 		return nil, false, err
+	}
+	if !pooled && mode != StatementModeUnnamed {
+		// pgx's own named statements would clash with another client's on a shared server session.
+		if pooled, _, err = sharesSessions(ctx, cfg.ConnConfig); err != nil {
+			return nil, false, err
+		}
 	}
 	if pooled {
 		prepareNothing(cfg.ConnConfig)

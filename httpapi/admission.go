@@ -21,8 +21,8 @@ import (
 // db-pool-acquisition-timeout.
 const DefaultPoolTimeout = 10 * time.Second
 
-// DefaultPoolShare lets one role or credential hold at most half of a pool: the anon key's slow requests
-// leave the other half to signed-in users and to the service_role key.
+// DefaultPoolShare lets one credential hold at most half of a pool: the anon key's slow requests leave the
+// other half to signed-in users and to the service_role key, and one user's to everyone else.
 const DefaultPoolShare = 0.5
 
 // The texts of the answers of a request that got no connection.
@@ -53,7 +53,10 @@ func (s *Server) acquire(ctx context.Context, r *http.Request, pool *pgxpool.Poo
 	defer cancel()
 	leave := func() {}
 	if limiter != nil {
-		keys := []string{shareRole + ":" + role, shareCredential + ":" + credential(r)}
+		keys := []string{shareCredential + ":" + credential(r)}
+		if s.opts.ShareByRole {
+			keys = append(keys, shareRole+":"+role)
+		}
 		if s.opts.ShareByAddress {
 			host, _, _ := net.SplitHostPort(r.RemoteAddr)
 			keys = append(keys, shareAddress+":"+host)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/pgreflect/pgreflect/pgtest"
 )
 
@@ -53,8 +55,8 @@ func TestPoolTimeoutIsBusy503(t *testing.T) {
 	}
 }
 
-// One role and one API key hold at most their share of the pool: the anon key's slow requests take two of the
-// four connections, a third waits for one of them and is refused (429) when its wait passes the pool timeout,
+// One API key holds at most its share of the pool: the anon key's slow requests take two of the four
+// connections, a third waits for one of them and is refused (429) when its wait passes the pool timeout,
 // and the service_role key's cheap request is answered at once on a connection anon could not take.
 func TestPoolShareKeepsConnectionsForOthers(t *testing.T) {
 	f := newFixtureOn(t, pgtest.NewDB(t), slowSchema, 4, Options{PoolShare: 0.5, PoolTimeout: time.Second})
@@ -63,7 +65,7 @@ func TestPoolShareKeepsConnectionsForOthers(t *testing.T) {
 	wait := startSlow(t, f, f.anon, 2)
 	start := time.Now()
 	status, body, id := postGraphQL(t, f.srv.URL, f.anon, slowQuery)
-	if want := `{"data":null,"errors":[{"message":"Too many concurrent requests of this role: at most 2 of them may use the database at once (request id ` + id + `)"}]}`; status != 429 || body != want {
+	if want := `{"data":null,"errors":[{"message":"Too many concurrent requests of this API key or token: at most 2 of them may use the database at once (request id ` + id + `)"}]}`; status != 429 || body != want {
 		t.Errorf("a third slow anon request: %d %s\nwant 429 %s", status, body, want)
 	}
 	if elapsed := time.Since(start); elapsed < time.Second {
@@ -94,16 +96,7 @@ func TestPoolShareByAddress(t *testing.T) {
 	from := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext}}
 	post := func(client *http.Client, key, body string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/graphql/v1", strings.NewReader(body))
-		req.Header.Set("apikey", key)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Error(err)
-			return 0, ""
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return sendWith(t, client, f.srv.URL, map[string]string{"apikey": key}, body)
 	}
 	var wg sync.WaitGroup
 	for _, key := range []string{f.anon, f.service} {
@@ -118,4 +111,39 @@ func TestPoolShareByAddress(t *testing.T) {
 		t.Errorf("a cheap request from 127.0.0.1: %d %s after %s", status, body, time.Since(start))
 	}
 	wg.Wait()
+}
+
+// With ShareByRole one role holds at most its share too, whatever tokens its requests carry: two users of role
+// anon take two connections and a third user's request waits, then is refused.
+func TestPoolShareByRole(t *testing.T) {
+	f := newFixtureOn(t, pgtest.NewDB(t), slowSchema, 4, Options{PoolShare: 0.5, ShareByRole: true, PoolTimeout: time.Second})
+	postGraphQL(t, f.srv.URL, f.anon, cheapQuery)
+	user := func(sub string) map[string]string {
+		return map[string]string{"apikey": f.anon, "Authorization": "Bearer " + f.userToken(jwt.MapClaims{"role": "anon", "sub": sub, "exp": time.Now().Add(time.Hour).Unix()})}
+	}
+	var wg sync.WaitGroup
+	for _, sub := range []string{"a", "b"} {
+		wg.Go(func() { sendWith(t, testClient, f.srv.URL, user(sub), slowQuery) })
+	}
+	time.Sleep(300 * time.Millisecond)
+	if status, body := sendWith(t, testClient, f.srv.URL, user("c"), slowQuery); status != 429 || !strings.Contains(body, "Too many concurrent requests of this role: at most 2") {
+		t.Errorf("a third user's slow request: %d %s", status, body)
+	}
+	wg.Wait()
+}
+
+// sendWith posts body to /graphql/v1 of baseURL with headers through client; it may run in any goroutine.
+func sendWith(t *testing.T, client *http.Client, baseURL string, headers map[string]string, body string) (int, string) {
+	req, _ := http.NewRequest(http.MethodPost, baseURL+"/graphql/v1", strings.NewReader(body))
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

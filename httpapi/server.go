@@ -83,10 +83,13 @@ type Options struct {
 	// RequestTimeout bounds all of a request's database work, whatever its role's statement timeout (the
 	// stack passes the HTTP write timeout, after which no answer can be written); 0: no bound of its own.
 	RequestTimeout time.Duration
-	// PoolShare is the share of each pool's connections that one role, or one credential (the bearer token,
-	// else the API key), may hold at once; more of its requests wait for one of its own to finish, so that a
-	// few slow clients cannot take the connections of all others. 0: DefaultPoolShare; 1 or more: no limit.
+	// PoolShare is the share of each pool's connections that one credential (the bearer token, else the API
+	// key) may hold at once; more of its requests wait for one of its own to finish, so that a few slow
+	// clients cannot take the connections of all others. 0: DefaultPoolShare; 1 or more: no limit.
 	PoolShare float64
+	// ShareByRole also limits each role to PoolShare, as Hasura's per-role limits do: then one role's
+	// requests (every signed-in user's, say) cannot use the whole pool even when no other role needs it.
+	ShareByRole bool
 	// ShareByAddress also limits each client address to PoolShare. Behind a proxy every request comes from
 	// the proxy's address, so it is for servers that clients reach directly.
 	ShareByAddress bool

@@ -140,6 +140,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		PoolSize:         sf.poolSize,
 		PoolTimeout:      sf.poolTimeout,
 		PoolShare:        sf.poolShare,
+		ShareByRole:      sf.shareByRole,
 		ShareByAddress:   sf.shareByAddress,
 		RequestLimits:    sf.requests,
 		StatementTimeout: sf.statementTimeout,

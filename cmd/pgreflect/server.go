@@ -25,9 +25,11 @@ type serverFlags struct {
 	logFormat   string
 	metricsAddr string
 	poolSize    int
-	// poolTimeout, poolShare and shareByAddress bound the wait for a connection and each client's share.
+	// poolTimeout, poolShare, shareByRole and shareByAddress bound the wait for a connection and each
+	// client's share.
 	poolTimeout    time.Duration
 	poolShare      float64
+	shareByRole    bool
 	shareByAddress bool
 	limits         stack.Limits
 	requests       resolve.Limits
@@ -44,7 +46,8 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "also serve Prometheus /metrics without a key on this address, e.g. 127.0.0.1:9100 (on the API port /metrics needs the service_role key)")
 	fs.IntVar(&f.poolSize, "pool-size", 0, fmt.Sprintf("most database connections of API requests (default: [db.pool] pool_size of supabase/config.toml, else %d on this machine)", stack.DefaultPoolSize()))
 	fs.DurationVar(&f.poolTimeout, "pool-timeout", httpapi.DefaultPoolTimeout, "longest wait of a request for a database connection; then 503 \"Database busy\"")
-	fs.Float64Var(&f.poolShare, "pool-share", httpapi.DefaultPoolShare, "share of the pool one role or one API key or token may hold at once; its further requests wait (then 429); 1: no limit")
+	fs.Float64Var(&f.poolShare, "pool-share", httpapi.DefaultPoolShare, "share of the pool one API key or token may hold at once; its further requests wait (then 429); 1: no limit")
+	fs.BoolVar(&f.shareByRole, "pool-share-by-role", false, "also limit each database role (anon, authenticated, ...) to --pool-share")
 	fs.BoolVar(&f.shareByAddress, "pool-share-by-address", false, "also limit each client address to --pool-share (not behind a proxy, where all requests come from its address)")
 	fs.DurationVar(&f.limits.ReadHeaderTimeout, "read-header-timeout", d.ReadHeaderTimeout, "longest wait for a request's headers")
 	fs.DurationVar(&f.limits.ReadTimeout, "read-timeout", d.ReadTimeout, "longest time to read a whole request, headers and body")

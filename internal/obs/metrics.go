@@ -30,7 +30,7 @@ const (
 	RefusedConnectionCap = "connection_cap"
 	// RefusedPoolTimeout: no database connection became free within the pool timeout.
 	RefusedPoolTimeout = "pool_timeout"
-	// RefusedPoolShare: the client's role, credential or address held its share of the pool all along.
+	// RefusedPoolShare: the client's credential, role or address held its share of the pool all along.
 	RefusedPoolShare = "pool_share"
 )
 

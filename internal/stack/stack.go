@@ -49,10 +49,11 @@ type Options struct {
 	Console http.Handler
 	// PoolSize bounds the connections of API requests; 0: Config's [db.pool] pool_size, else DefaultPoolSize.
 	PoolSize int
-	// PoolTimeout, PoolShare and ShareByAddress bound a request's wait for a connection and each client's
-	// share of the pool (see httpapi.Options); zero values take httpapi's defaults.
+	// PoolTimeout, PoolShare, ShareByRole and ShareByAddress bound a request's wait for a connection and
+	// each client's share of the pool (see httpapi.Options); zero values take httpapi's defaults.
 	PoolTimeout    time.Duration
 	PoolShare      float64
+	ShareByRole    bool
 	ShareByAddress bool
 	Limits         Limits
 	// RequestLimits and StatementTimeout bound each GraphQL request (see httpapi.Options).
@@ -210,6 +211,7 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		BuildVersion:     o.BuildVersion,
 		PoolTimeout:      o.PoolTimeout,
 		PoolShare:        o.PoolShare,
+		ShareByRole:      o.ShareByRole,
 		ShareByAddress:   o.ShareByAddress,
 		// No answer can be written after the write timeout: the database work stops there too.
 		RequestTimeout: s.limits.WriteTimeout,

@@ -18,6 +18,18 @@ import (
 // server, which the binary's shared server must never be; it is stopped when the test ends.
 func StartCluster(t testing.TB) *pgcluster.Cluster {
 	t.Helper()
+	return startCluster(t, func(ctx context.Context, c *pgcluster.Cluster) error { return c.Init(ctx) })
+}
+
+// StartReplica starts a streaming replica of primary (pg_basebackup -R), stopped when the test ends.
+func StartReplica(t testing.TB, primary *pgcluster.Cluster) *pgcluster.Cluster {
+	t.Helper()
+	return startCluster(t, func(ctx context.Context, c *pgcluster.Cluster) error { return c.InitReplica(ctx, primary.Port()) })
+}
+
+// startCluster makes a cluster's data directory with init and starts it.
+func startCluster(t testing.TB, init func(context.Context, *pgcluster.Cluster) error) *pgcluster.Cluster {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// Not t.TempDir: its parent is private, and PostgreSQL may run as another OS user (when tests run as root).
@@ -37,7 +49,7 @@ func StartCluster(t testing.TB) *pgcluster.Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Init(ctx); err != nil {
+	if err := init(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Start(ctx); err != nil {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -195,45 +194,8 @@ const stackPollSlack = 500 * time.Millisecond
 // startReplicatedPair starts a primary and a streaming replica of it (pg_basebackup -R) with database app.
 func startReplicatedPair(t *testing.T) (primary, replica *pgcluster.Cluster) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dir, err := os.MkdirTemp("", "pgreflect-replica-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	// The servers may run as an unprivileged OS user, which must reach the data directories.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	start := func(name string, init func(c *pgcluster.Cluster) error) *pgcluster.Cluster {
-		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		port, err := pgcluster.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, name, "data"), Port: port, Fast: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := init(c); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if err := c.Stop(ctx); err != nil {
-				t.Error(err)
-			}
-		})
-		return c
-	}
-	primary = start("primary", func(c *pgcluster.Cluster) error { return c.Init(ctx) })
+	ctx := context.Background()
+	primary = pgtest.StartCluster(t)
 	admin, err := pgx.Connect(ctx, primary.URL("postgres"))
 	if err != nil {
 		t.Fatal(err)
@@ -242,8 +204,7 @@ func startReplicatedPair(t *testing.T) (primary, replica *pgcluster.Cluster) {
 	if _, err := admin.Exec(ctx, "create database app"); err != nil {
 		t.Fatal(err)
 	}
-	replica = start("replica", func(c *pgcluster.Cluster) error { return c.InitReplica(ctx, primary.Port()) })
-	return primary, replica
+	return primary, pgtest.StartReplica(t, primary)
 }
 
 // loginURL is the URL of database app on c as the login role.
@@ -420,7 +381,6 @@ func TestTwoInstancesOnOneDatabase(t *testing.T) {
 // and names the replica; and queries are answered again once the replica answers.
 func TestFrozenReplicaIs503AndNotReady(t *testing.T) {
 	s, replica, _ := replicatedStack(t, stacktest.Options{StatementTimeout: time.Second, PoolTimeout: 2 * time.Second})
-	query := map[string]any{"query": "{ inRecovery }"}
 	testenv.Eventually(t, 5*time.Second, func() string {
 		if got := graphql(t, s, `{ inRecovery }`); got != `{"data":{"inRecovery":true}}` {
 			return "query not answered by the replica: " + got
@@ -431,17 +391,7 @@ func TestFrozenReplicaIs503AndNotReady(t *testing.T) {
 	// Statement timeout 1s + grace 2s, or pool timeout 2s for a new connection; 2s of slack for a loaded machine.
 	const within = 5 * time.Second
 	for i := range 2 {
-		start := time.Now()
-		status, out, raw, err := send(http.MethodPost, s.URL+"/graphql/v1", s.Service, "", query)
-		if err != nil {
-			t.Fatalf("query %d while the replica is frozen: %v", i, err)
-		}
-		if elapsed := time.Since(start); elapsed > within {
-			t.Errorf("query %d while the replica is frozen answered after %s, want within %s", i, elapsed, within)
-		}
-		if msg, _ := out["errors"].([]any); status != 503 || len(msg) != 1 || !strings.HasPrefix(fmt.Sprint(msg[0]), "map[message:Database unavailable (request id ") {
-			t.Errorf("query %d while the replica is frozen: %d %s", i, status, raw)
-		}
+		expectOutage(t, s, "{ inRecovery }", within, fmt.Sprintf("query %d while the replica is frozen", i))
 	}
 	if got := graphql(t, s, `mutation { insertIntoNoteCollection(objects: [{body: "hello"}]) { affectedCount } }`); got != `{"data":{"insertIntoNoteCollection":{"affectedCount":1}}}` {
 		t.Errorf("mutation while the replica is frozen: %s", got)
@@ -488,17 +438,7 @@ func TestBehindPgBouncerPostgresDownIsA503InTime(t *testing.T) {
 	// Statement timeout 1s + grace 2s, or pool timeout 2s; 2s of slack for a loaded machine.
 	const within = 5 * time.Second
 	for i := range 3 {
-		start := time.Now()
-		status, out, raw, err := send(http.MethodPost, s.URL+"/graphql/v1", s.Service, "", map[string]any{"query": query})
-		if err != nil {
-			t.Fatalf("request %d with Postgres stopped: %v", i, err)
-		}
-		if elapsed := time.Since(start); elapsed > within {
-			t.Errorf("request %d with Postgres stopped answered after %s, want within %s", i, elapsed, within)
-		}
-		if msg, _ := out["errors"].([]any); status != 503 || len(msg) != 1 || !strings.HasPrefix(fmt.Sprint(msg[0]), "map[message:Database unavailable (request id ") {
-			t.Errorf("request %d with Postgres stopped: %d %s", i, status, raw)
-		}
+		expectOutage(t, s, query, within, fmt.Sprintf("request %d with Postgres stopped", i))
 	}
 	if err := cluster.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -540,5 +480,21 @@ func TestPgBouncerWithoutHintIsDetected(t *testing.T) {
 		Config: config.Default(), StatementMode: stack.StatementModePrepared})
 	if err == nil || !strings.Contains(err.Error(), "goes through a pooler in transaction mode") || !strings.Contains(err.Error(), "--statement-mode prepared cannot work") {
 		t.Errorf("prepared mode behind PgBouncer: %v", err)
+	}
+}
+
+// expectOutage sends query and wants the outage's one 503 within the given time; what names the request.
+func expectOutage(t *testing.T, s *stacktest.Stack, query string, within time.Duration, what string) {
+	t.Helper()
+	start := time.Now()
+	status, out, raw, err := send(http.MethodPost, s.URL+"/graphql/v1", s.Service, "", map[string]any{"query": query})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if elapsed := time.Since(start); elapsed > within {
+		t.Errorf("%s: answered after %s, want within %s", what, elapsed, within)
+	}
+	if msg, _ := out["errors"].([]any); status != 503 || len(msg) != 1 || !strings.HasPrefix(fmt.Sprint(msg[0]), "map[message:Database unavailable (request id ") {
+		t.Errorf("%s: %d %s", what, status, raw)
 	}
 }

@@ -80,8 +80,9 @@ type Options struct {
 	// PoolTimeout bounds a request's wait for a database connection (a free one, or a new one connecting),
 	// as PostgREST's db-pool-acquisition-timeout does; default DefaultPoolTimeout.
 	PoolTimeout time.Duration
-	// RequestTimeout bounds all of a request's database work, whatever its role's statement timeout (the
-	// stack passes the HTTP write timeout, after which no answer can be written); 0: no bound of its own.
+	// RequestTimeout bounds all of a request's database work on /graphql/v1, /auth/v1 and /v1, whatever its
+	// role's statement timeout (the stack passes most of the HTTP write timeout, after which no answer can be
+	// written); 0: no bound of its own.
 	RequestTimeout time.Duration
 	// PoolShare is the share of each pool's connections that one credential (the bearer token, else the API
 	// key) may hold at once; more of its requests wait for one of its own to finish, so that a few slow
@@ -260,6 +261,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	// Browsers call the API and the auth routes from any origin; the console and the management API are not
 	// for cross-origin use.
+	if s.opts.RequestTimeout > 0 && (strings.HasPrefix(r.URL.Path, "/auth/v1/") || strings.HasPrefix(r.URL.Path, "/v1/")) {
+		// The auth service and the management API wait on their database under the request's budget too.
+		ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+	}
 	if r.URL.Path != "/graphql/v1" && !strings.HasPrefix(r.URL.Path, "/auth/v1/") {
 		s.mux.ServeHTTP(w, r)
 		return

@@ -2,7 +2,9 @@ package pgtest
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,7 +72,8 @@ func startCluster(t testing.TB, init func(context.Context, *pgcluster.Cluster) e
 // Freeze stops the postmaster of c and every process it started with SIGSTOP: the server keeps its sockets
 // open and the kernel keeps accepting and acknowledging, but nothing answers, as with a stuck host or a
 // network partition. The returned thaw (SIGCONT) is also registered to run when the test ends, so that no
-// server stays stopped; calling it more than once is harmless.
+// server stays stopped (and a watchdog process thaws it after maxFrozen should the test binary die); calling it
+// more than once is harmless.
 func Freeze(t testing.TB, c *pgcluster.Cluster) (thaw func()) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(c.DataDir(), "postmaster.pid"))
@@ -88,10 +91,15 @@ func Freeze(t testing.TB, c *pgcluster.Cluster) (thaw func()) {
 		t.Fatalf("pgtest: stop the postmaster: %v", err)
 	}
 	var once sync.Once
+	var watchdog *exec.Cmd
 	thaw = func() {
 		once.Do(func() {
 			for _, pid := range pids {
 				_ = syscall.Kill(pid, syscall.SIGCONT)
+			}
+			if watchdog != nil {
+				_ = syscall.Kill(-watchdog.Process.Pid, syscall.SIGKILL) // its group: the shell and its sleep
+				_ = watchdog.Wait()
 			}
 		})
 	}
@@ -101,8 +109,24 @@ func Freeze(t testing.TB, c *pgcluster.Cluster) (thaw func()) {
 			pids = append(pids, pid)
 		}
 	}
+	// A test binary that dies (a panic, go test's -timeout) runs no cleanup: a process of its own, which
+	// outlives it, thaws the server after maxFrozen whatever happens.
+	list := make([]string, len(pids))
+	for i, pid := range pids {
+		list[i] = strconv.Itoa(pid)
+	}
+	watchdog = exec.Command("sh", "-c", fmt.Sprintf("sleep %d; kill -CONT %s", int(maxFrozen.Seconds()), strings.Join(list, " ")))
+	watchdog.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := watchdog.Start(); err != nil {
+		watchdog = nil
+		thaw()
+		t.Fatalf("pgtest: start the thaw watchdog: %v", err)
+	}
 	return thaw
 }
+
+// maxFrozen bounds how long Freeze leaves a server stopped when the test cannot thaw it.
+const maxFrozen = 2 * time.Minute
 
 // childrenOf lists the processes whose parent is pid, from /proc.
 func childrenOf(t testing.TB, pid int) []int {

@@ -190,7 +190,7 @@ func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Requ
 // unavailable reports whether err, or the state it left conn in, says the database went away or did not
 // answer in time (an expired deadline: a server that answers reports its own statement timeout first).
 func unavailable(conn *pgx.Conn, err error) bool {
-	return conn.IsClosed() || dberr.Unavailable(err) || errors.Is(err, context.DeadlineExceeded)
+	return conn.IsClosed() || dberr.Unavailable(err)
 }
 
 // unusable closes conn, which an outage left in an unknown state (pgx keeps a connection open after some

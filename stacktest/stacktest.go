@@ -68,6 +68,8 @@ type Options struct {
 	PoolSize         int
 	PoolTimeout      time.Duration
 	PoolShare        float64
+	// Limits are the HTTP server's (stack.Options.Limits).
+	Limits stack.Limits
 }
 
 // Stack is a running server.
@@ -140,7 +142,7 @@ func New(t testing.TB, o Options) *Stack {
 	}
 	opts := stack.Options{
 		RequestURL: loginURL, ReadURLs: o.ReadURLs, StatementMode: o.StatementMode, JWTSecret: JWTSecret, AnonKey: s.Anon, ServiceRoleKey: s.Service,
-		StatementTimeout: o.StatementTimeout, PoolSize: o.PoolSize, PoolTimeout: o.PoolTimeout, PoolShare: o.PoolShare,
+		StatementTimeout: o.StatementTimeout, PoolSize: o.PoolSize, PoolTimeout: o.PoolTimeout, PoolShare: o.PoolShare, Limits: o.Limits,
 		ProjectRef: ProjectRef, ManagementToken: ManagementToken,
 		SearchPath: o.SearchPath, Config: config.Default(), APIURL: s.URL,
 		Logger: slog.New(slog.NewTextHandler(testLog{t}, nil)),

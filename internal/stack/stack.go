@@ -213,8 +213,9 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		PoolShare:        o.PoolShare,
 		ShareByRole:      o.ShareByRole,
 		ShareByAddress:   o.ShareByAddress,
-		// No answer can be written after the write timeout: the database work stops there too.
-		RequestTimeout: s.limits.WriteTimeout,
+		// No answer can be written after the write timeout: the database work stops before it, leaving a
+		// tenth of it to write the outage's answer.
+		RequestTimeout: s.limits.WriteTimeout - s.limits.WriteTimeout/10,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -32,9 +33,9 @@ type readiness struct {
 	Checks map[string]string `json:"checks"`
 }
 
-// ready answers 200 only when every GraphQL request would work: the primary and each read replica answer a
-// real `{ __typename }` request as anon (a connection within the timeout, the schema loaded), and the roles a
-// JWT may name can be read. Otherwise 503, the body naming each part "ok" or "unavailable" (the reasons go to
+// ready answers 200 only when every request would work: the primary and each read replica answer a real
+// `{ __typename }` request as anon (a connection within the timeout, the schema loaded), the roles a JWT may
+// name can be read, and the ReadyChecks pass (the auth service's database). Otherwise 503, the body naming each part "ok" or "unavailable" (the reasons go to
 // the log, not to an unauthenticated caller), so that a load balancer stops sending requests that would fail.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
@@ -49,6 +50,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 			return err
 		},
 	}
+	maps.Copy(checks, s.opts.ReadyChecks)
 	for i, rep := range s.replicas {
 		checks[fmt.Sprintf("replica_%d", i+1)] = func(ctx context.Context) error { return s.answers(ctx, rep.pool, rep.engine) }
 	}

@@ -88,6 +88,9 @@ type Options struct {
 	// key) may hold at once; more of its requests wait for one of its own to finish, so that a few slow
 	// clients cannot take the connections of all others. 0: DefaultPoolShare; 1 or more: no limit.
 	PoolShare float64
+	// ReadyChecks are further parts /ready checks, by name, beside the request pools and the roles (the stack
+	// adds "auth", the auth service's database).
+	ReadyChecks map[string]func(context.Context) error
 	// ShareByRole also limits each role to PoolShare, as Hasura's per-role limits do: then one role's
 	// requests (every signed-in user's, say) cannot use the whole pool even when no other role needs it.
 	ShareByRole bool

@@ -177,9 +177,13 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		schemaPoll = SchemaPollInterval
 	}
 	var api *httpapi.Server // set before serving; the management API switches its engine's version
-	authSvc, err := s.authService(ctx, o, func(v gqlschema.Version) { api.SetGraphQLVersion(v) })
+	authSvc, authPool, err := s.authService(ctx, o, func(v gqlschema.Version) { api.SetGraphQLVersion(v) })
 	if err != nil {
 		return nil, err
+	}
+	var readyChecks map[string]func(context.Context) error
+	if authPool != nil {
+		readyChecks = map[string]func(context.Context) error{"auth": authPool.Ping}
 	}
 	var authHandler, managementHandler http.Handler
 	var pin func(context.Context, string) (gqlschema.Version, error)
@@ -211,6 +215,7 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		BuildVersion:     o.BuildVersion,
 		PoolTimeout:      o.PoolTimeout,
 		PoolShare:        o.PoolShare,
+		ReadyChecks:      readyChecks,
 		ShareByRole:      o.ShareByRole,
 		ShareByAddress:   o.ShareByAddress,
 		// No answer can be written after the write timeout: the database work stops before it, leaving a
@@ -257,22 +262,22 @@ func pinGraphQLVersion(ctx context.Context, configured string, pin func(context.
 const GraphQLVersionPollInterval = 500 * time.Millisecond
 
 // authService starts the service of /auth/v1/ and of the management API (/v1/), which also pins the GraphQL
-// version in the auth schema; without an AdminURL there is none.
-func (s *Stack) authService(ctx context.Context, o Options, setVersion func(gqlschema.Version)) (*authapi.Service, error) {
+// version in the auth schema, and returns it with its pool; without an AdminURL there is none.
+func (s *Stack) authService(ctx context.Context, o Options, setVersion func(gqlschema.Version)) (*authapi.Service, *pgxpool.Pool, error) {
 	if o.AdminURL == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	// The auth service runs a few short statements per sign-in: pgx's default size suits it.
 	pool, pooled, err := newPool(ctx, o.AdminURL, o.StatementMode, 0)
 	if err != nil {
-		return nil, fmt.Errorf("auth database: %w", err)
+		return nil, nil, fmt.Errorf("auth database: %w", err)
 	}
 	if pooled && o.StatementMode != StatementModeUnnamed { // the URL or the connections say so
 		s.log.Warn("the auth database URL goes through a pooler in transaction mode, where the auth migrations' session lock does not hold: give a direct connection or a pooler in session mode (docs/deploy.md)")
 	}
 	s.closers = append(s.closers, pool.Close)
 	if err := s.metrics.RegisterPool("auth", pool); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	svc, err := authapi.New(ctx, authapi.Options{
 		Pool:             pool,
@@ -288,10 +293,10 @@ func (s *Stack) authService(ctx context.Context, o Options, setVersion func(gqls
 		OnGraphQLVersion: setVersion,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("start the auth service: %w", err)
+		return nil, nil, fmt.Errorf("start the auth service: %w", err)
 	}
 	s.closers = append(s.closers, svc.Close)
-	return svc, nil
+	return svc, pool, nil
 }
 
 // newPool opens a pool of at most size connections (0: pgx's default) with the statement mode (see

@@ -21,9 +21,10 @@ import (
 // db-pool-acquisition-timeout.
 const DefaultPoolTimeout = 10 * time.Second
 
-// DefaultPoolShare lets one credential hold at most half of a pool: the anon key's slow requests leave the
-// other half to signed-in users and to the service_role key, and one user's to everyone else.
-const DefaultPoolShare = 0.5
+// DefaultPoolShare lets one credential hold at most three quarters of a pool: the anon key's slow requests
+// leave a quarter to signed-in users and to the service_role key, and one user's to everyone else, while a
+// server whose traffic is one key loses only a quarter of its connections (the share is a reservation).
+const DefaultPoolShare = 0.75
 
 // The texts of the answers of a request that got no connection.
 const (

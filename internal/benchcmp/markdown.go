@@ -98,7 +98,7 @@ func (r *Results) WriteMarkdown(path, note, chart string) error {
 	if sc := r.SlowClients; sc != nil {
 		p("\n## Slow clients (issue 21)\n\n")
 		p("%d clients each send `%s` with the anon key, a function that holds its connection for 2 s, to %s\n", sc.SlowClients, SlowDocument, sc.Contender)
-		p("(pool of %d, default `--pool-share` 0.5 and `--pool-timeout`); meanwhile %d clients send a cheap query for\n", sc.PoolSize, sc.CheapClients)
+		p("(pool of %d, the default `--pool-share` and `--pool-timeout`); meanwhile %d clients send a cheap query for\n", sc.PoolSize, sc.CheapClients)
 		p("%.0f s, closed loop. Target: the cheap requests' p99 under %d ms.\n\n", sc.Seconds, SlowClientsTargetP99Ms)
 		p("| cheap query | as | req/s | p50 ms | p99 ms | errors | p99 < %d ms |\n|---|---|---|---|---|---|---|\n", SlowClientsTargetP99Ms)
 		for _, c := range sc.Cheap {

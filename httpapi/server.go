@@ -188,6 +188,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	logf := func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) }
 	if opts.PollSchema > 0 {
 		version := func(ctx context.Context) (int64, error) {
+			// A server that does not answer fails this poll, and the next one tries again.
+			ctx, cancel := context.WithTimeout(ctx, opts.PoolTimeout+rolesQueryTimeout)
+			defer cancel()
 			var v int64
 			err := opts.Pool.QueryRow(ctx, dbsetup.SchemaVersionQuery).Scan(&v)
 			return v, err

@@ -192,9 +192,10 @@ func (s *Stack) requestPools(ctx context.Context, o Options, size int) (primary 
 		cfgs = append(cfgs, cfg)
 	}
 	for i, cfg := range cfgs {
-		if pooled {
-			prepareNothing(cfg.ConnConfig)
-		}
+		// Whatever the mode: pgreflect's own queries through pgx (the roles, the login role, the schema version,
+		// replay positions) are few, and pgx's statement cache names them by a hash of their SQL, which clashes
+		// with another client's on a server session that a pooler the probe missed shares.
+		prepareNothing(cfg.ConnConfig)
 		pool, err := openPool(ctx, cfg, size)
 		if err != nil {
 			if i > 0 {

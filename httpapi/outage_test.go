@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync"
@@ -198,17 +199,19 @@ func TestCrashUnderLoadIsOnlyDataOr503(t *testing.T) {
 	}
 }
 
-// Requests that miss the schema cache together share one load, on one of their connections. When that
-// connection dies during the load, every request waiting on it gets the outage's 503, not a 200 carrying the
-// load's error, though its own connection is fine.
-func TestSharedSchemaLoadLostIsOne503(t *testing.T) {
-	f := newFixture(t, `create table t(id int primary key); insert into t values (1); grant select on t to anon;`)
-	const query = `{"query": "{ tCollection { edges { node { id } } } }"}`
-	// Two connections in the pool, the roles read, and then the schema retired (the watcher reloads it on the
-	// next request after the announcement).
+// sharedLoadQuery is the request of the shared-schema-load tests.
+const sharedLoadQuery = `{"query": "{ tCollection { edges { node { id } } } }"}`
+
+// blockSchemaLoads readies f's server for a schema load that waits: two connections in the pool (a new one would
+// wait for the lock too, at its start), the roles read, the schema retired (the watcher reloads it on the next
+// request after the announcement), and pg_class locked, so that a load's catalog query waits for the lock. It
+// returns a connection to another database (the lock holds this one's catalog lookups too) and the release of
+// the lock.
+func blockSchemaLoads(t *testing.T, f *fixture) (other *pgx.Conn, unlock func()) {
+	t.Helper()
 	var warm sync.WaitGroup
 	for range 2 {
-		warm.Go(func() { postGraphQL(t, f.srv.URL, f.anon, query) })
+		warm.Go(func() { postGraphQL(t, f.srv.URL, f.anon, sharedLoadQuery) })
 	}
 	warm.Wait()
 	ctx := context.Background()
@@ -216,35 +219,33 @@ func TestSharedSchemaLoadLostIsOne503(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	// The load's catalog query waits for this lock, so that its backend can be terminated during the load.
 	tx, err := f.admin.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback(ctx)
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
 	if _, err := tx.Exec(ctx, `lock table pg_catalog.pg_class in access exclusive mode`); err != nil {
 		t.Fatal(err)
 	}
-	type answer struct {
-		status   int
-		body, id string
-	}
-	answers := make(chan answer, 2)
-	for range 2 {
-		go func() {
-			status, body, id := postGraphQL(t, f.srv.URL, f.anon, query)
-			answers <- answer{status, body, id}
-		}()
-	}
-	// From another database: the lock on this one's pg_class holds its catalog lookups too.
-	other, err := pgx.Connect(ctx, pgtest.ServerURL(t))
+	other, err = pgx.Connect(ctx, pgtest.ServerURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer other.Close(ctx)
+	t.Cleanup(func() { other.Close(context.Background()) })
+	return other, func() {
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitForLoad waits until a request's schema load waits for the lock of blockSchemaLoads, then a little
+// longer, for requests sent meanwhile to join it.
+func waitForLoad(t *testing.T, other *pgx.Conn) {
+	t.Helper()
 	testenv.Eventually(t, 10*time.Second, func() string {
 		var waiting bool
-		if err := other.QueryRow(ctx, `select exists(select from pg_stat_activity
+		if err := other.QueryRow(context.Background(), `select exists(select from pg_stat_activity
 			where usename = 'authenticator' and wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
 			return err.Error()
 		}
@@ -253,18 +254,71 @@ func TestSharedSchemaLoadLostIsOne503(t *testing.T) {
 		}
 		return ""
 	})
-	time.Sleep(200 * time.Millisecond) // for the other request to join the load
-	if _, err := other.Exec(ctx, `select pg_terminate_backend(pid) from pg_stat_activity
+	time.Sleep(200 * time.Millisecond)
+}
+
+// answer is a /graphql/v1 answer with its request id.
+type answer struct {
+	status   int
+	body, id string
+}
+
+// postAsync sends sharedLoadQuery with the anon key and returns where its answer will come.
+func postAsync(t *testing.T, f *fixture) <-chan answer {
+	out := make(chan answer, 1)
+	go func() {
+		status, body, id := postGraphQL(t, f.srv.URL, f.anon, sharedLoadQuery)
+		out <- answer{status, body, id}
+	}()
+	return out
+}
+
+// Requests that miss the schema cache together share one load, on one of their connections. When that
+// connection dies during the load, every request waiting on it gets the outage's 503, not a 200 carrying the
+// load's error, though its own connection is fine.
+func TestSharedSchemaLoadLostIsOne503(t *testing.T) {
+	f := newFixture(t, `create table t(id int primary key); insert into t values (1); grant select on t to anon;`)
+	other, unlock := blockSchemaLoads(t, f)
+	answers := []<-chan answer{postAsync(t, f), postAsync(t, f)}
+	waitForLoad(t, other)
+	if _, err := other.Exec(context.Background(), `select pg_terminate_backend(pid) from pg_stat_activity
 		where usename = 'authenticator' and wait_event_type = 'Lock'`); err != nil {
 		t.Fatal(err)
 	}
-	if err := tx.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		a := <-answers
+	unlock()
+	for _, c := range answers {
+		a := <-c
 		if want := `{"data":null,"errors":[{"message":"Database unavailable (request id ` + a.id + `)"}]}`; a.status != 503 || a.body != want {
 			t.Errorf("got %d %s\nwant 503 %s", a.status, a.body, want)
 		}
+	}
+}
+
+// A request that waited on a schema load that another request's client abandoned gets no 200 carrying an
+// error: the load's failure is neither its fault nor an outage, so it is the internal error's 500 (or the
+// data, should the load be run again).
+func TestSharedSchemaLoadAbandonedIsNever200WithAnError(t *testing.T) {
+	f := newFixture(t, `create table t(id int primary key); insert into t values (1); grant select on t to anon;`)
+	other, unlock := blockSchemaLoads(t, f)
+	// The first request loads the schema, waiting for the lock, until its client gives up after a second.
+	impatient := &http.Client{Timeout: time.Second}
+	abandoned := make(chan struct{})
+	go func() {
+		defer close(abandoned)
+		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/graphql/v1", strings.NewReader(sharedLoadQuery))
+		req.Header.Set("apikey", f.anon)
+		if resp, err := impatient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitForLoad(t, other)
+	second := postAsync(t, f)
+	<-abandoned
+	time.Sleep(200 * time.Millisecond) // for the load to fail
+	unlock()
+	a := <-second
+	internal := `{"data":null,"errors":[{"message":"Internal server error (request id ` + a.id + `)"}]}`
+	if !(a.status == 500 && a.body == internal || a.status == 200 && !strings.Contains(a.body, "errors")) {
+		t.Errorf("the request that waited on the abandoned load: %d %s", a.status, a.body)
 	}
 }

@@ -405,14 +405,18 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	body, err = engine.Answer(ctx, conn.Conn(), session, req)
-	if err != nil {
-		if r.Context().Err() == nil { // else the client has gone; nobody reads an answer
-			// The database went away or did not answer in time: the outage's one answer, whatever pgx made of it.
-			s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: database unavailable during the request", err)
-		}
-		return
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, body)
+	case r.Context().Err() != nil:
+		// The client has gone; nobody reads an answer.
+	case errors.Is(err, resolve.ErrUnavailable):
+		// The database went away or did not answer in time: the outage's one answer, whatever pgx made of it.
+		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: database unavailable during the request", err)
+	default:
+		// Not the client's doing and not an outage: a 500, never a 200 that looks like a GraphQL result.
+		s.writeInternal(w, r, http.StatusInternalServerError, resolve.InternalErrorMessage, "graphql: internal error", err)
 	}
-	writeJSON(w, http.StatusOK, body)
 }
 
 // authenticate checks the API key and the bearer token and returns the session, or an HTTP status and

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/internal/dberr"
@@ -68,8 +69,13 @@ type Options struct {
 
 // ErrUnavailable marks a request that Answer could not complete because the database went away or did not
 // answer in time. The connection is then not fit for another request (Answer closes it when it is still open),
-// and the body is no answer for the client: the caller gives its own outage answer.
+// and the caller gives its own outage answer.
 var ErrUnavailable = errors.New("database unavailable")
+
+// ErrInternal marks a request that Answer could not complete for a failure that is not the client's doing and
+// not an outage (a bug, an unexpected error): the caller logs it and gives its own internal-error answer, never
+// one that looks like a GraphQL result.
+var ErrInternal = errors.New("internal failure")
 
 // schemaLoadTimeout bounds the loading of a role's schema (the catalog query runs with no statement timeout
 // of its own): a server that does not answer fails the request instead of holding it.
@@ -143,8 +149,8 @@ type Session struct {
 }
 
 // ExecuteAs resolves req on conn as the session's role with its claims and search path, all set local to the
-// request's own transaction. With a cached schema the whole request is one round trip. A request the database
-// could not answer gets the internal-error body (see Answer).
+// request's own transaction. With a cached schema the whole request is one round trip. A request that failed
+// for an outage or an internal failure gets the internal-error body, logged with the request id (see Answer).
 func (e *Engine) ExecuteAs(ctx context.Context, conn *pgx.Conn, s Session, req Request) []byte {
 	body, err := e.Answer(ctx, conn, s, req)
 	if err != nil {
@@ -153,9 +159,11 @@ func (e *Engine) ExecuteAs(ctx context.Context, conn *pgx.Conn, s Session, req R
 	return body
 }
 
-// Answer is ExecuteAs for a server, which answers an outage in a shape of its own: when the database went away
-// or did not answer within the request's budget (its statement timeout plus AnswerGrace, the schema load
-// schemaLoadTimeout), it returns an error wrapping ErrUnavailable and no body, and leaves conn closed.
+// Answer is ExecuteAs for a server, which answers failures in a shape and status of its own. When the database
+// went away or did not answer within the request's budget (its statement timeout plus AnswerGrace, the schema
+// load schemaLoadTimeout), it returns an error wrapping ErrUnavailable and no body, and leaves conn closed; for
+// a failure that is neither the client's nor an outage, an error wrapping ErrInternal and no body. Otherwise
+// the body is the GraphQL answer, errors the client caused (Postgres' messages among them) included.
 func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Request) ([]byte, error) {
 	rs, err := e.schemas.Get(ctx, s.Role, s.SearchPath, func(ctx context.Context) (*roleSchema, error) {
 		ctx, cancel := context.WithTimeout(ctx, schemaLoadTimeout)
@@ -166,14 +174,17 @@ func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Requ
 		// The load may have failed on another request's connection (concurrent misses share one load): an
 		// outage is recognised from the error as well as from this request's connection.
 		if unavailable(conn, err) {
-			return nil, unusable(conn, fmt.Errorf("load the schema of role %s: %w", s.Role, err))
+			return nil, unusable(conn, fmt.Errorf("%w: load the schema of role %s: %w", ErrUnavailable, s.Role, err))
 		}
-		return e.schemaFailure(ctx, req, err), nil
+		if body := schemaFailure(req, err); body != nil {
+			return body, nil
+		}
+		return nil, fmt.Errorf("%w: load the schema of role %s: %w", ErrInternal, s.Role, err)
 	}
 	timeout := e.statementTimeout(rs)
 	prelude, err := sessionPrelude(s, timeout)
 	if err != nil {
-		return errorsOnly(e.internal(ctx, err)), nil
+		return nil, fmt.Errorf("%w: %w", ErrInternal, err)
 	}
 	if d, ok := parseTimeout(timeout); ok && d > 0 {
 		var cancel context.CancelFunc
@@ -181,10 +192,10 @@ func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Requ
 		defer cancel()
 	}
 	body, err := e.run(ctx, conn, rs.schema, req, batch{role: s.Role, prelude: []statement{prelude}, retryable: true})
-	if err != nil {
+	if errors.Is(err, ErrUnavailable) {
 		return nil, unusable(conn, err)
 	}
-	return body, nil
+	return body, err
 }
 
 // unavailable reports whether err, or the state it left conn in, says the database went away or did not
@@ -194,15 +205,15 @@ func unavailable(conn *pgx.Conn, err error) bool {
 }
 
 // unusable closes conn, which an outage left in an unknown state (pgx keeps a connection open after some
-// failures, a shared schema load's among them), and marks err as ErrUnavailable. The close does not wait on
-// a server that does not answer.
+// failures, a shared schema load's among them), and returns err. The close does not wait on a server that
+// does not answer.
 func unusable(conn *pgx.Conn, err error) error {
 	if !conn.IsClosed() {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_ = conn.Close(ctx)
 	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	return err
 }
 
 // Execute resolves req on conn as the connection's current role and search path. When conn is inside a
@@ -222,7 +233,10 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 		return &roleSchema{schema: e.build(cat)}, nil
 	})
 	if err != nil {
-		return e.schemaFailure(ctx, req, err)
+		if body := schemaFailure(req, err); body != nil {
+			return body
+		}
+		return errorsOnly(e.internal(ctx, err))
 	}
 	b := batch{role: role}
 	if conn.PgConn().TxStatus() != 'I' {
@@ -245,8 +259,8 @@ func (e *Engine) build(cat *reflect.Catalog) *gqlschema.Schema {
 }
 
 // run answers req against schema: from the compiled-request cache when it can, running the statements in
-// one round trip. It returns an error, and no body, only when the database went away or did not answer in
-// time (see unavailable).
+// one round trip. It returns an error wrapping ErrUnavailable (see unavailable) or ErrInternal, and no body,
+// for a failure that Postgres did not report as the request's own.
 func (e *Engine) run(ctx context.Context, conn *pgx.Conn, schema *gqlschema.Schema, req Request, b batch) ([]byte, error) {
 	c := e.compiled.get(ctx, schema, req, func() *compiled { return compile(ctx, schema, e.opts.Limits, req) })
 	if c.response != nil {
@@ -255,11 +269,15 @@ func (e *Engine) run(ctx context.Context, conn *pgx.Conn, schema *gqlschema.Sche
 	b.stmts = c.stmts
 	b.mode = e.opts.StatementMode
 	results, err := b.run(ctx, conn)
-	if err != nil {
-		if unavailable(conn, err) {
-			return nil, err
-		}
-		return dataNull(e.databaseError(ctx, err)), nil
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+	case unavailable(conn, err):
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	case errors.As(err, &pgErr):
+		return dataNull(databaseError(pgErr)), nil
+	default:
+		return nil, fmt.Errorf("%w: %w", ErrInternal, err)
 	}
 	return c.respond(results), nil
 }

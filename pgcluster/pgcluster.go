@@ -231,6 +231,16 @@ func (c *Cluster) Crash(ctx context.Context) error {
 	return nil
 }
 
+// PostmasterPID reads the running server's postmaster pid from its data directory.
+func (c *Cluster) PostmasterPID() (int, error) {
+	b, err := os.ReadFile(filepath.Join(c.opts.DataDir, "postmaster.pid"))
+	if err != nil {
+		return 0, fmt.Errorf("read the postmaster's pid: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strconv.Atoi(strings.TrimSpace(line))
+}
+
 // Running reports whether a server is running on the data directory.
 func (c *Cluster) Running(ctx context.Context) bool {
 	_, err := c.run(ctx, "pg_ctl", "status", "-D", c.opts.DataDir)

@@ -76,14 +76,9 @@ func startCluster(t testing.TB, init func(context.Context, *pgcluster.Cluster) e
 // more than once is harmless.
 func Freeze(t testing.TB, c *pgcluster.Cluster) (thaw func()) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(c.DataDir(), "postmaster.pid"))
+	postmaster, err := c.PostmasterPID()
 	if err != nil {
-		t.Fatalf("pgtest: read the postmaster's pid: %v", err)
-	}
-	first, _, _ := strings.Cut(string(b), "\n")
-	postmaster, err := strconv.Atoi(strings.TrimSpace(first))
-	if err != nil {
-		t.Fatalf("pgtest: postmaster.pid: %v", err)
+		t.Fatalf("pgtest: %v", err)
 	}
 	// The postmaster first, so that it starts no process while its children are stopped.
 	pids := []int{postmaster}

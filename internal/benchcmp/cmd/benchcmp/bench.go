@@ -115,7 +115,7 @@ func (b *bench) start(ctx context.Context) error {
 	if err := b.cluster.Start(ctx); err != nil {
 		return err
 	}
-	if b.postmaster, err = benchcmp.Postmaster(b.cluster.DataDir()); err != nil {
+	if b.postmaster, err = b.cluster.PostmasterPID(); err != nil {
 		return err
 	}
 	if b.admin, err = pgx.Connect(ctx, b.cluster.URL("postgres")); err != nil {

@@ -1,6 +1,8 @@
 package resolve
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -17,5 +19,20 @@ func TestParseTimeout(t *testing.T) {
 		if got, ok := parseTimeout(bad); ok {
 			t.Errorf("parseTimeout(%q) = %s, want not ok", bad, got)
 		}
+	}
+}
+
+// A failure that is neither the client's nor an outage is reported to the server as ErrInternal, with no body
+// that could pass for a GraphQL answer; ExecuteAs gives the internal error's text.
+func TestAnswerReportsAnInternalFailure(t *testing.T) {
+	d := newTestDB(t, `create table t(id int primary key);`)
+	// Claims that cannot be encoded for request.jwt.claims stand in for a bug.
+	s := Session{Role: "service_role", Claims: map[string]any{"role": "service_role", "bad": make(chan int)}, SearchPath: []string{"public"}}
+	body, err := d.engine.Answer(context.Background(), d.conn, s, Request{Query: `{ tCollection { edges { node { id } } } }`})
+	if !errors.Is(err, ErrInternal) || body != nil {
+		t.Errorf("Answer: %s, %v; want no body and ErrInternal", body, err)
+	}
+	if got := string(d.engine.ExecuteAs(context.Background(), d.conn, s, Request{Query: `{ __typename }`})); got != `{"errors": [{"message": "Internal server error"}]}` {
+		t.Errorf("ExecuteAs: %s", got)
 	}
 }

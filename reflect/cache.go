@@ -64,12 +64,14 @@ func (c *Cache[V]) Generation() uint64 {
 }
 
 // Get returns the value for role and search path, calling load on a miss. A failed load is not cached. A load
-// shared with another caller that failed because that caller's context ended (its client went away) is run
-// again for this one.
+// shared with another caller that failed because that caller's context was cancelled (its client went away)
+// is run again for this one.
 func (c *Cache[V]) Get(ctx context.Context, role string, searchPath []string, load func(context.Context) (V, error)) (V, error) {
 	for {
 		v, theirs, err := c.get(ctx, role, searchPath, load)
-		if theirs && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// Only a cancellation: a load cut by its deadline met a server that did not answer, which the
+		// waiters should hear about at once rather than wait as long again.
+		if theirs && ctx.Err() == nil && errors.Is(err, context.Canceled) {
 			continue
 		}
 		return v, err

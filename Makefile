@@ -1,6 +1,13 @@
 # pgreflect: `make run` starts a local project, `make test` runs every test.
 GO      ?= go
 BIN     := bin/pgreflect
+# The PostgreSQL major version the tests run on, e.g. make test PG=17 (fetched by .ci/pg-versions); empty for
+# the machine's own (pgcluster.BinDir).
+PG      ?=
+# What make test runs, and with which flags: .ci/run runs the database-facing packages on each other version
+# without the race detector.
+TEST_PKGS  ?= ./...
+TEST_FLAGS ?= -race
 # Extra flags for `pgreflect start`, e.g. make run ARGS='--port 8000'.
 ARGS    ?=
 # What `pgreflect version` prints; empty outside a git checkout (the binary then reports its build info).
@@ -26,7 +33,10 @@ run: deps build
 # With the race detector: the engine, the caches and the auth store are all used concurrently. testsummary
 # runs go test and lists at the end the tests that skipped, with their reasons; it exits with go test's status.
 test: vet
-	$(GO) run ./internal/testsummary -race -count=1 -timeout 60m ./...
+	@if [ -n "$(PG)" ]; then bindir=$$(.ci/pg-versions bindir "$(PG)") || exit 1; \
+		export PGREFLECT_PG_BINDIR="$$bindir"; echo "PGREFLECT_PG_BINDIR=$$bindir"; fi; \
+	echo "$(GO) run ./internal/testsummary $(TEST_FLAGS) -count=1 -timeout 60m $(TEST_PKGS)"; \
+	$(GO) run ./internal/testsummary $(TEST_FLAGS) -count=1 -timeout 60m $(TEST_PKGS)
 
 # Every Fuzz target of the module, one after another, FUZZTIME each; a failure stops the run and leaves the
 # input in the package's testdata/fuzz/<FuzzName>/, which `make test` then replays.
@@ -43,8 +53,10 @@ fuzz:
 soak:
 	$(GO) run ./internal/soak -duration $(SOAK_DURATION)
 
+# go vet and staticcheck (pinned in go.mod's tool directive; `go tool` builds it from the module cache).
 vet:
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 
 # The Go benchmarks, then the side-by-side HTTP comparison (internal/benchcmp: its own PostgreSQL, pgreflect,
 # the hand-written ceiling, PostGraphile from npm), which writes BENCHMARKS.md and bench/results.{json,png}.

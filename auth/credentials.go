@@ -10,7 +10,13 @@ import (
 // BearerToken returns the token of an "Authorization: Bearer <token>" header, the scheme in any case and the
 // token trimmed; ok is false when the header is absent, names another scheme, or carries no token.
 func BearerToken(r *http.Request) (token string, ok bool) {
-	scheme, rest, found := strings.Cut(r.Header.Get("Authorization"), " ")
+	return ParseBearer(r.Header.Get("Authorization"))
+}
+
+// ParseBearer reads the token of an Authorization value "Bearer <token>" (the scheme in any case), as it comes
+// in a header or in a WebSocket's connection_init payload.
+func ParseBearer(authorization string) (token string, ok bool) {
+	scheme, rest, found := strings.Cut(authorization, " ")
 	token = strings.TrimSpace(rest)
 	if !found || !strings.EqualFold(scheme, "bearer") || token == "" {
 		return "", false

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,6 +79,15 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	s.opts.ManagementToken = ""
 	if _, err := s.settings(ctx); err != nil {
 		return nil, fmt.Errorf("authapi: %w", err)
+	}
+	if err := s.warnStoredOverrides(ctx); err != nil {
+		return nil, fmt.Errorf("authapi: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(opts.Config.External)) {
+		if p := (providerSettings{Provider: opts.Config.External[name]}); p.Enabled && !canSignIn(name, p) {
+			s.log.Warn("an enabled provider cannot sign anyone in: pgreflect signs in with OpenID Connect providers only, Google or one given its issuer as url; /auth/v1/settings lists it as false",
+				"provider", name, "config.toml", "[auth.external."+name+"] url")
+		}
 	}
 	return s, nil
 }

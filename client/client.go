@@ -90,22 +90,7 @@ func (c *Client) GraphQL(ctx context.Context, query string, variables map[string
 	if err != nil {
 		return err
 	}
-	var resp struct {
-		Data   json.RawMessage `json:"data"`
-		Errors []GraphQLError  `json:"errors"`
-	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
-		return fmt.Errorf("graphql: decode response: %w", err)
-	}
-	if out != nil && len(resp.Data) > 0 && string(resp.Data) != "null" {
-		if err := json.Unmarshal(resp.Data, out); err != nil {
-			return fmt.Errorf("graphql: decode data: %w", err)
-		}
-	}
-	if len(resp.Errors) > 0 {
-		return &GraphQLErrors{Errors: resp.Errors, Data: resp.Data}
-	}
-	return nil
+	return decodeAnswer(raw, out)
 }
 
 // do sends a request with the project's headers; bearer defaults to the API key.

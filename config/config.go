@@ -32,7 +32,8 @@ type Config struct {
 // GraphQL is [graphql].
 type GraphQL struct {
 	// Features turns extensions beyond pg_graphql (upsert, nestedInsert, relatedFilter, relatedOrder,
-	// distinct, composite) on for every table; comment directives turn them on per schema or table instead.
+	// distinct, composite, exactPaging) on for every table; comment directives turn them on per schema or table
+	// instead.
 	Features []string `toml:"features"`
 	// Version is the pg_graphql behaviour version to follow ("1.5", "1.6"); empty keeps the version the
 	// project pinned on its first start.

@@ -2,6 +2,7 @@ package gqlschema
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -57,12 +58,13 @@ func Build(cat *reflect.Catalog, opts Options) *Schema {
 	}
 	b.addBuiltins()
 	b.addEnums()
-	tables := b.collectTables()
+	tables, keyless := b.collectTables()
 	rels := b.relationships(tables)
-	computed, udfs := b.functions(tables)
+	computed, udfs := b.functions(tables, keyless)
 	for _, t := range tables {
 		b.addTableTypes(t, rels[t], computed[t])
 	}
+	b.addKeylessTypes(tables, keyless, computed)
 	for _, t := range tables {
 		b.addWriteExtensions(t, rels[t])
 	}
@@ -187,71 +189,91 @@ func (b *builder) addEnums() {
 	}
 }
 
-func (b *builder) collectTables() []*Table {
-	var out []*Table
+// collectTables returns the tables with a primary key, which get collections, mutations and relationships, and
+// the keyless relations (views without primary_key_columns, tables without a key), which pg_graphql shows only
+// as the result of a computed field (keylessTypes).
+func (b *builder) collectTables() (keyed, keyless []*Table) {
 	taken := map[string]bool{}
-	for _, r := range b.cat.Relations {
-		if r.Schema == nil || len(r.PrimaryKey) == 0 {
-			continue
-		}
-		inflect := r.Schema.Directives.InflectNames
-		t := &Table{Rel: r, Inflect: inflect, TypeName: r.Directives.Name, Features: b.tableFeatures(r)}
-		if t.TypeName == "" {
-			t.TypeName = base(r.Name, inflect)
-		}
-		if !IsValidName(t.TypeName) || taken[t.TypeName] || b.s.Types[t.TypeName] != nil {
-			continue
-		}
-		selectable := false
-		for _, c := range r.Columns {
-			name := c.Directives.Name
-			if name == "" {
-				name = c.Name
-				if inflect {
-					name = lcfirst(base(c.Name, true))
-				}
-			}
-			vt, ok := b.valueType(c.Type, c.TypeMod, c.FormatType)
-			if !ok && t.Features.Has(reflect.FeatureComposite) {
-				vt, ok = b.compositeValueType(c.Type, c.FormatType)
-			}
-			if !ok {
+	for _, withKey := range []bool{true, false} {
+		for _, r := range b.cat.Relations {
+			if r.Schema == nil || (len(r.PrimaryKey) > 0) != withKey {
 				continue
 			}
-			col := &Column{SQL: c, FieldName: name, Type: vt}
-			t.AllColumns = append(t.AllColumns, col)
-			selectable = selectable || c.CanSelect
-			if c.CanSelect && IsValidName(name) {
-				t.Columns = append(t.Columns, col)
+			// A keyless relation may never be reached, so it must not add the types of its composite columns.
+			t := b.table(r, withKey)
+			if t == nil || taken[t.TypeName] || b.s.Types[t.TypeName] != nil {
+				continue
+			}
+			taken[t.TypeName] = true
+			if withKey {
+				b.s.Tables[r.OID] = t
+				keyed = append(keyed, t)
+			} else {
+				keyless = append(keyless, t)
 			}
 		}
-		// A table the role may read keeps its type even when no column has a name GraphQL can show: it
-		// still has nodeId (pg_graphql does the same).
-		if !selectable {
-			continue
-		}
-		for _, pk := range r.PrimaryKey {
-			for _, c := range t.AllColumns {
-				if c.SQL.Name == pk {
-					t.PK = append(t.PK, c)
-				}
-			}
-		}
-		if len(t.PK) != len(r.PrimaryKey) {
-			continue
-		}
-		t.MaxRows = b.defaultMaxRows
-		if m := r.Schema.Directives.MaxRows; m != nil {
-			t.MaxRows = int(*m)
-		}
-		if m := r.Directives.MaxRows; m != nil {
-			t.MaxRows = int(*m)
-		}
-		taken[t.TypeName] = true
-		b.s.Tables[r.OID] = t
-		out = append(out, t)
 	}
-	return out
+	return keyed, keyless
+}
+
+// table maps a relation the role may read, or returns nil: its name is not a GraphQL name, no column is
+// selectable, or a primary key column cannot be shown. Composite columns (the composite feature) are mapped
+// only when composites is set.
+func (b *builder) table(r *reflect.Relation, composites bool) *Table {
+	inflect := r.Schema.Directives.InflectNames
+	t := &Table{Rel: r, Inflect: inflect, TypeName: r.Directives.Name, Features: b.tableFeatures(r)}
+	if t.TypeName == "" {
+		t.TypeName = base(r.Name, inflect)
+	}
+	if !IsValidName(t.TypeName) {
+		return nil
+	}
+	selectable := false
+	for _, c := range r.Columns {
+		name := c.Directives.Name
+		if name == "" {
+			name = c.Name
+			if inflect {
+				name = lcfirst(base(c.Name, true))
+			}
+		}
+		vt, ok := b.valueType(c.Type, c.TypeMod, c.FormatType)
+		if !ok && composites && t.Features.Has(reflect.FeatureComposite) {
+			vt, ok = b.compositeValueType(c.Type, c.FormatType)
+		}
+		if !ok {
+			continue
+		}
+		col := &Column{SQL: c, FieldName: name, Type: vt}
+		t.AllColumns = append(t.AllColumns, col)
+		selectable = selectable || c.CanSelect
+		if c.CanSelect && IsValidName(name) {
+			t.Columns = append(t.Columns, col)
+		}
+	}
+	// A table the role may read keeps its type even when no column has a name GraphQL can show: it
+	// still has nodeId (pg_graphql does the same).
+	if !selectable {
+		return nil
+	}
+	for _, pk := range r.PrimaryKey {
+		for _, c := range t.AllColumns {
+			if c.SQL.Name == pk {
+				t.PK = append(t.PK, c)
+			}
+		}
+	}
+	if len(t.PK) != len(r.PrimaryKey) {
+		return nil
+	}
+	t.MaxRows = b.defaultMaxRows
+	if m := r.Schema.Directives.MaxRows; m != nil {
+		t.MaxRows = int(*m)
+	}
+	if m := r.Directives.MaxRows; m != nil {
+		t.MaxRows = int(*m)
+	}
+	return t
 }
 
 // tableRelationships are a table's relationship fields: forward (foreign keys on it) then reverse.
@@ -274,9 +296,10 @@ func (b *builder) relationships(tables []*Table) map[*Table]*tableRelationships 
 		if name == "" {
 			name = relationshipName(fk.LocalColumns, foreign, foreign.Inflect)
 		}
+		// Non-null when a local column is, unless the key is unchecked: a row may then reference nothing.
 		nullable := true
 		for _, c := range fk.LocalColumns {
-			if local.ColumnByName(c).SQL.NotNull {
+			if local.ColumnByName(c).SQL.NotNull && !fk.Unchecked {
 				nullable = false
 			}
 		}
@@ -407,14 +430,7 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 		Description: t.Rel.Directives.Description, Hidden: hidden}
 	node.Fields = append(node.Fields, &Field{Name: "nodeId", Description: str("Globally Unique Record Identifier"),
 		Type: NonNullOf(Named("ID")), Kind: FieldNodeID, Table: t})
-	for _, c := range t.Columns {
-		ref := c.Type.GraphQL
-		if c.SQL.NotNull {
-			ref = NonNullOf(ref)
-		}
-		node.Fields = append(node.Fields, &Field{Name: c.FieldName, Description: c.SQL.Directives.Description,
-			Type: ref, Kind: FieldColumn, Column: c, Table: t})
-	}
+	node.Fields = append(node.Fields, columnFields(t)...)
 	node.Fields = append(node.Fields, rels.forward...)
 	node.Fields = append(node.Fields, rels.reverse...)
 	node.Fields = append(node.Fields, computed...)
@@ -475,6 +491,20 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 	b.addRelatedOrders(t, rels, orderBy)
 	b.add(orderBy)
 	b.addMutationTypes(t, hidden)
+}
+
+// columnFields are the fields of a table's selectable columns.
+func columnFields(t *Table) []*Field {
+	var out []*Field
+	for _, c := range t.Columns {
+		ref := c.Type.GraphQL
+		if c.SQL.NotNull {
+			ref = NonNullOf(ref)
+		}
+		out = append(out, &Field{Name: c.FieldName, Description: c.SQL.Directives.Description,
+			Type: ref, Kind: FieldColumn, Column: c, Table: t})
+	}
+	return out
 }
 
 // writable lists the columns an insert or update input offers.
@@ -617,6 +647,81 @@ func (b *builder) addRoots(tables []*Table, udfs []*Field) {
 	}
 	sort.Strings(nodeTypes)
 	b.s.Types["Node"].PossibleTypes = nodeTypes
+	b.addSubscriptionRoot(q)
+}
+
+// addSubscriptionRoot adds the Subscription root when a table has the subscriptions feature: a live query is a
+// query that is answered again whenever its answer changes, so its root fields are the query root's fields of
+// those tables (collections and byPk), with node when any table takes part. Functions are left out: what a
+// function reads is not known, so no change could be traced back to it.
+func (b *builder) addSubscriptionRoot(q *Type) {
+	sub := &Type{Kind: Object, Name: "Subscription", Role: RoleSubscription,
+		Description: str("The root type for subscribing to live query results")}
+	for _, f := range q.Fields {
+		if f.Table != nil && f.Table.Features.Has(reflect.FeatureSubscriptions) && (f.Kind == FieldCollection || f.Kind == FieldByPk) {
+			sub.Fields = append(sub.Fields, f)
+			if f.Kind == FieldCollection {
+				if stream := b.streamField(f); stream != nil {
+					sub.Fields = append(sub.Fields, stream)
+				}
+			}
+		}
+	}
+	if len(sub.Fields) == 0 {
+		return
+	}
+	for _, f := range q.Fields {
+		if f.Kind == FieldNode {
+			sub.Fields = append(sub.Fields, f)
+		}
+	}
+	sortFields(sub.Fields)
+	b.add(sub)
+	b.s.Subscription = sub
+}
+
+// streamField is Subscription.<x>Stream for the table of a collection field: its rows after a cursor over a
+// column with a unique key of its own, in batches (Hasura's streaming subscriptions are the model); nil when
+// the table has no such column.
+func (b *builder) streamField(coll *Field) *Field {
+	t := coll.Table
+	var cols []*Column
+	for _, key := range t.Rel.UniqueIndexes {
+		if len(key) != 1 {
+			continue
+		}
+		if c := t.ColumnByName(key[0]); c != nil && byPkTypes[c.SQL.FormatType] && !slices.Contains(cols, c) {
+			cols = append(cols, c)
+		}
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	name := t.TypeName
+	if b.s.Types["StreamOrdering"] == nil {
+		b.add(&Type{Kind: Enum, Name: "StreamOrdering", Description: str("The order in which a stream delivers rows"),
+			EnumValues: []*EnumValue{{Name: "ASC", Description: str("Ascending: rows after the cursor's value")},
+				{Name: "DESC", Description: str("Descending: rows before the cursor's value")}}})
+	}
+	value := &Type{Kind: InputObject, Name: name + "StreamCursorValue", Role: RoleStreamCursor, Table: t, Hidden: coll.Hidden,
+		Description: str("The column a stream is ordered by, with the value it starts after: exactly one field")}
+	for _, c := range cols {
+		value.InputFields = append(value.InputFields, &InputValue{Name: c.FieldName, Type: c.Type.GraphQL, Column: c})
+	}
+	b.add(value)
+	b.add(&Type{Kind: InputObject, Name: name + "StreamCursor", Role: RoleStreamCursor, Table: t, Hidden: coll.Hidden,
+		InputFields: []*InputValue{
+			{Name: "initialValue", Description: str("Where the stream starts: the rows after this value come first"), Type: NonNullOf(Named(name + "StreamCursorValue"))},
+			{Name: "ordering", Description: str("The order of the rows"), Type: Named("StreamOrdering"), DefaultValue: str("ASC")},
+		}})
+	return &Field{Name: lcfirst(name) + "Stream", Kind: FieldStream, Table: t, Hidden: coll.Hidden,
+		Description: str(fmt.Sprintf("The records of type `%s` after a cursor, in order, in batches as they come", name)),
+		Type:        NonNullOf(ListOf(NonNullOf(Named(name)))),
+		Args: []*InputValue{
+			{Name: "batchSize", Description: str("The most records one message carries"), Type: NonNullOf(Named("Int"))},
+			{Name: "cursor", Description: str("The column the stream is ordered by and where it starts"), Type: NonNullOf(Named(name + "StreamCursor"))},
+			{Name: "filter", Description: str("Filters to apply to the streamed records"), Type: Named(name + "Filter")},
+		}}
 }
 
 func sortFields(fs []*Field) {

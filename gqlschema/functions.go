@@ -1,6 +1,7 @@
 package gqlschema
 
 import (
+	"cmp"
 	"regexp"
 	"strings"
 
@@ -27,11 +28,21 @@ func functionFieldName(f *reflect.Function) string {
 	return lcfirst(base(strings.TrimPrefix(f.Name, "_"), inflect))
 }
 
-// functions returns the computed fields of each table and the functions that become root fields.
-func (b *builder) functions(tables []*Table) (map[*Table][]*Field, []*Field) {
-	byRowType := map[uint32]*Table{}
+// rowTypes are the tables by row type oid: keyed ones (with a primary key) and keyless ones, which only a
+// computed field may return.
+type rowTypes struct{ keyed, keyless map[uint32]*Table }
+
+func (rt rowTypes) any(oid uint32) *Table { return cmp.Or(rt.keyed[oid], rt.keyless[oid]) }
+
+// functions returns the computed fields of each table, keyless ones included, and the functions that become
+// root fields.
+func (b *builder) functions(tables, keyless []*Table) (map[*Table][]*Field, []*Field) {
+	byRowType := rowTypes{keyed: map[uint32]*Table{}, keyless: map[uint32]*Table{}}
 	for _, t := range tables {
-		byRowType[t.Rel.RowType] = t
+		byRowType.keyed[t.Rel.RowType] = t
+	}
+	for _, t := range keyless {
+		byRowType.keyless[t.Rel.RowType] = t
 	}
 	nameCount := map[string]int{}
 	for _, f := range b.cat.Functions {
@@ -48,7 +59,7 @@ func (b *builder) functions(tables []*Table) (map[*Table][]*Field, []*Field) {
 			continue
 		}
 		if len(f.ArgTypes) == 1 {
-			if t := byRowType[f.ArgTypes[0]]; t != nil && inOnly(f) {
+			if t := byRowType.any(f.ArgTypes[0]); t != nil {
 				if !t.Rel.CanSelect {
 					continue
 				}
@@ -61,7 +72,7 @@ func (b *builder) functions(tables []*Table) (map[*Table][]*Field, []*Field) {
 				continue
 			}
 		}
-		if nameCount[f.Name] > 1 || !inOnly(f) {
+		if nameCount[f.Name] > 1 {
 			continue
 		}
 		params, ok := b.params(f)
@@ -75,17 +86,31 @@ func (b *builder) functions(tables []*Table) (map[*Table][]*Field, []*Field) {
 	return computed, roots
 }
 
-func inOnly(f *reflect.Function) bool {
-	for _, m := range f.ArgModes {
-		if m != "i" {
-			return false
-		}
+// inputArgNames are the names of a function's input arguments (IN, INOUT, VARIADIC) in the order of ArgTypes;
+// proargnames also names the OUT and TABLE columns, which take no value. A function with OUT or INOUT
+// arguments returns what pg_graphql sees in prorettype: the type of its one output, or record (left out) for
+// several. pg_graphql pairs proargnames with proargtypes by position, which names the wrong argument when an
+// OUT argument comes before an input one; pgreflect names the input (docs/compatibility.md).
+func inputArgNames(f *reflect.Function) []string {
+	if len(f.ArgModes) == 0 {
+		return f.ArgNames
 	}
-	return true
+	var out []string
+	for i, m := range f.ArgModes {
+		if m == "o" || m == "t" {
+			continue
+		}
+		name := ""
+		if i < len(f.ArgNames) {
+			name = f.ArgNames[i]
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
 // functionField builds the field for a function's result, or nil when the result cannot be shown.
-func (b *builder) functionField(f *reflect.Function, name string, byRowType map[uint32]*Table, params []*Param, computedField bool) *Field {
+func (b *builder) functionField(f *reflect.Function, name string, byRowType rowTypes, params []*Param, computedField bool) *Field {
 	fn := &Function{SQL: f, Params: params}
 	field := &Field{Name: name, Description: f.Directives.Description, Function: fn}
 	if computedField {
@@ -106,8 +131,20 @@ func (b *builder) functionField(f *reflect.Function, name string, byRowType map[
 	switch {
 	case f.ReturnType == oidRecord || f.ReturnType == oidTrigger || f.ReturnType == oidEventTrigger:
 		return nil
-	case byRowType[f.ReturnType] != nil:
-		t := byRowType[f.ReturnType]
+	case computedField && byRowType.keyless[f.ReturnType] != nil:
+		// pg_graphql needs a primary key only for what the root reaches: a computed field may return one row of
+		// a keyless relation, as an object without nodeId. A set of them would need a connection, whose cursors
+		// need a key.
+		if f.ReturnsSet && f.Rows != 1 {
+			return nil
+		}
+		t := byRowType.keyless[f.ReturnType]
+		fn.Table, field.Table = t, t
+		fn.Returns = ReturnsRow
+		field.Type = Named(t.TypeName)
+		return field
+	case byRowType.keyed[f.ReturnType] != nil:
+		t := byRowType.keyed[f.ReturnType]
 		fn.Table = t
 		field.Table = t
 		if f.ReturnsSet && f.Rows != 1 {
@@ -155,7 +192,8 @@ var defaultsSplit = regexp.MustCompile(`,\s*`)
 
 // params maps a root function's arguments; ok is false when some argument rules the function out.
 func (b *builder) params(f *reflect.Function) ([]*Param, bool) {
-	if len(f.ArgNames) < len(f.ArgTypes) {
+	names := inputArgNames(f)
+	if len(names) < len(f.ArgTypes) {
 		return nil, false
 	}
 	var defaults []string
@@ -170,7 +208,7 @@ func (b *builder) params(f *reflect.Function) ([]*Param, bool) {
 	enums := b.functionFeatures(f).Has(reflect.FeatureComposite)
 	firstDefault := len(f.ArgTypes) - len(defaults)
 	for i, oid := range f.ArgTypes {
-		if f.ArgNames[i] == "" {
+		if names[i] == "" {
 			return nil, false
 		}
 		t := b.cat.Types[oid]
@@ -183,7 +221,7 @@ func (b *builder) params(f *reflect.Function) ([]*Param, bool) {
 		if !ok || vt.Enum != nil && !enumArg {
 			return nil, false
 		}
-		p := &Param{SQLName: f.ArgNames[i], Type: vt}
+		p := &Param{SQLName: names[i], Type: vt}
 		if i >= firstDefault && defaults != nil {
 			p.HasDefault = true
 			p.defaultValue = defaultLiteral(defaults[i-firstDefault], oid)
@@ -241,4 +279,37 @@ func defaultLiteral(expr string, oid uint32) *string {
 func (p *Param) gqlName(f *reflect.Function) string {
 	inflect := f.Schema != nil && f.Schema.Directives.InflectNames
 	return lcfirst(base(p.SQLName, inflect))
+}
+
+// addKeylessTypes adds the object type of each keyless relation a computed field returns, directly or through
+// another keyless type's computed field: its columns and computed fields, without nodeId, the Node interface,
+// a collection or mutations (pg_graphql's NodeType of a table without a primary key).
+func (b *builder) addKeylessTypes(tables, keyless []*Table, computed map[*Table][]*Field) {
+	isKeyless := map[*Table]bool{}
+	for _, t := range keyless {
+		isKeyless[t] = true
+	}
+	reached := map[*Table]bool{}
+	var reach func(fields []*Field)
+	reach = func(fields []*Field) {
+		for _, f := range fields {
+			if t := f.Function.Table; t != nil && isKeyless[t] && !reached[t] {
+				reached[t] = true
+				reach(computed[t])
+			}
+		}
+	}
+	for _, t := range tables {
+		reach(computed[t])
+	}
+	for _, t := range keyless {
+		if !reached[t] {
+			continue
+		}
+		obj := &Type{Kind: Object, Name: t.TypeName, Role: RoleNode, Table: t,
+			Description: t.Rel.Directives.Description, Hidden: b.hidden(t.Rel.Schema.OID)}
+		obj.Fields = append(obj.Fields, columnFields(t)...)
+		obj.Fields = append(obj.Fields, computed[t]...)
+		b.add(obj)
+	}
 }

@@ -26,6 +26,9 @@ type Schema struct {
 	Types    map[string]*Type
 	Query    *Type
 	Mutation *Type // nil when it would have no fields
+	// Subscription mirrors Query's collection, byPk and node fields of the tables with the subscriptions
+	// feature; nil when no table has it.
+	Subscription *Type
 	// Introspection is on when any exposed schema enables it.
 	Introspection bool
 	Catalog       *reflect.Catalog
@@ -52,6 +55,8 @@ const (
 	RoleBuiltin TypeRole = iota
 	RoleQuery
 	RoleMutation
+	RoleSubscription
+	RoleStreamCursor
 	RoleNode
 	RoleNodeInterface
 	RoleConnection
@@ -162,6 +167,8 @@ const (
 	FieldAggregateColumn // a column inside an aggregate group
 	FieldSchema          // __schema
 	FieldType            // __type
+	// FieldStream is Subscription.<x>Stream: the rows after a cursor, in batches (the subscriptions feature).
+	FieldStream
 )
 
 // Field is a field of an object or interface type.

@@ -27,6 +27,7 @@ import (
 	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/internal/admission"
+	"github.com/pgreflect/pgreflect/internal/live"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/reflect"
 	"github.com/pgreflect/pgreflect/resolve"
@@ -97,6 +98,12 @@ type Options struct {
 	// ShareByAddress also limits each client address to PoolShare. Behind a proxy every request comes from
 	// the proxy's address, so it is for servers that clients reach directly.
 	ShareByAddress bool
+	// ChangesURL, when set, connects with the REPLICATION attribute for the change feed of live queries
+	// (logical decoding); without it, or when the feed cannot run, live queries are polled.
+	ChangesURL string
+	// LiveLimits bound subscriptions (WebSocket and Server-Sent Events on /graphql/v1); zero fields take
+	// DefaultLiveLimits.
+	LiveLimits LiveLimits
 }
 
 // VersionHeader carries the server's build version on every /graphql/v1 response.
@@ -122,6 +129,11 @@ type Server struct {
 	// loginRole is the role the pool connects as: a JWT naming it would run with the login role's own rights
 	// (it may switch to every API role), so it is refused.
 	loginRole string
+
+	// live refreshes the subscriptions; sockets are the open WebSockets.
+	live       *live.Hub
+	liveLimits LiveLimits
+	sockets    sockets
 
 	// roles is read by every request without a lock; refreshing serializes only the refreshes.
 	roles     atomic.Pointer[assumableRoles]
@@ -168,7 +180,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	opts.PoolTimeout = cmp.Or(opts.PoolTimeout, DefaultPoolTimeout)
 	opts.PoolShare = cmp.Or(opts.PoolShare, DefaultPoolShare)
 	s := &Server{opts: opts, log: opts.Logger, engine: newEngine(), mux: http.NewServeMux(),
-		tokens: auth.NewTokenCache(opts.Keys, 4096), admission: newLimiter(opts.Pool, opts.PoolShare)}
+		tokens: auth.NewTokenCache(opts.Keys, 4096), admission: newLimiter(opts.Pool, opts.PoolShare),
+		liveLimits: opts.LiveLimits.withDefaults()}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
 	}
@@ -177,13 +190,26 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
-	var invalidate reflect.Invalidator = s.engine
+	liveOpts := live.Options{Engine: s.engine, Pool: opts.Pool, PollInterval: s.liveLimits.PollInterval,
+		MaxSubscriptions: s.liveLimits.PerInstance, Logger: s.log}
+	if opts.Metrics != nil {
+		liveOpts.Registerer = opts.Metrics.Registry()
+	}
+	for _, r := range s.replicas {
+		liveOpts.Replicas = append(liveOpts.Replicas, live.Source{Pool: r.pool, Engine: r.engine})
+	}
+	s.live = live.New(liveOpts)
+	// The hub refreshes every subscription after a schema change, once the engine has dropped its schemas.
+	invalidate := fanout{s.engine, s.live}
 	if len(s.replicas) > 0 {
 		follower := newReplicaFollower(opts.Pool, s.replicas, s.log)
 		s.watchers.Go(func() { follower.run(watchCtx) })
-		invalidate = fanout{s.engine, follower}
+		invalidate = append(invalidate, follower)
 	}
-	invalidate = countingInvalidator{invalidate, opts.Metrics}
+	counted := countingInvalidator{invalidate, opts.Metrics}
+	if opts.ChangesURL != "" {
+		s.watchers.Go(func() { s.live.RunFeed(watchCtx, live.FeedOptions{URL: opts.ChangesURL, Logger: s.log}) })
+	}
 	ready := make(chan struct{})
 	logf := func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) }
 	if opts.PollSchema > 0 {
@@ -195,12 +221,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			err := opts.Pool.QueryRow(ctx, dbsetup.SchemaVersionQuery).Scan(&v)
 			return v, err
 		}
-		s.watchers.Go(func() { reflect.Poll(watchCtx, version, opts.PollSchema, invalidate, ready, logf) })
+		s.watchers.Go(func() { reflect.Poll(watchCtx, version, opts.PollSchema, counted, ready, logf) })
 	} else {
 		connect := func(ctx context.Context) (*pgx.Conn, error) {
 			return pgx.ConnectConfig(ctx, opts.Pool.Config().ConnConfig.Copy())
 		}
-		s.watchers.Go(func() { reflect.Watch(watchCtx, connect, dbsetup.NotifyChannel, invalidate, ready, logf) })
+		s.watchers.Go(func() { reflect.Watch(watchCtx, connect, dbsetup.NotifyChannel, counted, ready, logf) })
 	}
 	select {
 	case <-ready:
@@ -242,10 +268,13 @@ func (c countingInvalidator) Invalidate() {
 	c.Invalidator.Invalidate()
 }
 
-// Close stops the schema watcher.
+// Close stops the schema watcher and the subscriptions (their sockets are closed with 1013, so that clients
+// reconnect to another instance).
 func (s *Server) Close() {
 	s.cancel()
 	s.watchers.Wait()
+	s.sockets.closeAll()
+	s.live.Close()
 }
 
 // Engine is the resolver the server uses (for embedding programs that add routes of their own).
@@ -342,21 +371,23 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 				fmt.Errorf("%v\n%s", v, debug.Stack()))
 		}
 	}()
+	switch {
+	case isWebSocket(r):
+		s.serveWebSocket(w, r)
+		return
+	case wantsEventStream(r):
+		s.serveSSE(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		writeGraphQLError(w, http.StatusMethodNotAllowed, msgOnlyPost)
 		return
 	}
-	session, status, msg, err := s.authenticate(r)
-	if err != nil {
-		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: read the roles", err)
+	session, ok := s.requestSession(w, r)
+	if !ok {
 		return
 	}
-	if status != 0 {
-		writeMessage(w, status, msg)
-		return
-	}
-	obs.SetRole(r.Context(), session.Role)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -419,10 +450,30 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// requestSession authenticates r and notes its role for the request log; when it cannot, it has answered r.
+func (s *Server) requestSession(w http.ResponseWriter, r *http.Request) (resolve.Session, bool) {
+	session, status, msg, err := s.authenticate(r)
+	if err != nil {
+		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: read the roles", err)
+		return session, false
+	}
+	if status != 0 {
+		writeMessage(w, status, msg)
+		return session, false
+	}
+	obs.SetRole(r.Context(), session.Role)
+	return session, true
+}
+
 // authenticate checks the API key and the bearer token and returns the session, or an HTTP status and
 // message for the client, or an error when the database could not be asked.
 func (s *Server) authenticate(r *http.Request) (resolve.Session, int, string, error) {
-	key := auth.APIKeyFromRequest(r)
+	return s.authenticateCredentials(r.Context(), auth.APIKeyFromRequest(r), r.Header.Get("Authorization"))
+}
+
+// authenticateCredentials is authenticate for an API key and an Authorization value however they came (HTTP
+// headers, or a subscription's connection_init payload).
+func (s *Server) authenticateCredentials(ctx context.Context, key, authorization string) (resolve.Session, int, string, error) {
 	if key == "" {
 		return resolve.Session{}, http.StatusUnauthorized, auth.MsgNoAPIKey, nil
 	}
@@ -431,8 +482,8 @@ func (s *Server) authenticate(r *http.Request) (resolve.Session, int, string, er
 		return resolve.Session{}, http.StatusUnauthorized, auth.MsgInvalidAPIKey, nil
 	}
 	token := key
-	if r.Header.Get("Authorization") != "" {
-		bearer, ok := auth.BearerToken(r)
+	if authorization != "" {
+		bearer, ok := auth.ParseBearer(authorization)
 		if !ok {
 			return resolve.Session{}, http.StatusUnauthorized, "Authorization header must be Bearer <JWT>", nil
 		}
@@ -455,7 +506,7 @@ func (s *Server) authenticate(r *http.Request) (resolve.Session, int, string, er
 	if role == s.loginRole {
 		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf("JWT role %q may not be assumed", role), nil
 	}
-	ok, err := s.mayAssume(r.Context(), role)
+	ok, err := s.mayAssume(ctx, role)
 	if err != nil {
 		return resolve.Session{}, 0, "", err
 	}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -19,7 +18,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgreflect/pgreflect/auth"
-	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
@@ -37,10 +35,17 @@ type fixture struct {
 	admin   *pgx.Conn
 	pool    *pgxpool.Pool
 	srv     *httptest.Server
+	server  *Server
 	logs    *testenv.SyncBuffer
 	keys    *auth.Keys
 	anon    string
 	service string
+	// live are the subscription limits of the servers start starts; changes, when set, their change feed's URL;
+	// opts their other options.
+	live    LiveLimits
+	changes string
+	opts    Options
+	dbURL   string // superuser
 }
 
 func newFixture(t testing.TB, schema string) *fixture {
@@ -53,51 +58,50 @@ func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture 
 	return newFixtureOn(t, pgtest.NewDB(t), schema, 0, Options{Metrics: metrics})
 }
 
-// newFixtureOn serves the database of the superuser URL dbURL, after setup and schema, with the options o
-// (its pool of poolSize connections, 0 for pgx's default, its keys and logger filled in).
+// newFixtureOn serves the database of the superuser URL dbURL (a server of the test's own, say), after setup and
+// schema, with a pool of poolSize connections (0: pgx's default) and the options o, whose pool, keys, logger,
+// body limit and subscription settings the fixture fills in.
 func newFixtureOn(t testing.TB, dbURL, schema string, poolSize int, o Options) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close(context.Background()) })
-	if err := dbsetup.Apply(ctx, admin); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec(ctx, schema); err != nil {
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(dbURL)
-	u.User = url.User("authenticator")
-	cfg, err := pgxpool.ParseConfig(u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if poolSize > 0 {
-		cfg.MaxConns = int32(poolSize)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	admin := testenv.Setup(t, dbURL, schema)
+	pool := testenv.LoginPoolOf(t, dbURL, poolSize)
 	keys, _ := auth.NewKeys(secret)
 	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
 	service, _ := keys.SignAPIKey("service_role", "abcdefghijklmnopqrst")
-	logs := &testenv.SyncBuffer{}
-	o.Pool, o.Keys, o.AnonKey, o.ServiceRoleKey = pool, keys, anon, service
+	f := &fixture{t: t, admin: admin, pool: pool, keys: keys, anon: anon, service: service, logs: &testenv.SyncBuffer{},
+		dbURL: dbURL, opts: o}
+	f.server, f.srv = f.start(o.Metrics)
+	return f
+}
+
+// start serves a new instance of the API on the fixture's database.
+func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
+	f.t.Helper()
+	o := f.opts
+	o.Pool, o.Keys, o.AnonKey, o.ServiceRoleKey, o.Metrics = f.pool, f.keys, f.anon, f.service, metrics
 	o.MaxBodyBytes = cmp.Or(o.MaxBodyBytes, 4096)
-	o.Logger = slog.New(slog.NewJSONHandler(io.MultiWriter(logs, testWriter{t}), nil))
-	s, err := New(ctx, o)
+	o.Logger = slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil))
+	o.LiveLimits, o.ChangesURL = f.live, f.changes
+	s, err := New(context.Background(), o)
 	if err != nil {
-		t.Fatal(err)
+		f.t.Fatal(err)
 	}
-	t.Cleanup(s.Close)
+	f.t.Cleanup(s.Close)
 	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	return &fixture{t: t, admin: admin, pool: pool, srv: srv, keys: keys, anon: anon, service: service, logs: logs}
+	f.t.Cleanup(srv.Close)
+	return s, srv
+}
+
+// secondServer is another instance on the same database, as a fixture of its own, with the subscription
+// limits given (zero: the defaults) and the change feed when changes is set.
+func (f *fixture) secondServer(live LiveLimits, changes bool) *fixture {
+	g := *f
+	g.live = live
+	if changes {
+		g.changes = f.dbURL
+	}
+	g.server, g.srv = g.start(nil)
+	return &g
 }
 
 // testWriter shows log output with the test's own output.

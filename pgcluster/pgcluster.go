@@ -265,6 +265,9 @@ func (c *Cluster) Port() int { return c.opts.Port }
 // DataDir is the absolute data directory.
 func (c *Cluster) DataDir() string { return c.opts.DataDir }
 
+// LogFile is the server's log file.
+func (c *Cluster) LogFile() string { return c.opts.LogFile }
+
 func (c *Cluster) socketDir() string { return filepath.Join(filepath.Dir(c.opts.DataDir), "sock") }
 
 func (c *Cluster) run(ctx context.Context, prog string, args ...string) ([]byte, error) {

@@ -9,6 +9,9 @@
 // and in a test:
 //
 //	url := pgtest.NewDB(t)
+//
+// The server's binaries are pgcluster's (PGREFLECT_PG_BINDIR picks a PostgreSQL version: `make test PG=17`).
+// Main prints the version that runs as "pgtest: PostgreSQL <version>", which `make test` collects.
 package pgtest
 
 import (
@@ -30,8 +33,12 @@ import (
 // EnvURL names the environment variable that points the tests at an existing server.
 const EnvURL = "PGREFLECT_TEST_DATABASE_URL"
 
-// server is the admin URL of the server every test of this binary uses; set once by Main.
-var server string
+// server is the admin URL of the server every test of this binary uses, and serverVersionNum its
+// server_version_num (170004 for 17.4); both set once by Main.
+var (
+	server           string
+	serverVersionNum int
+)
 
 var dbSeq atomic.Int64
 
@@ -39,7 +46,7 @@ var dbSeq atomic.Int64
 func Main(m *testing.M) int {
 	if u := os.Getenv(EnvURL); u != "" {
 		server = u
-		return m.Run()
+		return run(m)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -58,8 +65,10 @@ func Main(m *testing.M) int {
 	if err == nil {
 		var c *pgcluster.Cluster
 		c, err = pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true,
-			// Tests count plans per call (pg_stat_statements ships with Debian's PostgreSQL server package).
-			Settings: []string{"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_planning=on"}})
+			// Tests count plans per call (pg_stat_statements: Debian's postgresql-contrib, or .ci/pg-versions).
+			// Live queries follow changes by logical decoding, on a temporary slot per server under test.
+			Settings: []string{"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_planning=on",
+				"wal_level=logical", "max_replication_slots=40", "max_wal_senders=40"}})
 		if err == nil {
 			err = c.Init(ctx)
 		}
@@ -81,7 +90,57 @@ func Main(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "pgtest: start PostgreSQL:", err)
 		return 1
 	}
+	return run(m)
+}
+
+// run reads and reports the server's version, then runs the tests.
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	version, err := readVersion(ctx, server)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
+		return 1
+	}
+	// On stderr, which `go test -json` reports as the package's output (internal/testsummary lists it), and
+	// not stdout, where a test's helper process (a test binary run again) speaks to its test.
+	fmt.Fprintf(os.Stderr, "%s%s (server_version_num %d)\n", VersionLinePrefix, version, serverVersionNum)
 	return m.Run()
+}
+
+// VersionLinePrefix starts the line in which Main reports the server's version.
+const VersionLinePrefix = "pgtest: PostgreSQL "
+
+func readVersion(ctx context.Context, url string) (string, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return "", fmt.Errorf("connect to read the server version: %w", err)
+	}
+	defer conn.Close(ctx)
+	var version string
+	if err := conn.QueryRow(ctx, "select current_setting('server_version'), current_setting('server_version_num')::int").
+		Scan(&version, &serverVersionNum); err != nil {
+		return "", fmt.Errorf("read the server version: %w", err)
+	}
+	return version, nil
+}
+
+// ServerMajor is the major version of the test server (14 for 14.12). It needs Main to have run.
+func ServerMajor(t testing.TB) int {
+	t.Helper()
+	if serverVersionNum == 0 {
+		t.Fatal("pgtest: no server; call pgtest.Main from TestMain")
+	}
+	return serverVersionNum / 10000
+}
+
+// SkipBelow skips t on a server older than major, saying which version it needs and why, for a test of what
+// only newer versions have (PostgreSQL 18's virtual generated columns, say).
+func SkipBelow(t testing.TB, major int, why string) {
+	t.Helper()
+	if got := ServerMajor(t); got < major {
+		t.Skipf("needs PostgreSQL %d or later (%s); the test server is PostgreSQL %d", major, why, got)
+	}
 }
 
 // ServerURL is the admin URL of the test server (its maintenance database). It needs Main to have run.

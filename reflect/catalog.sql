@@ -26,8 +26,18 @@ rels as (
     -- partitions, when its comment opts in ({"partitions": "hidden"}). Nested partitioned tables never show.
     where c.relkind in ('r', 'v', 'm', 'f') or (c.relkind = 'p' and not c.relispartition)
 ),
+-- PostgreSQL 18 records NOT NULL as constraints, and one added NOT VALID sets attnotnull while rows may still
+-- hold NULL: such a column is nullable until the constraint is validated. (Before 18 no relation has
+-- constraints of type 'n', and this is empty.)
+unvalidated_not_null as (
+    select con.conrelid, con.conkey[1] as attnum
+    from pg_constraint con
+    where con.contype = 'n' and not con.convalidated
+),
 cols as (
-    select a.attrelid, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull, a.atthasdef,
+    select a.attrelid, a.attnum, a.attname, a.atttypid, a.atttypmod, a.atthasdef,
+           a.attnotnull and not exists (select 1 from unvalidated_not_null u
+                where u.conrelid = a.attrelid and u.attnum = a.attnum) as attnotnull,
            a.attgenerated <> '' as generated,
            -- what pg_get_serial_sequence looks for, as one index probe instead of a name lookup per column
            (a.attidentity <> '' or exists (select 1 from pg_depend d join pg_class seq on seq.oid = d.objid
@@ -61,7 +71,10 @@ rel_columns as (
 -- unique column sets and the conflict targets of upserts
 rel_indexes as (
     select i.indrelid, json_agg(json_build_object('name', ic.relname, 'primary', i.indisprimary,
-            'expression', i.indexprs is not null, 'columns', array(
+            'expression', i.indexprs is not null,
+            -- PostgreSQL 18's WITHOUT OVERLAPS keys are unique and exclusion constraints at once
+            'exclusion', i.indisexclusion,
+            'columns', array(
                 select a.attname from unnest(i.indkey) with ordinality k(num, pos)
                 join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.num order by k.pos))
             order by ic.relname) as indexes
@@ -77,9 +90,16 @@ fks as (
                  join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.num order by k.i) as local_columns,
            array(select a.attname from unnest(con.confkey) with ordinality k(num, i)
                  join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.num order by k.i) as foreign_columns,
+           -- NOT VALID, or PostgreSQL 18's NOT ENFORCED: rows may reference nothing
+           not con.convalidated as unchecked,
            obj_description(con.oid, 'pg_constraint') as comment
     from pg_constraint con
     where con.contype = 'f'
+      -- A foreign key with PERIOD (PostgreSQL 18) matches referenced rows whose ranges cover its own, not
+      -- equal ones, which no relationship field expresses. It is the one kind that references a WITHOUT
+      -- OVERLAPS key, an exclusion index (18 requires PERIOD there): an index probe, where conperiod would need
+      -- the query to differ by version.
+      and not exists (select 1 from pg_index ki where ki.indexrelid = con.conindid and ki.indisexclusion)
       and con.conrelid in (select oid from rels)
       and con.confrelid in (select oid from rels)
 ),
@@ -133,7 +153,7 @@ select json_build_object(
     'foreign_keys', coalesce((select json_agg(json_build_object(
             'oid', f.oid::int8, 'name', f.conname, 'local_relation', f.conrelid::int8, 'foreign_relation', f.confrelid::int8,
             'local_columns', to_json(f.local_columns), 'foreign_columns', to_json(f.foreign_columns),
-            'comment', f.comment) order by f.oid) from fks f), '[]'),
+            'unchecked', f.unchecked, 'comment', f.comment) order by f.oid) from fks f), '[]'),
     'functions', coalesce((select json_agg(json_build_object(
             'oid', p.oid::int8, 'name', p.proname, 'schema_oid', p.pronamespace::int8, 'volatility', p.provolatile,
             'returns_set', p.proretset, 'return_type', p.prorettype::int8, 'rows', p.prorows,

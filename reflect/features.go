@@ -18,12 +18,16 @@ const (
 	FeatureRelatedOrder  Feature = "relatedOrder"
 	FeatureDistinct      Feature = "distinct"
 	FeatureComposite     Feature = "composite"
+	FeatureExactPaging   Feature = "exactPaging"
+	// FeatureSubscriptions adds the Subscription root: live queries over WebSocket and Server-Sent Events
+	// (docs/subscriptions.md).
+	FeatureSubscriptions Feature = "subscriptions"
 )
 
 // AllFeatures lists every feature in a stable order.
 func AllFeatures() []Feature {
 	return []Feature{FeatureUpsert, FeatureNestedInsert, FeatureRelatedFilter, FeatureRelatedOrder,
-		FeatureDistinct, FeatureComposite}
+		FeatureDistinct, FeatureComposite, FeatureExactPaging, FeatureSubscriptions}
 }
 
 // ParseFeature checks a feature's name; the error lists the names there are, as serde's unknown-variant

@@ -55,6 +55,7 @@ type rawCatalog struct {
 			Name       string   `json:"name"`
 			Primary    bool     `json:"primary"`
 			Expression bool     `json:"expression"`
+			Exclusion  bool     `json:"exclusion"`
 			Columns    []string `json:"columns"`
 		} `json:"indexes"`
 		Columns []struct {
@@ -79,6 +80,7 @@ type rawCatalog struct {
 		Foreign        uint32   `json:"foreign_relation"`
 		LocalColumns   []string `json:"local_columns"`
 		ForeignColumns []string `json:"foreign_columns"`
+		Unchecked      bool     `json:"unchecked"`
 		Comment        *string  `json:"comment"`
 	} `json:"foreign_keys"`
 	Functions []struct {
@@ -159,7 +161,8 @@ func Decode(doc []byte) (*Catalog, error) {
 				r.PrimaryKey = ix.Columns
 			}
 			r.UniqueIndexes = append(r.UniqueIndexes, ix.Columns)
-			if !ix.Expression {
+			// ON CONFLICT DO UPDATE refuses an exclusion constraint (a WITHOUT OVERLAPS key)
+			if !ix.Expression && !ix.Exclusion {
 				r.UniqueKeys = append(r.UniqueKeys, UniqueKey{Name: ix.Name, Columns: ix.Columns})
 			}
 		}
@@ -183,7 +186,7 @@ func Decode(doc []byte) (*Catalog, error) {
 	}
 	for _, rf := range raw.ForeignKeys {
 		fk := &ForeignKey{Name: rf.Name, Local: c.relationByOID[rf.Local], Foreign: c.relationByOID[rf.Foreign],
-			LocalColumns: rf.LocalColumns, ForeignColumns: rf.ForeignColumns}
+			LocalColumns: rf.LocalColumns, ForeignColumns: rf.ForeignColumns, Unchecked: rf.Unchecked}
 		if fk.Local == nil || fk.Foreign == nil {
 			continue // an end is a partitioned table or a partition that is not shown
 		}

@@ -61,8 +61,8 @@ type Relation struct {
 	PrimaryKey []string // real primary key, else the primary_key_columns directive; empty if neither
 	// UniqueIndexes are the column sets of non-partial unique indexes, primary key included.
 	UniqueIndexes [][]string
-	// UniqueKeys are the non-partial unique indexes on plain columns with their names, by name: the conflict
-	// targets an upsert may name.
+	// UniqueKeys are the non-partial unique indexes on plain columns with their names, by name, that are not
+	// exclusion constraints (WITHOUT OVERLAPS): the conflict targets an upsert may name.
 	UniqueKeys []UniqueKey
 	CanSelect  bool // table-level privileges of the role
 	CanInsert  bool
@@ -148,6 +148,9 @@ type ForeignKey struct {
 	Directives     NameDirectives
 	// Synthetic marks a foreign key declared by a foreign_keys directive.
 	Synthetic bool
+	// Unchecked marks a foreign key that existing rows may break: added NOT VALID and not validated since, or
+	// NOT ENFORCED (PostgreSQL 18).
+	Unchecked bool
 }
 
 // Function is a plain function (not a procedure or aggregate) in a schema on the search path.

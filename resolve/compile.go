@@ -26,6 +26,10 @@ type compiled struct {
 	roots []compiledRoot
 	// errors is the rendered "errors" list of field errors, or nil.
 	errors []byte
+	// reads are the relations a subscription reads (live queries only).
+	reads Reads
+	// stream reshapes the answer of a stream subscription.
+	stream *stream
 }
 
 type compiledRoot struct {
@@ -42,6 +46,10 @@ func compile(ctx context.Context, schema *gqlschema.Schema, limits Limits, req R
 		return &compiled{response: errorsOnly(err)}
 	}
 	r := &request{schema: schema, doc: doc, op: op, variables: variables, limits: limits}
+	if op.Operation == ast.Subscription {
+		// A request answered once cannot subscribe: that takes a WebSocket or an event stream.
+		return &compiled{response: errorsOnly(errSubscription())}
+	}
 	if op.Operation == ast.Mutation {
 		if schema.Mutation == nil {
 			return &compiled{response: dataNull(errNoMutationType())}
@@ -75,6 +83,12 @@ func compile(ctx context.Context, schema *gqlschema.Schema, limits Limits, req R
 	if len(plans) == 0 {
 		return &compiled{response: encodeResponse(nil, fieldErrors)}
 	}
+	return compiledFromPlans(ctx, limits, plans, fieldErrors)
+}
+
+// compiledFromPlans makes the statement of the planned root fields (one statement with a column per field that
+// needs SQL) and the recipe of the response.
+func compiledFromPlans(ctx context.Context, limits Limits, plans []*rootPlan, fieldErrors []error) *compiled {
 	var sqlFields []sqlgen.RootField
 	for _, p := range plans {
 		if p.sql != nil {
@@ -186,6 +200,11 @@ type compiledKey struct {
 	// schema identifies the generation, role and search path: each has its own schema value.
 	schema                      *gqlschema.Schema
 	query, operation, variables string
+	// live separates a subscription compiled as a live query from the same document sent as a request, which
+	// is refused.
+	live bool
+	// cursor is a stream's position (Request.StreamCursor).
+	cursor string
 }
 
 func newCompiledCache(maxBytes int) *compiledCache {
@@ -193,11 +212,12 @@ func newCompiledCache(maxBytes int) *compiledCache {
 }
 
 // get returns the compiled request, compiling it on a miss. A compilation cut short by ctx is not kept.
-func (c *compiledCache) get(ctx context.Context, schema *gqlschema.Schema, req Request, compileFn func() *compiled) *compiled {
+func (c *compiledCache) get(ctx context.Context, schema *gqlschema.Schema, req Request, live bool, compileFn func() *compiled) *compiled {
 	if c.maxBytes <= 0 || len(req.Query)+len(req.Variables) > maxCompiledKey {
 		return compileFn()
 	}
-	key := compiledKey{schema: schema, query: req.Query, operation: req.OperationName, variables: string(req.Variables)}
+	key := compiledKey{schema: schema, query: req.Query, operation: req.OperationName, variables: string(req.Variables), live: live,
+		cursor: string(req.StreamCursor)}
 	c.mu.Lock()
 	if el, ok := c.entries[key]; ok {
 		c.order.MoveToFront(el)

@@ -19,7 +19,7 @@ func BenchmarkCacheHit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := d.engine.compiled.get(ctx, rs.schema, req, nil)
+	c := d.engine.compiled.get(ctx, rs.schema, req, false, nil)
 	results, err := batch{role: session.Role, stmts: c.stmts}.run(ctx, d.conn)
 	if err != nil {
 		b.Fatal(err)
@@ -34,7 +34,7 @@ func BenchmarkCacheHit(b *testing.B) {
 			b.Fatal(err)
 		}
 		rs, _ := d.engine.schemas.Get(ctx, session.Role, session.SearchPath, nil)
-		c := d.engine.compiled.get(ctx, rs.schema, req, nil)
+		c := d.engine.compiled.get(ctx, rs.schema, req, false, nil)
 		c.respond(results)
 	}
 }

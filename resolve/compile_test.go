@@ -25,8 +25,8 @@ func TestCompiledCacheIsBoundedByBytes(t *testing.T) {
 	}
 	hot := Request{Query: "{ hot }"}
 	for i := 0; i < 1000; i++ {
-		c.get(ctx, schema, Request{Query: "{ q" + strconv.Itoa(i) + " }"}, compileOf(2000))
-		c.get(ctx, schema, hot, compileOf(100))
+		c.get(ctx, schema, Request{Query: "{ q" + strconv.Itoa(i) + " }"}, false, compileOf(2000))
+		c.get(ctx, schema, hot, false, compileOf(100))
 		if c.bytes > budget {
 			t.Fatalf("after %d requests the cache holds %d bytes, budget %d", i+1, c.bytes, budget)
 		}
@@ -36,15 +36,15 @@ func TestCompiledCacheIsBoundedByBytes(t *testing.T) {
 	}
 	// An entry that would take more than an eighth of the budget is not kept.
 	big := Request{Query: "{ big }"}
-	c.get(ctx, schema, big, compileOf(budget/4))
-	c.get(ctx, schema, big, compileOf(budget/4))
+	c.get(ctx, schema, big, false, compileOf(budget/4))
+	c.get(ctx, schema, big, false, compileOf(budget/4))
 	if compiles != 1003 {
 		t.Errorf("a large entry was kept")
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	c.get(cancelled, schema, Request{Query: "{ cut }"}, compileOf(10))
-	c.get(ctx, schema, Request{Query: "{ cut }"}, compileOf(10))
+	c.get(cancelled, schema, Request{Query: "{ cut }"}, false, compileOf(10))
+	c.get(ctx, schema, Request{Query: "{ cut }"}, false, compileOf(10))
 	if compiles != 1005 {
 		t.Errorf("what a cancelled request compiled was kept")
 	}

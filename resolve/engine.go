@@ -7,8 +7,9 @@
 // switches to the request's role and JWT claims inside the request's own transaction.
 //
 // The stages are separate files: compile.go turns a request into statements (cached per schema, document
-// and variables), session.go writes the role and claims prelude, pipeline.go runs a batch in one round trip
-// on prepared statements (stmtcache.go), respond.go writes the response.
+// and variables) and writes the response from their results, session.go writes the role and claims prelude,
+// pipeline.go runs a batch in one round trip on prepared statements (stmtcache.go). live.go and stream.go
+// answer subscriptions (RefreshLive), many subscribers in one round trip.
 package resolve
 
 import (
@@ -34,6 +35,9 @@ type Request struct {
 	Query         string          `json:"query"`
 	Variables     json.RawMessage `json:"variables,omitempty"`
 	OperationName string          `json:"operationName,omitempty"`
+	// StreamCursor, for a stream subscription, replaces its cursor's initial value: the last value sent, so
+	// that the next batch starts after it. Clients cannot set it.
+	StreamCursor json.RawMessage `json:"-"`
 }
 
 // Options configure an Engine.
@@ -168,11 +172,20 @@ func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Requ
 	rs, err := e.schemas.Get(ctx, s.Role, s.SearchPath, func(ctx context.Context) (*roleSchema, error) {
 		ctx, cancel := context.WithTimeout(ctx, schemaLoadTimeout)
 		defer cancel()
-		return e.loadAs(ctx, conn, s)
+		rs, err := e.loadAs(ctx, conn, s)
+		if err != nil && unavailable(conn, err) {
+			// Said here, where the loading connection is known: the requests that share the load see only
+			// the error, which after some failures pgx words as "conn closed".
+			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		return rs, err
 	})
 	if err != nil {
 		// The load may have failed on another request's connection (concurrent misses share one load): an
 		// outage is recognised from the error as well as from this request's connection.
+		if errors.Is(err, ErrUnavailable) {
+			return nil, unusable(conn, fmt.Errorf("load the schema of role %s: %w", s.Role, err))
+		}
 		if unavailable(conn, err) {
 			return nil, unusable(conn, fmt.Errorf("%w: load the schema of role %s: %w", ErrUnavailable, s.Role, err))
 		}
@@ -233,10 +246,7 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 		return &roleSchema{schema: e.build(cat)}, nil
 	})
 	if err != nil {
-		if body := schemaFailure(req, err); body != nil {
-			return body
-		}
-		return errorsOnly(e.internal(ctx, err))
+		return e.schemaAnswer(ctx, req, err)
 	}
 	b := batch{role: role}
 	if conn.PgConn().TxStatus() != 'I' {
@@ -262,7 +272,7 @@ func (e *Engine) build(cat *reflect.Catalog) *gqlschema.Schema {
 // one round trip. It returns an error wrapping ErrUnavailable (see unavailable) or ErrInternal, and no body,
 // for a failure that Postgres did not report as the request's own.
 func (e *Engine) run(ctx context.Context, conn *pgx.Conn, schema *gqlschema.Schema, req Request, b batch) ([]byte, error) {
-	c := e.compiled.get(ctx, schema, req, func() *compiled { return compile(ctx, schema, e.opts.Limits, req) })
+	c := e.compiled.get(ctx, schema, req, false, func() *compiled { return compile(ctx, schema, e.opts.Limits, req) })
 	if c.response != nil {
 		return c.response, nil
 	}

@@ -46,6 +46,25 @@ func databaseError(pgErr *pgconn.PgError) error {
 	return errPassThrough(pgErr.Message)
 }
 
+// statementFailure is the error a failed statement gives where every failure is answered in the GraphQL
+// shape (live queries): Postgres' own message, else the internal error.
+func (e *Engine) statementFailure(ctx context.Context, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return databaseError(pgErr)
+	}
+	return e.internal(ctx, err)
+}
+
+// schemaAnswer is schemaFailure where every failure is answered in the GraphQL shape (Execute, live queries):
+// an internal failure gets the internal error's body.
+func (e *Engine) schemaAnswer(ctx context.Context, req Request, err error) []byte {
+	if body := schemaFailure(req, err); body != nil {
+		return body
+	}
+	return errorsOnly(e.internal(ctx, err))
+}
+
 // schemaFailure answers a request whose schema could not be loaded, or returns nil for a failure that is
 // internal. A document that does not parse is reported first, as it would be with a schema.
 func schemaFailure(req Request, err error) []byte {

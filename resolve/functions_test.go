@@ -402,3 +402,43 @@ func TestComputedFieldOverloads(t *testing.T) {
 		`{"data": {"blogByPk": {"label": "blog 2"}, "accountByPk": {"label": "account 1"}}}`)
 	d.expect(`{ label }`, `{"data": null, "errors": [{"message": "Unknown field \"label\" on type Query"}]}`)
 }
+
+// Issue 18: functions with OUT or INOUT arguments are shown as pg_graphql shows them. It reads prorettype and
+// proargtypes, not proargmodes: a function whose one output is an OUT or INOUT argument returns that
+// argument's type and takes its input arguments; several outputs make it return record, which stays out.
+func TestFunctionsWithOutParameters(t *testing.T) {
+	d := newTestDB(t, `
+		comment on schema public is '@graphql({"inflect_names": true, "introspection": true})';
+		create table account(id int primary key, email text not null);
+		insert into account values (1, 'a@x.com'), (2, 'b@x.com');
+		create function plus_one(a int, out b int) stable language sql as $$ select a + 1 $$;
+		create function twice(inout n int) stable language sql as $$ select n * 2 $$;
+		create function out_first(out label text, n int) stable language sql as $$ select 'n=' || n $$;
+		create function answer(out x int) stable language sql as $$ select 42 $$;
+		create function two_outs(a int, out b int, out c int) stable language sql as $$ select a, a $$;
+		create function io_and_out(inout a int, out b int) stable language sql as $$ select a, a $$;
+		create function shout(rec account, out loud text) stable language sql as $$ select upper(rec.email) $$;
+		create function account_by_id(id int, out acc account) stable language sql as $$ select a from account a where a.id = account_by_id.id $$;
+		create function bump(inout n int) volatile language sql as $$ select n + 10 $$;
+		create function rows_out(out v int) returns setof int stable language sql as $$ select 1 union all select 2 $$;
+		grant select on account to service_role;
+	`)
+	d.expect(`{ plusOne(a: 1) twice(n: 3) outFirst(n: 2) answer }`,
+		`{"data": {"twice": 6, "answer": 42, "plusOne": 2, "outFirst": "n=2"}}`)
+	d.expect(`{ accountCollection(first: 1) { edges { node { email shout } } } }`,
+		`{"data": {"accountCollection": {"edges": [{"node": {"email": "a@x.com", "shout": "A@X.COM"}}]}}}`)
+	d.expect(`{ accountById(id: 2) { id email } }`, `{"data": {"accountById": {"id": 2, "email": "b@x.com"}}}`)
+	d.expect(`mutation { bump(n: 1) }`, `{"data": {"bump": 11}}`)
+	// An OUT argument takes no value.
+	d.expect(`{ plusOne(a: 1, b: 2) }`, `{"data": null, "errors": [{"message": "Input contains extra keys [\"b\"]"}]}`)
+	// Several outputs return record; a set of scalars stays out as for RETURNS SETOF int.
+	for _, field := range []string{"twoOuts", "ioAndOut", "rowsOut"} {
+		if got := d.query(`{ __type(name: "Query") { fields { name } } }`); strings.Contains(got, `"`+field+`"`) {
+			t.Errorf("%s is a field: %s", field, got)
+		}
+	}
+	if got, want := d.query(`{ __type(name: "Query") { fields { name args { name type { kind ofType { name } } } type { name } } } }`),
+		`{"args": [{"name": "a", "type": {"kind": "NON_NULL", "ofType": {"name": "Int"}}}], "name": "plusOne", "type": {"name": "Int"}}`; !strings.Contains(got, want) {
+		t.Errorf("Query's fields lack %s: %s", want, got)
+	}
+}

@@ -23,6 +23,8 @@ import (
 //     filter of a hidden enum, pointing at types it does not list);
 //   - __Type.specifiedByURL answers null where pg_graphql fails the whole field (it declares the field but has
 //     no resolver for it); graphql-js asks for it with specifiedByUrl: true.
+//   - __Type.isOneOf (GraphQL spec draft, graphql-js 16.9+, asked for with oneOf: true) is declared and answers
+//     false for input objects and null for other types, where pg_graphql has no such field.
 
 // introSchemaDescription is __Schema.description.
 const introSchemaDescription = "Represents the GraphQL schema of the database"
@@ -33,8 +35,9 @@ type introspector struct {
 	// subs memoises collect: a selection's sub-selections are the same on every object it is resolved for,
 	// and the standard introspection query resolves the same few selections thousands of times.
 	subs map[introSubKey][]*selection
-	// mutation is the Mutation type when introspection shows it (it has a visible field), else nil.
-	mutation *gqlschema.Type
+	// mutation and subscription are the root types when introspection shows them (they have a visible field),
+	// else nil.
+	mutation, subscription *gqlschema.Type
 }
 
 type introSubKey struct {
@@ -46,6 +49,9 @@ func newIntrospector(r *request) *introspector {
 	in := &introspector{r: r, subs: map[introSubKey][]*selection{}}
 	if m := r.schema.Mutation; m != nil && !m.Hidden && len(in.fields(m)) > 0 {
 		in.mutation = m
+	}
+	if sub := r.schema.Subscription; sub != nil && len(in.fields(sub)) > 0 {
+		in.subscription = sub
 	}
 	return in
 }
@@ -74,7 +80,11 @@ func (r *request) resolveSchema(sel *selection) (any, error) {
 			v, err := in.typeValue(s, gqlschema.Named(in.mutation.Name))
 			return v, true, err
 		case "subscriptionType":
-			return nil, true, nil
+			if in.subscription == nil {
+				return nil, true, nil
+			}
+			v, err := in.typeValue(s, gqlschema.Named(in.subscription.Name))
+			return v, true, err
 		case "directives":
 			v, err := introList(in, s, "__Directive", errUnknownDirectiveField, metaDirectives, in.directiveField)
 			return v, true, err
@@ -162,6 +172,8 @@ func (in *introspector) named(name string) *gqlschema.Type {
 		return nil
 	case t == in.r.schema.Mutation:
 		return in.mutation
+	case t == in.r.schema.Subscription:
+		return in.subscription
 	}
 	return t
 }
@@ -282,6 +294,11 @@ func (in *introspector) typeField(s *selection, ref *gqlschema.TypeRef) (any, bo
 		}
 	case "specifiedByURL":
 		v = nil
+	case "isOneOf":
+		// false for every input object (none is @oneOf), null for other kinds, as graphql-js 16.9+ answers
+		if t != nil && t.Kind == gqlschema.InputObject {
+			v = false
+		}
 	case "__typename":
 		if t != nil {
 			v = t.Name // pg_graphql answers the described type's name
@@ -441,6 +458,7 @@ var metaTypes = func() map[string]*gqlschema.Type {
 				field("fields", listOf("__Field"), "", includeDeprecated()),
 				field("inputFields", listOf("__InputValue"), "", includeDeprecated()),
 				field("interfaces", listOf("__Type"), ""),
+				field("isOneOf", named("Boolean"), ""),
 				field("kind", nonNull(named("__TypeKind")), ""),
 				field("name", str, ""),
 				field("ofType", named("__Type"), ""),

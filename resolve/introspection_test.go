@@ -317,11 +317,12 @@ func TestIntrospectionTypes(t *testing.T) {
 			inputFields { name }
 			ofType { name }
 			specifiedByURL
+			isOneOf
 		}
 		node: __type(name: "Node") { kind fields { name description } interfaces { name } possibleTypes { name } }
 		status: __type(name: "BlogPostStatus") { kind enumValues(includeDeprecated: true) { name description isDeprecated __typename } fields { name } }
 		string: __type(name: "String") { kind description fields { name } enumValues { name } interfaces { name } inputFields { name } possibleTypes { name } }
-		filter: __type(name: "BlogFilter") { kind description fields { name } inputFields { name description defaultValue __typename type { name } } }
+		filter: __type(name: "BlogFilter") { kind description isOneOf fields { name } inputFields { name description defaultValue __typename type { name } } }
 		query: __type(name: "Query") { description fields(includeDeprecated: true) { name description
 			args { name description defaultValue type { `+typeRef+` } } type { `+typeRef+` } } }
 		connection: __type(name: "BlogPostConnection") { fields { name description type { `+typeRef+` } } }
@@ -346,6 +347,9 @@ func TestIntrospectionTypes(t *testing.T) {
 	introExpect(t, "Account.inputFields", introPath(t, account, "inputFields"), nil)
 	introExpect(t, "Account.ofType", introPath(t, account, "ofType"), nil)
 	introExpect(t, "Account.specifiedByURL", introPath(t, account, "specifiedByURL"), nil)
+	// Issue 22: graphql-js's getIntrospectionQuery({oneOf: true}) failed with "unknown field on __Type: isOneOf".
+	introExpect(t, "Account.isOneOf", introPath(t, account, "isOneOf"), nil)
+	introExpect(t, "BlogFilter.isOneOf", introPath(t, data["filter"], "isOneOf"), false)
 	email := introPath(t, account, "fields", 2)
 	introExpect(t, "Account.email", email, map[string]any{"name": "email", "description": "Where we write to",
 		"__typename": "email", "isDeprecated": false, "deprecationReason": nil, "args": []any{},
@@ -448,7 +452,7 @@ func TestIntrospectionTypes(t *testing.T) {
 	meta := data["meta"]
 	introExpect(t, "__Type.kind", introPath(t, meta, "kind"), "OBJECT")
 	introExpect(t, "__Type.fields", introNames(t, introPath(t, meta, "fields")), []string{"description", "enumValues",
-		"fields", "inputFields", "interfaces", "kind", "name", "ofType", "possibleTypes", "specifiedByURL"})
+		"fields", "inputFields", "interfaces", "isOneOf", "kind", "name", "ofType", "possibleTypes", "specifiedByURL"})
 	introExpect(t, "__Type.fields.args", introPath(t, meta, "fields", 2, "args"),
 		[]any{map[string]any{"name": "includeDeprecated", "defaultValue": "false"}})
 	if d, _ := introPath(t, meta, "description").(string); !strings.HasPrefix(d, "The fundamental unit of any GraphQL Schema is the type.") {
@@ -596,6 +600,12 @@ func TestIntrospectionGraphQLJS(t *testing.T) {
 			`addNumbers(a: Int!, b: Int = 1): Int`,
 			`archiveBlog(blogId: Int!): Blog`,
 			`orderBy: [BlogOrderBy!]`,
+		}, absent: []string{`type Subscription`}},
+		{name: "subscriptions", setup: introDemoSQL + `comment on table blog is e'@graphql({"features": ["subscriptions"]})';`, sdl: []string{
+			"type Subscription {\n  \"\"\"Retrieve a record of type `Blog` by its primary key\"\"\"\n  blogByPk(",
+			"\"\"\"A pagable collection of type `Blog`\"\"\"\n  blogCollection(",
+			"): [Blog!]!", `input BlogStreamCursor {`, `initialValue: BlogStreamCursorValue!`, `ordering: StreamOrdering = ASC`,
+			`enum StreamOrdering {`,
 		}},
 		{name: "every type", setup: introAllTypesSQL, sdl: []string{
 			`c_bool: Boolean`, `c_int2: Int`, `c_int8: BigInt`, `c_float4: Float`, `c_numeric: BigFloat`,
@@ -607,6 +617,16 @@ func TestIntrospectionGraphQLJS(t *testing.T) {
 		{name: "no tables", setup: `comment on schema public is '@graphql({"introspection": true})';`, sdl: []string{
 			`node(`, `interface Node {`,
 		}, absent: []string{`type Mutation`}},
+		// Issue 18: a keyless view reached only through a computed field is an object type without Node.
+		{name: "keyless view through a computed field", setup: `
+comment on schema public is '@graphql({"introspection": true})';
+create table users(id int primary key, phone text);
+create view users_with_phone as select id, phone from users where phone is not null;
+create table polls(id int primary key, user_id int references users(id));
+create function author(rec polls) returns users_with_phone stable language sql as $$ select * from users_with_phone where id = rec.user_id $$;
+grant select on users, users_with_phone, polls to anon, authenticated, service_role;`, sdl: []string{
+			"type users_with_phone {\n  id: Int\n  phone: String\n}", `author: users_with_phone`,
+		}, absent: []string{`users_with_phoneCollection`, `type users_with_phone implements`}},
 		{name: "hidden schema", setup: introHiddenSQL, searchPath: "public, private", sdl: []string{
 			`type Blog implements Node {`,
 		}, absent: []string{`type Account `, `enum Level`, `LevelFilter`, `accountCollection`}},

@@ -100,7 +100,7 @@ func parseToken(tok string, at string) string {
 }
 
 func isPunctuator(tok string) bool {
-	return tok != "" && len(tok) <= 3 && strings.Trim(tok, "!$&()...:=@[]{|}") == ""
+	return tok != "" && len(tok) <= 3 && strings.Trim(tok, "!$&().:=@[]{|}") == ""
 }
 
 // emptyDocumentDetail is graphql-parser's detail for a document without definitions (pg_graphql).
@@ -122,6 +122,23 @@ func errOperationNotFound() error { return gqlError("Operation not found") }
 
 // errSubscription: the operation is a subscription (pg_graphql).
 func errSubscription() error { return gqlError("Subscriptions are not supported") }
+
+// errNotASubscription: a live-query transport was asked to subscribe to a query or mutation (pgreflect).
+func errNotASubscription() error { return gqlError("Operation is not a subscription") }
+
+// errStreamBatchSize: a stream's batchSize is below 1 (pgreflect).
+func errStreamBatchSize() error { return gqlError("batchSize must be at least 1") }
+
+// errStreamCursorColumns: a stream's cursor names no column or more than one (pgreflect).
+func errStreamCursorColumns() error {
+	return gqlError("cursor.initialValue must give exactly one column")
+}
+
+// errSubscriptionRootFields: a subscription selects other than one root field, which the GraphQL spec requires
+// (pgreflect; graphql-js words it "Anonymous Subscription must select only one top level field.").
+func errSubscriptionRootFields() error {
+	return gqlError("A subscription must select exactly one top level field")
+}
 
 // errNoMutationType: a mutation against a schema without a Mutation type (pg_graphql).
 func errNoMutationType() error { return gqlError("Unknown type Mutation") }

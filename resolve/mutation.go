@@ -64,7 +64,7 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 	if err != nil {
 		return nil, err
 	}
-	m := &sqlgen.Mutation{Relation: *relationOf(t)}
+	m := &sqlgen.Mutation{Relation: *r.relation(t)}
 	if !t.Rel.CanSelect {
 		m.Returning = []string{}
 		for _, c := range t.Columns {

@@ -60,7 +60,7 @@ func (r *request) insertObject(obj map[string]any, t *gqlschema.Table, filled ma
 		return nil, errNestedTooMany(maxNestedObjects)
 	}
 	input := r.schema.Types[t.TypeName+"InsertInput"]
-	o := &sqlgen.InsertObject{Relation: *relationOf(t)}
+	o := &sqlgen.InsertObject{Relation: *r.relation(t)}
 	claim := func(field string, cols []string) error {
 		for _, c := range cols {
 			if filled[c] {

@@ -109,46 +109,81 @@ func runPipeline(ctx context.Context, conn *pgx.Conn, mode StatementMode, role s
 // sendPipeline runs stmts in one pipeline, on the prepared statements of cache, or as unnamed statements when
 // cache is nil.
 func sendPipeline(ctx context.Context, conn *pgx.Conn, cache *statementCache, role string, stmts []statement) ([][]byte, error) {
-	p := conn.PgConn().StartPipeline(ctx)
-	var fresh []preparation
-	for _, s := range stmts {
-		values, oids := encodeParams(s.args)
-		if cache == nil {
-			p.SendQueryParams(s.sql, values, oids, nil, nil)
-			continue
-		}
-		name, ok := cache.lookup(role, s.sql)
-		if !ok {
-			name, ok = findPreparation(fresh, role, s.sql)
-			if !ok {
-				name = cache.newName()
-				fresh = append(fresh, preparation{role: role, sql: s.sql, name: name})
-				p.SendPrepare(name, s.sql, oids)
-			}
-		}
-		p.SendQueryPrepared(name, values, nil, nil)
-	}
-	if cache != nil {
-		for _, name := range cache.evict(len(fresh)) {
-			p.SendDeallocate(name)
-		}
-	}
-	if err := p.Sync(); err != nil {
-		p.Close()
+	out, errs, err := sendGroups(ctx, conn, cache, role, [][]statement{stmts})
+	if err != nil {
 		return nil, err
 	}
-	var out [][]byte
-	var firstErr error
-	query, prepared := 0, 0
-	for firstErr == nil {
+	if errs[0] != nil {
+		return nil, errs[0]
+	}
+	return out[0], nil
+}
+
+// sendGroups runs groups of statements in one pipeline (one round trip), each group its own implicit
+// transaction: a group that fails is rolled back alone and the next one runs. It returns each group's results
+// (see runPipeline) or its error; err is a failure of the whole pipeline (the connection), after which nothing
+// ran.
+//
+// A statement new to cache is prepared within the first group that uses it, after that group's prelude has
+// switched to the group's role: Postgres checks the privileges of the names a statement uses when it parses it.
+// Later groups run it under the same name; should the group that prepared it fail first, they fail with
+// 26000, which runGroups answers by preparing again.
+func sendGroups(ctx context.Context, conn *pgx.Conn, cache *statementCache, role string, groups [][]statement) (out [][][]byte, errs []error, err error) {
+	p := conn.PgConn().StartPipeline(ctx)
+	var fresh []preparation
+	for _, g := range groups {
+		for _, s := range g {
+			values, oids := encodeParams(s.args)
+			if cache == nil {
+				p.SendQueryParams(s.sql, values, oids, nil, nil)
+				continue
+			}
+			name, ok := cache.lookup(role, s.sql)
+			if !ok {
+				name, ok = findPreparation(fresh, role, s.sql)
+				if !ok {
+					name = cache.newName()
+					fresh = append(fresh, preparation{role: role, sql: s.sql, name: name})
+					p.SendPrepare(name, s.sql, oids)
+				}
+			}
+			p.SendQueryPrepared(name, values, nil, nil)
+		}
+		p.SendPipelineSync()
+	}
+	if cache != nil {
+		if evicted := cache.evict(len(fresh)); len(evicted) > 0 {
+			for _, name := range evicted {
+				p.SendDeallocate(name)
+			}
+			p.SendPipelineSync()
+		}
+	}
+	if err := p.Flush(); err != nil {
+		p.Close()
+		return nil, nil, err
+	}
+	out = make([][][]byte, len(groups))
+	errs = make([]error, len(groups))
+	// Results arrive in the order sent: the groups, then the deallocations' group.
+	group, query, prepared := 0, 0, 0
+	for {
 		res, err := p.GetResults()
 		if err != nil {
-			firstErr = err
-			break
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) {
+				p.Close()
+				return nil, nil, err // the connection is gone
+			}
+			if group < len(groups) {
+				errs[group] = err
+			}
+			continue
 		}
 		switch r := res.(type) {
 		case *pgconn.StatementDescription:
-			// Descriptions come back in the order the statements were prepared; pgx does not name them.
+			// Descriptions come back in the order the statements were prepared (a failed group skips the rest
+			// of its own); pgx does not name them.
 			if prepared < len(fresh) {
 				cache.add(fresh[prepared])
 				prepared++
@@ -156,26 +191,34 @@ func sendPipeline(ctx context.Context, conn *pgx.Conn, cache *statementCache, ro
 		case *pgconn.ResultReader:
 			result := r.Read()
 			if result.Err != nil {
-				firstErr = result.Err
-				break
+				errs[group] = result.Err
+				continue
 			}
+			g := groups[group]
 			switch {
-			case query < len(stmts) && stmts[query].row && len(result.Rows) > 0:
-				out = append(out, result.Rows[0]...)
+			case query < len(g) && g[query].row && len(result.Rows) > 0:
+				out[group] = append(out[group], result.Rows[0]...)
 			case len(result.Rows) > 0 && len(result.Rows[0]) > 0:
-				out = append(out, result.Rows[0][0])
+				out[group] = append(out[group], result.Rows[0][0])
 			default:
-				out = append(out, nil)
+				out[group] = append(out[group], nil)
 			}
 			query++
-		case *pgconn.PipelineSync, nil:
-			return out, p.Close()
+		case *pgconn.PipelineSync:
+			group++
+			query = 0
+		case nil:
+			if err := p.Close(); err != nil {
+				return nil, nil, err
+			}
+			for i := range errs {
+				if errs[i] != nil {
+					out[i] = nil
+				}
+			}
+			return out, errs, nil
 		}
 	}
-	if err := p.Close(); err != nil && firstErr == nil {
-		firstErr = err
-	}
-	return nil, firstErr
 }
 
 // encodeParams renders parameters in text format: strings as text, string lists as text[].

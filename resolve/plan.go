@@ -5,15 +5,20 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/reflect"
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
 
-func relationOf(t *gqlschema.Table) *sqlgen.Relation {
+// relation is the SQL relation of a table the request reads or writes; a live query is refreshed when one of
+// them changes.
+func (r *request) relation(t *gqlschema.Table) *sqlgen.Relation {
+	r.reads.add(t.Rel)
 	return &sqlgen.Relation{Schema: t.Rel.Schema.Name, Name: t.Rel.Name}
 }
 
@@ -93,7 +98,7 @@ func (r *request) node(sel *selection, t *gqlschema.Table, style unknownFieldSty
 		nf := sqlgen.NodeField{Key: c.Key}
 		switch f.Kind {
 		case gqlschema.FieldNodeID:
-			nf.NodeID = &sqlgen.NodeID{Relation: *relationOf(t), PK: pkNames(t)}
+			nf.NodeID = &sqlgen.NodeID{Relation: *r.relation(t), PK: pkNames(t)}
 		case gqlschema.FieldColumn:
 			if f.Column.Type.Composite != nil {
 				if nf.Composite, err = r.compositeValue(c, f.Column); err != nil {
@@ -110,10 +115,10 @@ func (r *request) node(sel *selection, t *gqlschema.Table, style unknownFieldSty
 			if err != nil {
 				return nil, err
 			}
-			nf.Record = &sqlgen.Record{Source: sqlgen.Source{Relation: relationOf(f.Table)},
+			nf.Record = &sqlgen.Record{Source: sqlgen.Source{Relation: r.relation(f.Table)},
 				Join: joins(f.Relationship), Node: child}
 		case gqlschema.FieldToMany:
-			conn, err := r.connection(c, f, sqlgen.Source{Relation: relationOf(f.Table)}, joins(f.Relationship))
+			conn, err := r.connection(c, f, sqlgen.Source{Relation: r.relation(f.Table)}, joins(f.Relationship))
 			if err != nil {
 				return nil, err
 			}
@@ -174,6 +179,8 @@ func (r *request) functionField(sel *selection, f *gqlschema.Field, nf *sqlgen.N
 	if err != nil {
 		return err
 	}
+	// What a function reads is not known: any change may change its result.
+	r.reads.all = true
 	call := &sqlgen.Call{Function: sqlgen.Relation{Schema: fn.SQL.Schema.Name, Name: fn.SQL.Name}, RowArg: rowArg}
 	for _, a := range f.Args {
 		if a.Param == nil {
@@ -284,6 +291,9 @@ func (r *request) connectionWithArgs(sel *selection, f *gqlschema.Field, args ma
 	if c.Order, err = r.orderBy(args["orderBy"], t); err != nil {
 		return nil, err
 	}
+	// Orders by related values are pgreflect's own, with no pg_graphql answer to match: their pages skip nothing.
+	c.ExactPaging = t.Features.Has(reflect.FeatureExactPaging) ||
+		slices.ContainsFunc(c.Order, func(o sqlgen.Order) bool { return o.Related != nil })
 	if a := f.Arg("distinctOn"); a != nil && a.Param == nil {
 		c.Distinct = distinctOn(args["distinctOn"], t)
 	}

@@ -16,7 +16,7 @@ func (r *request) relatedFilter(v any, f *gqlschema.InputValue) ([]sqlgen.Expr, 
 		if err != nil {
 			return nil, err
 		}
-		e := sqlgen.Related{Relation: *relationOf(rel.To), Join: joins(rel), Quantifier: q}
+		e := sqlgen.Related{Relation: *r.relation(rel.To), Join: joins(rel), Quantifier: q}
 		if !isEmptyFilter(x) {
 			e.Filter = x
 		}
@@ -52,7 +52,7 @@ func (r *request) relatedFilter(v any, f *gqlschema.InputValue) ([]sqlgen.Expr, 
 // aggregate of a column of the related records.
 func (r *request) relatedOrder(obj map[string]any, f *gqlschema.InputValue) ([]sqlgen.Order, error) {
 	rel := f.Relationship
-	hop := sqlgen.RelatedValue{Relation: *relationOf(rel.To), Join: joins(rel)}
+	hop := sqlgen.RelatedValue{Relation: *r.relation(rel.To), Join: joins(rel)}
 	var out []sqlgen.Order
 	if f.Type.NamedType() == rel.To.TypeName+"OrderBy" { // to-one
 		inner, err := r.orderObject(obj, rel.To)

@@ -94,17 +94,29 @@ grant all on xyz to anon, authenticated, service_role;`)
 		`{"data": {"deleteFromXyzCollection": {"affectedCount": 1}}}`)
 }
 
-// Issue 11: last + before over an orderBy of several columns in mixed directions returns the page just before
-// the cursor, in the requested order. Every combination of directions is paged backward (and forward) from
-// every row, at the root and nested under a relationship, against the order of the whole collection.
+// Issue 11 and 18: last + before (and first + after) over an orderBy of several columns in mixed directions returns
+// the page next to the cursor that pg_graphql v1.6.1 returns, in the requested order, and with exactPaging the
+// exact neighbours. Every combination of directions is paged backward and forward from every row, at the root
+// and nested under a relationship, against pgGraphQLAfter applied to the rows themselves (or their positions).
 func TestLastBeforeWithMixedDirections(t *testing.T) {
+	type item struct {
+		id, grp, rank any // int or nil
+		label         any // string or nil
+	}
+	items := []item{{1, 1, 2, "k"}, {2, 1, 1, "z"}, {3, 1, 2, nil}, {4, 2, 1, "k"}, {5, 2, 2, "z"},
+		{6, 2, 1, "k"}, {7, nil, 2, nil}, {8, 3, 1, "a"}, {9, nil, 2, "a"}, {10, 1, 1, "z"}}
+	byID := map[int]map[string]any{}
+	var values []string
+	for _, it := range items {
+		byID[it.id.(int)] = map[string]any{"id": it.id, "grp": it.grp, "label": it.label, "rank": it.rank}
+		values = append(values, fmt.Sprintf("(%d, 1, %s, %s, %d)", it.id, sqlLiteral(it.grp), sqlLiteral(it.label), it.rank))
+	}
 	d := newTestDB(t, `
 comment on schema public is e'@graphql({"inflect_names": true})';
 create table box(id int primary key);
 insert into box values (1);
 create table item(id int primary key, box_id int not null references box(id), grp int, label varchar(10), rank int not null);
-insert into item values (1, 1, 1, 'k', 2), (2, 1, 1, 'z', 1), (3, 1, 1, null, 2), (4, 1, 2, 'k', 1), (5, 1, 2, 'z', 2),
-  (6, 1, 2, 'k', 1), (7, 1, null, null, 2), (8, 1, 3, 'a', 1), (9, 1, null, 'a', 2), (10, 1, 1, 'z', 1);
+insert into item values `+strings.Join(values, ", ")+`;
 grant all on all tables in schema public to anon, authenticated, service_role;`)
 	directions := []string{"AscNullsFirst", "AscNullsLast", "DescNullsFirst", "DescNullsLast"}
 	type edge struct {
@@ -150,37 +162,200 @@ grant all on all tables in schema public to anon, authenticated, service_role;`)
 		}
 		return strings.Join(s, ",")
 	}
-	for _, g := range directions {
-		for _, l := range directions {
-			// Without id in orderBy the primary key breaks ties, as pg_graphql appends it; rank is NOT NULL.
-			for _, format := range []string{"[{grp: %s}, {label: %s}]", "[{grp: %s}, {label: %s}, {id: DescNullsFirst}]",
-				"[{rank: %s}, {label: %s}]", "[{label: %s}, {id: %s}, {grp: AscNullsFirst}]"} {
-				order := "orderBy: " + fmt.Sprintf(format, g, l)
-				all := page(false, order).Edges
-				if len(all) != 10 {
-					t.Fatalf("%s: %d rows", order, len(all))
-				}
-				for _, nested := range []bool{false, true} {
-					for _, n := range []int{1, 4, 12} {
-						if got, want := ids(page(nested, fmt.Sprintf(`%s, last: %d`, order, n)).Edges), ids(all[max(0, len(all)-n):]); got != want {
-							t.Errorf("%s, last %d (nested %v): %s, want %s", order, n, nested, got, want)
-						}
+	// Under the exactPaging extension the page is the exact neighbour of the cursor instead.
+	for _, exact := range []bool{false, true} {
+		if exact {
+			d.exec(`comment on table item is '@graphql({"features": ["exactPaging"]})'`)
+		}
+		for _, g := range directions {
+			for _, l := range directions {
+				// Without id in orderBy the primary key breaks ties, as pg_graphql appends it; rank is NOT NULL.
+				for _, order := range [][]orderTerm{
+					{{"grp", g}, {"label", l}, {"id", "AscNullsLast"}},
+					{{"grp", g}, {"label", l}, {"id", "DescNullsFirst"}, {"id", "AscNullsLast"}},
+					{{"rank", g}, {"label", l}, {"id", "AscNullsLast"}},
+					{{"label", g}, {"id", l}, {"grp", "AscNullsFirst"}, {"id", "AscNullsLast"}},
+				} {
+					var terms []string
+					for _, o := range order[:len(order)-1] {
+						terms = append(terms, fmt.Sprintf("{%s: %s}", o.column, o.direction))
 					}
-					for i := range all {
-						const n = 2
-						// The cursor's row is on the far side of a page that is not empty: as in pg_graphql, there
-						// is a page there.
-						back := page(nested, fmt.Sprintf(`%s, last: %d, before: "%s"`, order, n, all[i].Cursor))
-						if got, want := ids(back.Edges), ids(all[max(0, i-n):i]); got != want || back.PageInfo != (pageInfo{i > 0, i-n > 0}) {
-							t.Errorf("%s, last %d before row %d (nested %v): %s %+v, want %s", order, n, all[i].Node.ID, nested, got, back.PageInfo, want)
+					orderBy := "orderBy: [" + strings.Join(terms, ", ") + "]"
+					all := page(false, orderBy).Edges
+					if len(all) != len(items) {
+						t.Fatalf("%s: %d rows", orderBy, len(all))
+					}
+					// The rows pg_graphql puts on a page next to cursor row c, in the natural order.
+					beyond := func(c int, backward bool) []edge {
+						switch {
+						case exact && backward:
+							return all[:c]
+						case exact:
+							return all[c+1:]
 						}
-						fwd := page(nested, fmt.Sprintf(`%s, first: %d, after: "%s"`, order, n, all[i].Cursor))
-						if got, want := ids(fwd.Edges), ids(all[i+1:min(len(all), i+1+n)]); got != want || fwd.PageInfo != (pageInfo{i+1+n < len(all), i+1 < len(all)}) {
-							t.Errorf("%s, first %d after row %d (nested %v): %s %+v, want %s", order, n, all[i].Node.ID, nested, got, fwd.PageInfo, want)
+						var out []edge
+						for _, e := range all {
+							if pgGraphQLAfter(byID[e.Node.ID], byID[all[c].Node.ID], order, backward) {
+								out = append(out, e)
+							}
+						}
+						return out
+					}
+					for _, nested := range []bool{false, true} {
+						for _, n := range []int{1, 4, 12} {
+							if got, want := ids(page(nested, fmt.Sprintf(`%s, last: %d`, orderBy, n)).Edges), ids(all[max(0, len(all)-n):]); got != want {
+								t.Errorf("%s, last %d (nested %v): %s, want %s", orderBy, n, nested, got, want)
+							}
+						}
+						for i := range all {
+							const n = 2
+							// The cursor's row is on the far side of a page that is not empty: as in pg_graphql, there
+							// is a page there.
+							before := beyond(i, true)
+							want := before[max(0, len(before)-n):]
+							back := page(nested, fmt.Sprintf(`%s, last: %d, before: "%s"`, orderBy, n, all[i].Cursor))
+							if got := ids(back.Edges); got != ids(want) || back.PageInfo != (pageInfo{len(want) > 0, len(before) > n}) {
+								t.Errorf("%s, last %d before row %d (nested %v): %s %+v, want %s", orderBy, n, all[i].Node.ID, nested, got, back.PageInfo, ids(want))
+							}
+							after := beyond(i, false)
+							want = after[:min(n, len(after))]
+							fwd := page(nested, fmt.Sprintf(`%s, first: %d, after: "%s"`, orderBy, n, all[i].Cursor))
+							if got := ids(fwd.Edges); got != ids(want) || fwd.PageInfo != (pageInfo{len(after) > n, len(want) > 0}) {
+								t.Errorf("%s, first %d after row %d (nested %v): %s %+v, want %s", orderBy, n, all[i].Node.ID, nested, got, fwd.PageInfo, ids(want))
+							}
 						}
 					}
 				}
 			}
 		}
+	}
+}
+
+// orderTerm is one element of an effective order: a column and a pg_graphql direction.
+type orderTerm struct{ column, direction string }
+
+// pgGraphQLAfter says whether row sorts strictly after the cursor row in the paging direction as pg_graphql
+// v1.6.1's pagination clause decides it (backward paging reverses every direction, nulls placement included): a
+// NULL equals a NULL, a non-NULL value is after a NULL one only where NULLs come first, and a NULL value is never
+// after a non-NULL one.
+func pgGraphQLAfter(row, cursor map[string]any, order []orderTerm, backward bool) bool {
+	for _, o := range order {
+		asc := strings.HasPrefix(o.direction, "Asc")
+		nullsFirst := strings.HasSuffix(o.direction, "NullsFirst")
+		if backward {
+			asc, nullsFirst = !asc, !nullsFirst
+		}
+		r, c := row[o.column], cursor[o.column]
+		switch {
+		case r == nil && c == nil:
+			continue
+		case c == nil:
+			return nullsFirst
+		case r == nil:
+			return false
+		}
+		var cmp int
+		switch r := r.(type) {
+		case int:
+			cmp = r - c.(int)
+		case string:
+			cmp = strings.Compare(r, c.(string))
+		}
+		if cmp != 0 {
+			return (cmp > 0) == asc
+		}
+	}
+	return false
+}
+
+// sqlLiteral writes an int, a string without quotes in it, or nil as SQL.
+func sqlLiteral(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "'" + v + "'"
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// Issue 18: pg_graphql's own cursor test, "Last before w/ complex order" (and its "First after"), on its exact
+// table: 20 rows, reversed = (20 - id) % 5, title cycling 'a', 'b', NULL, paged from the cursor [3, "a"] under
+// [{reversed: AscNullsLast}, {title: AscNullsFirst}]. Row 12 is (3, NULL): it sorts just before the cursor, but
+// pg_graphql v1.6.1 never counts a NULL as past a non-NULL cursor value, so the page skips it.
+func TestCursorPageSkipsNullsAfterANonNullCursorValue(t *testing.T) {
+	d := newTestDB(t, `
+create table blog(id int primary key, reversed int, title text);
+insert into blog(id, reversed, title)
+select x.id, (20 - id) % 5, case id % 3 when 1 then 'a' when 2 then 'b' end from generate_series(1, 20) x(id);
+grant select on blog to service_role;`)
+	cursor := base64.StdEncoding.EncodeToString([]byte(`[3, "a"]`))
+	const order = `orderBy: [{reversed: AscNullsLast}, {title: AscNullsFirst}]`
+	d.expect(`{ blogCollection(last: 5, before: "`+cursor+`", `+order+`) { edges { node { id reversed title } } } }`,
+		`{"data": {"blogCollection": {"edges": [{"node": {"id": 14, "title": "b", "reversed": 1}}, {"node": {"id": 3, "title": null, "reversed": 2}}, {"node": {"id": 18, "title": null, "reversed": 2}}, {"node": {"id": 13, "title": "a", "reversed": 2}}, {"node": {"id": 8, "title": "b", "reversed": 2}}]}}}`)
+	// pg_graphql's "First after w/ complex order": NULL titles come first going forward, nothing is skipped.
+	d.expect(`{ blogCollection(first: 5, after: "`+cursor+`", `+order+`) { edges { node { id } } } }`,
+		`{"data": {"blogCollection": {"edges": [{"node": {"id": 2}}, {"node": {"id": 17}}, {"node": {"id": 6}}, {"node": {"id": 1}}, {"node": {"id": 16}}]}}}`)
+	// after under the opposite order reaches the same rows as last + before: (3, NULL) is skipped there too.
+	d.expect(`{ blogCollection(first: 5, after: "`+cursor+`", orderBy: [{reversed: DescNullsFirst}, {title: DescNullsLast}]) { edges { node { id } } } }`,
+		`{"data": {"blogCollection": {"edges": [{"node": {"id": 8}}, {"node": {"id": 13}}, {"node": {"id": 3}}, {"node": {"id": 18}}, {"node": {"id": 14}}]}}}`)
+}
+
+// Issue 18: pg_graphql's issue_511 test, its exact setup. A computed field returns a row of a view that has no
+// primary key (no primary_key_columns directive): pg_graphql requires a key only for what the root reaches, so
+// the field is an object of the view's type, without nodeId, and null where the view has no row.
+func TestComputedFieldReturningAKeylessViewRow(t *testing.T) {
+	d := newTestDB(t, `
+create table users(id uuid primary key, email character varying (255), phone text);
+insert into public.users(id, email, phone) values
+  ('dd5add8a-7dd2-4495-bc1a-a1dfe95ef23a', 'a@b.com', '987654321'),
+  ('12e684cc-b7c2-492e-8554-9ab3e03fa37f', null, null),
+  ('748a81bb-5f71-4dc8-88d9-efe9f03a14b8', null, '123456789');
+create or replace view users_with_phone as select id, email, phone from public.users where phone is not null;
+create table polls(id uuid primary key, user_id uuid references users(id));
+insert into public.polls(id, user_id) values
+  ('98813159-4814-42fa-911d-5cc900bd80b8', 'dd5add8a-7dd2-4495-bc1a-a1dfe95ef23a'),
+  ('07dc0104-3811-4a5d-8887-4018c8116e5c', '12e684cc-b7c2-492e-8554-9ab3e03fa37f'),
+  ('3bec2818-7bea-40ba-81fa-7d0ba061c3de', '748a81bb-5f71-4dc8-88d9-efe9f03a14b8');
+create or replace function author (rec polls) returns users_with_phone stable strict language sql security definer
+  set search_path = public as $$ select * from users_with_phone u where u.id = $1.user_id; $$;
+grant select on users, users_with_phone, polls to anon, authenticated, service_role;`)
+	d.expect(`{ pollsCollection { edges { node { author { id, email, phone } } } } }`,
+		`{"data": {"pollsCollection": {"edges": [{"node": {"author": null}}, `+
+			`{"node": {"author": {"id": "748a81bb-5f71-4dc8-88d9-efe9f03a14b8", "email": null, "phone": "123456789"}}}, `+
+			`{"node": {"author": {"id": "dd5add8a-7dd2-4495-bc1a-a1dfe95ef23a", "email": "a@b.com", "phone": "987654321"}}}]}}}`)
+	// The keyless type has computed fields of its own; a set of keyless rows is left out (its connection's
+	// cursors would need a key).
+	d.exec(`
+create function digits(rec users_with_phone) returns int stable language sql as $$ select length(rec.phone) $$;
+create function fans(rec polls) returns setof users_with_phone stable language sql as $$ select * from users_with_phone $$;`)
+	d.expect(`{ pollsCollection(first: 2, offset: 1) { edges { node { author { phone digits } } } } }`,
+		`{"data": {"pollsCollection": {"edges": [{"node": {"author": {"phone": "123456789", "digits": 9}}}, {"node": {"author": {"phone": "987654321", "digits": 9}}}]}}}`)
+	d.expect(`{ pollsCollection { edges { node { fans { __typename } } } } }`,
+		`{"data": null, "errors": [{"message": "Unknown field 'fans' on type 'polls'"}]}`)
+	d.expect(`{ pollsCollection { edges { node { author { id, email, phone } } } } }`,
+		`{"data": {"pollsCollection": {"edges": [{"node": {"author": null}}, `+
+			`{"node": {"author": {"id": "748a81bb-5f71-4dc8-88d9-efe9f03a14b8", "email": null, "phone": "123456789"}}}, `+
+			`{"node": {"author": {"id": "dd5add8a-7dd2-4495-bc1a-a1dfe95ef23a", "email": "a@b.com", "phone": "987654321"}}}]}}}`)
+	// The type has no nodeId, and the view is no collection: only the computed field reaches it.
+	d.expect(`{ pollsCollection(first: 1) { edges { node { author { nodeId } } } } }`,
+		`{"data": null, "errors": [{"message": "Unknown field 'nodeId' on type 'users_with_phone'"}]}`)
+	d.expect(`{ users_with_phoneCollection { edges { node { id } } } }`,
+		`{"data": null, "errors": [{"message": "Unknown field \"users_with_phoneCollection\" on type Query"}]}`)
+	// A keyless relation no field reaches adds nothing, not even the types of its composite columns.
+	d.exec(`create type geo as (lat float8, lng float8);
+create view places as select 1 as id, row(1, 2)::geo as pos;
+grant select on places to service_role;
+comment on schema public is e'@graphql({"introspection": true, "features": ["composite"]})'`)
+	d.expect(`{ places: __type(name: "places") { name } geo: __type(name: "geo") { name } }`,
+		`{"data": {"geo": null, "places": null}}`)
+	d.expect(`{ __type(name: "users_with_phone") { kind interfaces { name } fields { name type { kind name ofType { name } } } } }`,
+		`{"data": {"__type": {"kind": "OBJECT", "fields": [{"name": "id", "type": {"kind": "SCALAR", "name": "UUID", "ofType": null}}, `+
+			`{"name": "email", "type": {"kind": "SCALAR", "name": "String", "ofType": null}}, `+
+			`{"name": "phone", "type": {"kind": "SCALAR", "name": "String", "ofType": null}}, `+
+			`{"name": "digits", "type": {"kind": "SCALAR", "name": "Int", "ofType": null}}], "interfaces": []}}}`)
+	if got := d.query(`{ __type(name: "polls") { fields { name type { kind name } } } }`); !strings.Contains(got, `{"name": "author", "type": {"kind": "OBJECT", "name": "users_with_phone"}}`) {
+		t.Errorf("polls' fields: %s", got)
 	}
 }

@@ -58,7 +58,7 @@ func (r *request) planQueryField(sel *selection) (*rootPlan, error) {
 	root := &sqlgen.RootField{}
 	switch f.Kind {
 	case gqlschema.FieldCollection:
-		conn, err := r.connection(sel, f, sqlgen.Source{Relation: relationOf(f.Table)}, nil)
+		conn, err := r.connection(sel, f, sqlgen.Source{Relation: r.relation(f.Table)}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -112,7 +112,7 @@ func (r *request) byPk(sel *selection, f *gqlschema.Field) (*sqlgen.Record, erro
 	if err != nil {
 		return nil, err
 	}
-	return &sqlgen.Record{Source: sqlgen.Source{Relation: relationOf(f.Table)}, Filter: cond, Node: node}, nil
+	return &sqlgen.Record{Source: sqlgen.Source{Relation: r.relation(f.Table)}, Filter: cond, Node: node}, nil
 }
 
 // decodeNodeID splits a node id into its table and primary key values.
@@ -228,5 +228,5 @@ func (r *request) nodeLookup(sel *selection) (*sqlgen.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sqlgen.Record{Source: sqlgen.Source{Relation: relationOf(t)}, Filter: pkCondition(t.PK, values), Node: node}, nil
+	return &sqlgen.Record{Source: sqlgen.Source{Relation: r.relation(t)}, Filter: pkCondition(t.PK, values), Node: node}, nil
 }

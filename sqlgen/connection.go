@@ -228,8 +228,11 @@ func (g *gen) keysetCondition(c *Connection, alias string, negate bool) []func()
 	}}
 }
 
-// after writes: the row sorts strictly after the cursor, looking at order elements from i on. NULLs sort
-// first or last as each element says; equal values defer to the next element, and full equality is not after.
+// after writes: the row sorts strictly after the cursor, looking at order elements from i on, as pg_graphql's
+// pagination clause decides it: equal values (NULL equal to NULL) defer to the next element, full equality is
+// not after, a non-NULL row is after a NULL cursor value when NULLs come first, and a NULL row is never after a
+// non-NULL cursor value, even where NULLs sort last. That last rule skips such rows on a page next to the
+// cursor; drop-in clients get pg_graphql's pages, and c.ExactPaging counts them where they sort.
 func (g *gen) after(c *Connection, alias string, i int) {
 	if i >= len(c.Cursor) || i >= len(c.Order) {
 		g.w("false")
@@ -259,7 +262,7 @@ func (g *gen) after(c *Connection, alias string, i int) {
 	}
 	g.w(ref, op)
 	g.value(v, o.Cast)
-	if !nullsFirst && !o.NotNull {
+	if c.ExactPaging && !nullsFirst && !o.NotNull {
 		g.w(" or ", ref, " is null")
 	}
 	g.w(" or (", ref, " = ")

@@ -65,6 +65,10 @@ var goldenCases = map[string]func() Statement{
 			},
 		}}})
 	},
+	// A cursor whose value is not NULL on a nullable column where NULLs sort after it: pg_graphql's condition
+	// leaves the NULL rows out, the exactPaging feature counts them.
+	"cursor_nulls_after_value":       func() Statement { return nullsAfterCursor(false) },
+	"cursor_nulls_after_value_exact": func() Statement { return nullsAfterCursor(true) },
 	"aggregate_and_list_filter": func() Statement {
 		return Query([]RootField{{Connection: &Connection{
 			Source: Source{Relation: &account},
@@ -116,8 +120,9 @@ var goldenCases = map[string]func() Statement{
 				{Column: "count", Cast: "bigint", NotNull: true, Desc: true,
 					Related: &RelatedValue{Relation: comment, Join: []Join{{Child: "post_id", Parent: "id"}}, Aggregate: "count"}},
 				{Column: "id", Cast: "integer", NotNull: true}},
-			Cursor: []*string{str("a@x.com"), str("2"), str("7")},
-			Limit:  2,
+			Cursor:      []*string{str("a@x.com"), str("2"), str("7")},
+			ExactPaging: true, // as resolve plans every order by related values
+			Limit:       2,
 			Fields: []ConnectionField{
 				{Key: "edges", Edges: &Edges{Fields: []EdgeField{{Key: "cursor", Cursor: true}}}},
 				{Key: "pageInfo", PageInfo: []PageInfoField{{Key: "hasPreviousPage", Kind: PageHasPrevious}}},
@@ -269,4 +274,16 @@ func TestTooManyFailure(t *testing.T) {
 			t.Errorf("TooManyFailure(%q, %q) = %q, %v; want %q, %v", c.code, c.message, got, ok, c.want, c.ok)
 		}
 	}
+}
+
+// nullsAfterCursor pages forward from a cursor whose name is not NULL, under name ascending with NULLs last.
+func nullsAfterCursor(exact bool) Statement {
+	return Query([]RootField{{Connection: &Connection{
+		Source:      Source{Relation: &account},
+		Order:       []Order{{Column: "name", Cast: "text"}, {Column: "id", Cast: "integer", NotNull: true}},
+		Cursor:      []*string{str("b"), str("4")},
+		ExactPaging: exact,
+		Limit:       2,
+		Fields:      []ConnectionField{{Key: "edges", Edges: &Edges{Fields: []EdgeField{{Key: "cursor", Cursor: true}}}}},
+	}}})
 }

@@ -105,9 +105,12 @@ type Connection struct {
 	// Cursor holds the cursor's values (nil for JSON null) when after/before is given.
 	Cursor   []*string
 	Backward bool // last/before
-	Limit    int
-	Offset   int
-	Fields   []ConnectionField
+	// ExactPaging counts a row whose order value is NULL as past a cursor whose value is not NULL where NULLs
+	// sort after it, so that neighbour pages skip nothing; pg_graphql never does (the exactPaging feature).
+	ExactPaging bool
+	Limit       int
+	Offset      int
+	Fields      []ConnectionField
 	// Distinct keeps the first row of each group of equal values (the distinct feature); nil keeps all.
 	Distinct *Distinct
 }

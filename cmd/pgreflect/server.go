@@ -37,6 +37,9 @@ type serverFlags struct {
 	statementTimeout time.Duration
 	// statementMode is auto, prepared or unnamed (stack.ParseConnConfig).
 	statementMode string
+	// live bounds subscriptions; changesURL is the change feed's connection (stack.Options).
+	live       httpapi.LiveLimits
+	changesURL string
 }
 
 func addServerFlags(fs *flag.FlagSet) *serverFlags {
@@ -59,6 +62,11 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 	fs.IntVar(&f.requests.MaxDepth, "max-depth", r.MaxDepth, "deepest nesting of a GraphQL request (-1: no limit)")
 	fs.IntVar(&f.requests.MaxAliases, "max-aliases", r.MaxAliases, "most aliases of a GraphQL request (-1: no limit)")
 	fs.DurationVar(&f.statementTimeout, "statement-timeout", 8*time.Second, "statement_timeout of a request whose role sets none (alter role ... set statement_timeout)")
+	l := httpapi.DefaultLiveLimits()
+	fs.DurationVar(&f.live.PollInterval, "live-poll-interval", l.PollInterval, "how often live queries (subscriptions) are refreshed where the change feed cannot tell what changed: without logical decoding, behind a pooler, for functions and views")
+	fs.IntVar(&f.live.PerConnection, "max-subscriptions-per-connection", l.PerConnection, "most operations on one subscription WebSocket")
+	fs.IntVar(&f.live.PerInstance, "max-subscriptions", l.PerInstance, "most subscriptions this server holds")
+	fs.StringVar(&f.changesURL, "changes-db-url", os.Getenv("PGREFLECT_CHANGES_DATABASE_URL"), "database URL of a role with REPLICATION that may add tables to publication pgreflect_live, for the live queries' change feed (env PGREFLECT_CHANGES_DATABASE_URL; default: the auth database URL; off: none; without a feed live queries are polled)")
 	fs.StringVar(&f.statementMode, "statement-mode", envOr("PGREFLECT_STATEMENT_MODE", stack.StatementModeAuto), "prepared (named prepared statements, for direct connections), unnamed (for a pooler in transaction mode: PgBouncer, Supavisor on port 6543; the schema version is then polled), or auto: unnamed when the database URL has pgbouncer=true, port 6543 or default_query_exec_mode=exec (env PGREFLECT_STATEMENT_MODE)")
 	return f
 }
@@ -77,18 +85,29 @@ func (f *serverFlags) check() error {
 	if f.poolShare <= 0 || f.poolTimeout <= 0 {
 		return errors.New("--pool-share and --pool-timeout must be positive")
 	}
+	if f.live.PollInterval < 0 || f.live.PerConnection < 0 || f.live.PerInstance < 0 {
+		return errors.New("--live-poll-interval and the subscription limits must not be negative")
+	}
 	if f.poolSize < 0 || l.ReadHeaderTimeout < 0 || l.ReadTimeout < 0 || l.WriteTimeout < 0 || l.IdleTimeout < 0 || l.MaxConnections < 0 {
 		return errors.New("--pool-size, the timeouts and --max-connections must not be negative")
 	}
 	return nil
 }
 
-// logger writes to stderr in the chosen format.
+// logger writes to stderr in the chosen format. JSON logs write durations as the text logs do ("10s"), not
+// as slog's default integer of nanoseconds, which no reader of a log takes for ten seconds.
 func (f *serverFlags) logger(stderr io.Writer) *slog.Logger {
 	if f.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(stderr, nil))
+		return slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{ReplaceAttr: durationAsText}))
 	}
 	return slog.New(slog.NewTextHandler(stderr, nil))
+}
+
+func durationAsText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
 
 // serveStack serves st on listener, and /metrics on --metrics-addr when given, until ctx is done.

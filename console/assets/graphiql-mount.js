@@ -55,6 +55,64 @@
     }
   }
 
+  // isSubscription reports whether the operation GraphiQL runs is a subscription: the named one, else the only
+  // one of the document.
+  function isSubscription(params) {
+    var ops = [], re = /(^|[\s}])(query|mutation|subscription)\b\s*([_A-Za-z][_0-9A-Za-z]*)?/g, m;
+    var text = String(params.query || '').replace(/#[^\n]*/g, '').replace(/"(?:[^"\\]|\\.)*"/g, '""');
+    while ((m = re.exec(text))) ops.push({type: m[2], name: m[3] || ''});
+    var op = params.operationName ? ops.find(function (o) { return o.name === params.operationName; }) : ops[0];
+    return !!op && op.type === 'subscription';
+  }
+
+  // subscribe runs a subscription over graphql-transport-ws (the graphql-ws library's protocol) and gives its
+  // answers as an async iterable, which GraphiQL shows one after another in the response pane.
+  function subscribe(cfg, params, authorization) {
+    var url = cfg.url().replace(/^http/, 'ws');
+    return {
+      [Symbol.asyncIterator]: function () {
+        var queue = [], waiting = null, finished = false;
+        var ws = new WebSocket(url, 'graphql-transport-ws');
+        function push(item) {
+          if (finished) return;
+          if (item.done) finished = true;
+          if (waiting) { var w = waiting; waiting = null; w(item); } else queue.push(item);
+        }
+        ws.onopen = function () {
+          var payload = {apikey: cfg.apikey()};
+          if (authorization) payload.Authorization = authorization;
+          ws.send(JSON.stringify({type: 'connection_init', payload: payload}));
+        };
+        ws.onmessage = function (ev) {
+          var m = JSON.parse(ev.data);
+          if (m.type === 'connection_ack') ws.send(JSON.stringify({id: '1', type: 'subscribe', payload: params}));
+          else if (m.type === 'next') push({value: m.payload, done: false});
+          else if (m.type === 'error') { push({value: {errors: m.payload}, done: false}); push({done: true}); }
+          else if (m.type === 'complete') push({done: true});
+          else if (m.type === 'ping') ws.send(JSON.stringify({type: 'pong'}));
+        };
+        ws.onclose = function (ev) {
+          if (ev.code !== 1000) {
+            push({value: {errors: [{message: 'The subscription closed: ' + ev.code + ' ' + ev.reason}]}, done: false});
+          }
+          push({done: true});
+        };
+        return {
+          next: function () {
+            if (queue.length) return Promise.resolve(queue.shift());
+            if (finished) return Promise.resolve({done: true});
+            return new Promise(function (resolve) { waiting = resolve; });
+          },
+          return: function () {
+            finished = true;
+            ws.close(1000);
+            return Promise.resolve({done: true});
+          }
+        };
+      }
+    };
+  }
+
   function makeFetcher(cfg) {
     return async function (params, opts) {
       var headers = {'Content-Type': 'application/json', 'Accept': 'application/json', 'apikey': cfg.apikey()};
@@ -62,6 +120,7 @@
       if (jwt) headers['Authorization'] = 'Bearer ' + jwt.replace(/^Bearer\s+/i, '');
       var extra = (opts && opts.headers) || {};
       Object.keys(extra).forEach(function (k) { headers[k] = String(extra[k]); });
+      if (isSubscription(params)) return subscribe(cfg, params, headers['Authorization'] || headers['authorization']);
       var body;
       try {
         var resp = await fetch(cfg.url(), {

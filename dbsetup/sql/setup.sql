@@ -1,6 +1,6 @@
 -- Default privileges of service.md 5.2.2 and 5.2.4: the API roles may use schema public and everything created
--- in it from now on. (Grants on objects that already exist are in existing_grants.sql, applied on first install
--- only, so that a REVOKE made later survives the next Apply.)
+-- in it from now on. (Grants on objects that already exist are in existing_grants.sql, applied on request
+-- only: on an existing database without row level security they would let the anon key write every table.)
 grant usage on schema public to anon, authenticated, service_role;
 alter default privileges in schema public grant all on tables to anon, authenticated, service_role;
 alter default privileges in schema public grant all on routines to anon, authenticated, service_role;
@@ -98,3 +98,14 @@ end
 $setup$;
 
 grant usage on schema auth to anon, authenticated, service_role;
+
+-- Live queries (the subscriptions feature) learn which tables changed by logical decoding of this publication.
+-- It starts empty: the server adds the tables that subscriptions read and that have a primary key, since a
+-- publication of every table would make UPDATE and DELETE fail on tables without a replica identity.
+do $live$
+begin
+  if not exists (select from pg_publication where pubname = 'pgreflect_live') then
+    create publication pgreflect_live;
+  end if;
+end
+$live$;

@@ -68,6 +68,12 @@ type Options struct {
 	StatementMode string
 	// BuildVersion is pgreflect's version, sent in a header with every GraphQL response.
 	BuildVersion string
+	// ChangesURL connects with the REPLICATION attribute for the live queries' change feed; empty: AdminURL;
+	// ChangesOff: none. Without a feed, or when logical decoding is not available there, live queries are
+	// polled.
+	ChangesURL string
+	// LiveLimits bound subscriptions (httpapi.LiveLimits; zero fields take the defaults).
+	LiveLimits httpapi.LiveLimits
 }
 
 // Limits are the HTTP server's; zero fields take DefaultLimits' values.
@@ -221,6 +227,8 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		// No answer can be written after the write timeout: the database work stops before it, leaving a
 		// tenth of it to write the outage's answer.
 		RequestTimeout: s.limits.WriteTimeout - s.limits.WriteTimeout/10,
+		ChangesURL:     changesURL(o),
+		LiveLimits:     o.LiveLimits,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)
@@ -235,6 +243,16 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	}
 	s.handler = api
 	return s, nil
+}
+
+// ChangesOff as Options.ChangesURL runs no change feed: live queries are polled.
+const ChangesOff = "off"
+
+func changesURL(o Options) string {
+	if o.ChangesURL == ChangesOff {
+		return ""
+	}
+	return cmp.Or(o.ChangesURL, o.AdminURL)
 }
 
 // pinGraphQLVersion is the pg_graphql behaviour version to serve: settled and stored by pin when the auth

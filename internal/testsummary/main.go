@@ -1,7 +1,8 @@
 // Command testsummary runs `go test -json` with the arguments it is given and prints what a person needs from
 // it: a line per package as `go test` prints it, the output of failing tests, and at the end the tests that
-// were skipped, each with the reason it gave, so that a run by hand shows what it did not check. It exits
-// with go test's status.
+// were skipped, each with the reason it gave, so that a run by hand shows what it did not check, and the
+// PostgreSQL versions the packages' tests ran on (pgtest reports each), so that a run on another version shows
+// that it did. It exits with go test's status.
 //
 //	go run ./internal/testsummary -race -count=1 ./...     (make test)
 package main
@@ -12,9 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
+
+	"github.com/pgreflect/pgreflect/pgtest"
 )
 
 func main() {
@@ -62,6 +67,7 @@ type skipped struct {
 func summarize(r io.Reader, w io.Writer) (failed bool) {
 	output := map[string][]string{} // by package + "\x00" + test; a test's output until it ends
 	var skips []skipped
+	postgres := map[string][]string{} // PostgreSQL version -> the packages whose tests ran on it
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -79,6 +85,10 @@ func summarize(r io.Reader, w io.Writer) (failed bool) {
 			failed = true
 		case "output":
 			output[key] = append(output[key], e.Output)
+			if v, ok := strings.CutPrefix(e.Output, pgtest.VersionLinePrefix); ok && e.Test == "" {
+				v = strings.Fields(v)[0]
+				postgres[v] = append(postgres[v], e.Package)
+			}
 		case "pass":
 			delete(output, key)
 			if e.Test == "" {
@@ -105,6 +115,10 @@ func summarize(r io.Reader, w io.Writer) (failed bool) {
 	if err := sc.Err(); err != nil {
 		fmt.Fprintln(w, "testsummary: reading go test's output:", err)
 		failed = true
+	}
+	versions := slices.Sorted(maps.Keys(postgres))
+	for _, v := range versions {
+		fmt.Fprintf(w, "\nPostgreSQL %s ran the tests of %s\n", v, strings.Join(postgres[v], " "))
 	}
 	if len(skips) > 0 {
 		// Under CI (CI set), a test that lacks a tool it needs fails instead of skipping.

@@ -8,12 +8,14 @@ import (
 // A stream as `go test -json` writes it: a passing package, a package with a failing and a skipped test, a
 // package without tests, and a package that does not build.
 const stream = `{"Action":"start","Package":"example.com/a"}
+{"Action":"output","Package":"example.com/a","Output":"pgtest: PostgreSQL 17.4 (server_version_num 170004)\n"}
 {"Action":"run","Package":"example.com/a","Test":"TestOK"}
 {"Action":"output","Package":"example.com/a","Test":"TestOK","Output":"=== RUN   TestOK\n"}
 {"Action":"output","Package":"example.com/a","Test":"TestOK","Output":"    a_test.go:9: quiet when passing\n"}
 {"Action":"pass","Package":"example.com/a","Test":"TestOK","Elapsed":0.01}
 {"Action":"output","Package":"example.com/a","Output":"PASS\n"}
 {"Action":"pass","Package":"example.com/a","Elapsed":0.5}
+{"Action":"output","Package":"example.com/b","Output":"pgtest: PostgreSQL 17.4 (server_version_num 170004)\n"}
 {"Action":"run","Package":"example.com/b","Test":"TestBroken"}
 {"Action":"output","Package":"example.com/b","Test":"TestBroken","Output":"=== RUN   TestBroken\n"}
 {"Action":"output","Package":"example.com/b","Test":"TestBroken","Output":"    b_test.go:12: got 1, want 2\n"}
@@ -49,6 +51,7 @@ func TestSummary(t *testing.T) {
 		"?   \texample.com/c\t[no test files]\n",
 		"d/d.go:3:1: syntax error\n",
 		"go vet said something\n",
+		"\nPostgreSQL 17.4 ran the tests of example.com/a example.com/b\n",
 		"\n2 tests skipped:\n",
 		"SKIP example.com/b TestBrowser: helpers.go:14: chromium not found: browser tests need it\n",
 		"SKIP example.com/b TestQuietSkip: (no reason given)\n",

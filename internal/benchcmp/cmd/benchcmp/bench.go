@@ -50,12 +50,12 @@ type statement struct {
 
 // cell accumulates one contender's rounds on one query.
 type cell struct {
-	sample              benchcmp.Sample
-	serverCPU, pgCPU    time.Duration
-	calls, plans        int64
-	pgMS                float64
-	statements          map[string]*statement
-	lastRSS, maxRSSSeen int64
+	sample           benchcmp.Sample
+	serverCPU, pgCPU time.Duration
+	calls, plans     int64
+	pgMS             float64
+	statements       map[string]*statement
+	maxRSSSeen       int64
 }
 
 type bench struct {

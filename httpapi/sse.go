@@ -1,0 +1,190 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pgreflect/pgreflect/internal/obs"
+	"github.com/pgreflect/pgreflect/resolve"
+)
+
+// Server-Sent Events carry subscriptions where WebSockets cannot go (some proxies, serverless platforms), in the
+// graphql-sse library's "distinct connections" mode (github.com/enisdenjo/graphql-sse PROTOCOL.md): one request
+// per operation, POST with a JSON body or GET with query parameters, answered with a stream of `next` events
+// and a final `complete` event.
+
+// sseKeepAlive is the interval of the comment lines that keep idle proxies from closing a quiet stream.
+const sseKeepAlive = 12 * time.Second
+
+// wantsEventStream reports whether r asks for an event stream.
+func wantsEventStream(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// serveSSE answers one operation as an event stream: a subscription until the client goes away or it ends, a
+// query or mutation with one event.
+func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost && r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET, POST")
+		writeGraphQLError(w, http.StatusMethodNotAllowed, msgOnlyPost)
+		return
+	}
+	session, ok := s.requestSession(w, r)
+	if !ok {
+		return
+	}
+	req, ok := s.readSSERequest(w, r)
+	if !ok {
+		return
+	}
+	kind, failure := resolve.Operation(req)
+	if failure != nil {
+		writeJSON(w, http.StatusBadRequest, failure)
+		return
+	}
+	if info := obs.FromContext(r.Context()); info != nil {
+		info.Operation = kind
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // the stream lasts as long as the subscription
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: deliver events as they come
+	w.WriteHeader(http.StatusOK)
+	_ = rc.Flush()
+	stream := &sseStream{w: w, rc: rc, events: make(chan sseEvent, s.liveLimits.SendQueue), done: make(chan struct{})}
+	if kind != "subscription" {
+		conn, err := s.opts.Pool.Acquire(r.Context())
+		if err != nil {
+			return // the client went away, or the database did: the stream just ends
+		}
+		body := s.engine.ExecuteAs(resolve.WithRequestID(r.Context(), obs.RequestID(r.Context())), conn.Conn(), session, req)
+		conn.Release()
+		stream.write(sseEvent{name: "next", data: body})
+		stream.write(sseEvent{name: "complete"})
+		return
+	}
+	sub, err := s.live.Subscribe(session, req, stream)
+	if err != nil {
+		stream.write(sseEvent{name: "next", data: errorsBody(msgTooManyOnServer)})
+		stream.write(sseEvent{name: "complete"})
+		return
+	}
+	defer s.live.Unsubscribe(sub)
+	keepAlive := time.NewTicker(sseKeepAlive)
+	defer keepAlive.Stop()
+	// The stream ends, without complete, when the token expires: a graphql-sse client then reconnects with the
+	// headers it has then (a renewed token).
+	var expired <-chan time.Time
+	if exp, ok := session.Claims["exp"].(float64); ok {
+		t := time.NewTimer(time.Until(time.Unix(int64(exp), 0)))
+		defer t.Stop()
+		expired = t.C
+	}
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-stream.done:
+			return
+		case <-expired:
+			return
+		case ev := <-stream.events:
+			if !stream.write(ev) || ev.name == "complete" {
+				return
+			}
+		case <-keepAlive.C:
+			if !stream.write(sseEvent{}) {
+				return
+			}
+		}
+	}
+}
+
+// readSSERequest reads the operation from a POST body or a GET's query parameters.
+func (s *Server) readSSERequest(w http.ResponseWriter, r *http.Request) (resolve.Request, bool) {
+	var req resolve.Request
+	if r.Method == http.MethodGet {
+		q := r.URL.Query()
+		req = resolve.Request{Query: q.Get("query"), OperationName: q.Get("operationName")}
+		if v := q.Get("variables"); v != "" {
+			req.Variables = json.RawMessage(v)
+		}
+	} else {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+		if err != nil || json.Unmarshal(body, &req) != nil {
+			writeGraphQLError(w, http.StatusBadRequest, msgBodyNotRequest)
+			return req, false
+		}
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		writeGraphQLError(w, http.StatusBadRequest, msgQueryRequired)
+		return req, false
+	}
+	return req, true
+}
+
+func errorsBody(message string) []byte {
+	b, _ := json.Marshal(map[string]any{"errors": []any{map[string]string{"message": message}}})
+	return b
+}
+
+// sseEvent is one event; the zero value is a keep-alive comment.
+type sseEvent struct {
+	name string
+	data []byte
+}
+
+// sseStream is a subscription's event stream; the hub's workers queue events, the request's goroutine writes
+// them.
+type sseStream struct {
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	events chan sseEvent
+	done   chan struct{}
+	once   sync.Once
+}
+
+func (st *sseStream) write(ev sseEvent) bool {
+	var b strings.Builder
+	if ev.name == "" {
+		b.WriteString(":\n\n")
+	} else {
+		b.WriteString("event: ")
+		b.WriteString(ev.name)
+		b.WriteString("\ndata: ")
+		b.Write(ev.data) // JSON has no raw newlines
+		b.WriteString("\n\n")
+	}
+	if _, err := io.WriteString(st.w, b.String()); err != nil {
+		return false
+	}
+	return st.rc.Flush() == nil
+}
+
+// queue hands an event to the writer; a client that does not read in time loses its stream.
+func (st *sseStream) queue(ev sseEvent) {
+	select {
+	case st.events <- ev:
+	default:
+		st.stop()
+	}
+}
+
+func (st *sseStream) stop() { st.once.Do(func() { close(st.done) }) }
+
+func (st *sseStream) Next(body []byte) { st.queue(sseEvent{name: "next", data: body}) }
+
+func (st *sseStream) End(body []byte) {
+	st.queue(sseEvent{name: "next", data: body})
+	st.queue(sseEvent{name: "complete"})
+}
+
+// Unavailable ends the stream without complete: graphql-sse clients take that for a dropped connection and
+// retry.
+func (st *sseStream) Unavailable() { st.stop() }

@@ -1,0 +1,323 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgreflect/pgreflect/internal/testenv"
+	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/resolve"
+)
+
+func TestMain(m *testing.M) {
+	if url := os.Getenv(feedChildEnv); url != "" {
+		runFeedChild(url) // the process TestFeedLeavesNoSlotWhenKilled kills
+		return
+	}
+	os.Exit(pgtest.Main(m))
+}
+
+const schema = `
+create table note (id bigserial primary key, owner uuid not null, body text not null);
+create index on note (owner);
+alter table note enable row level security;
+create policy own_rows on note for select using (owner = (select auth.uid()));
+grant select on note to authenticated;
+comment on table note is e'@graphql({"features": ["subscriptions"]})';
+`
+
+const noteSubscription = `subscription { noteCollection { edges { node { body } } } }`
+
+// db is a test database with pgreflect's setup, the schema, a superuser connection and a pool of the login role.
+type db struct {
+	url   string // superuser
+	admin *pgx.Conn
+	pool  *pgxpool.Pool
+}
+
+func newDB(t *testing.T) *db { return newDBFor(t) }
+
+func newDBFor(t testing.TB) *db {
+	t.Helper()
+	u, admin := testenv.SetupDB(t, schema)
+	return &db{url: u, admin: admin, pool: testenv.LoginPool(t, u)}
+}
+
+func (d *db) hub(t *testing.T, poll time.Duration) *Hub {
+	h := New(Options{Engine: resolve.NewEngine(resolve.Options{}), Pool: d.pool, PollInterval: poll})
+	t.Cleanup(h.Close)
+	return h
+}
+
+func (d *db) exec(t *testing.T, sql string, args ...any) {
+	t.Helper()
+	if _, err := d.admin.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func requireLogicalDecoding(t *testing.T, d *db) {
+	t.Helper()
+	var level string
+	if err := d.admin.QueryRow(context.Background(), "show wal_level").Scan(&level); err != nil {
+		t.Fatal(err)
+	}
+	if level != "logical" {
+		t.Skipf("the test server's wal_level is %s; logical decoding needs logical", level)
+	}
+}
+
+// recorder is a Sink that keeps what it is sent.
+type recorder struct {
+	mu          sync.Mutex
+	answers     []string
+	ends        []string
+	unavailable int
+}
+
+func (r *recorder) Next(body []byte) {
+	r.mu.Lock()
+	r.answers = append(r.answers, string(body))
+	r.mu.Unlock()
+}
+func (r *recorder) End(body []byte) {
+	r.mu.Lock()
+	r.ends = append(r.ends, string(body))
+	r.mu.Unlock()
+}
+func (r *recorder) Unavailable() { r.mu.Lock(); r.unavailable++; r.mu.Unlock() }
+
+func (r *recorder) last() (string, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.answers) == 0 {
+		return "", 0
+	}
+	return r.answers[len(r.answers)-1], len(r.answers)
+}
+
+// waitAnswer waits for an answer that contains want.
+func (r *recorder) waitAnswer(t *testing.T, within time.Duration, want string) {
+	t.Helper()
+	testenv.Eventually(t, within, func() string {
+		if got, _ := r.last(); !strings.Contains(got, want) {
+			return fmt.Sprintf("last answer %q lacks %q", got, want)
+		}
+		return ""
+	})
+}
+
+func userSession(user uuid.UUID) resolve.Session {
+	return resolve.Session{Role: "authenticated", Claims: map[string]any{"sub": user.String(), "role": "authenticated"},
+		SearchPath: []string{"public"}}
+}
+
+func TestPollingRefreshesWithoutAFeed(t *testing.T) {
+	d := newDB(t)
+	h := d.hub(t, 100*time.Millisecond)
+	user := uuid.New()
+	rec := &recorder{}
+	if _, err := h.Subscribe(userSession(user), resolve.Request{Query: noteSubscription}, rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitAnswer(t, 5*time.Second, `"edges": []`)
+	d.exec(t, `insert into note (owner, body) values ($1, 'polled')`, user)
+	rec.waitAnswer(t, 5*time.Second, `"polled"`)
+}
+
+// TestFeedRefreshesOnCommit runs the hub with a poll interval far longer than the test: only the change feed
+// can bring the new answer.
+func TestFeedRefreshesOnCommit(t *testing.T) {
+	d := newDB(t)
+	requireLogicalDecoding(t, d)
+	h := d.hub(t, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	var feed sync.WaitGroup
+	feed.Go(func() { h.RunFeed(ctx, FeedOptions{URL: d.url}) })
+	t.Cleanup(func() { cancel(); feed.Wait() })
+
+	user, other := uuid.New(), uuid.New()
+	rec := &recorder{}
+	if _, err := h.Subscribe(userSession(user), resolve.Request{Query: noteSubscription}, rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitAnswer(t, 5*time.Second, `"edges": []`)
+	// The feed adds the table the subscription reads to the publication.
+	testenv.Eventually(t, 10*time.Second, func() string {
+		var n int
+		if err := d.admin.QueryRow(ctx, `select count(*) from pg_publication_tables where pubname = $1 and tablename = 'note'`, Publication).Scan(&n); err != nil {
+			return err.Error()
+		}
+		h.mu.Lock()
+		followed := h.followedLocked(h.cohorts[cohortKey{role: "authenticated", searchPath: "public", query: noteSubscription}])
+		h.mu.Unlock()
+		if n != 1 || !followed {
+			return fmt.Sprintf("note published %d times, followed %v", n, followed)
+		}
+		return ""
+	})
+	for i := range 3 {
+		d.exec(t, `insert into note (owner, body) values ($1, $2)`, user, fmt.Sprint("decoded ", i))
+		rec.waitAnswer(t, 5*time.Second, fmt.Sprintf(`"decoded %d"`, i))
+	}
+	// A change another user's row does not alter this user's answer: refreshed, nothing pushed.
+	_, before := rec.last()
+	d.exec(t, `insert into note (owner, body) values ($1, 'not yours')`, other)
+	time.Sleep(500 * time.Millisecond)
+	if got, n := rec.last(); n != before || strings.Contains(got, "not yours") {
+		t.Fatalf("after another user's insert: %d answers (was %d), last %s", n, before, got)
+	}
+	// Updates and deletes are followed too.
+	d.exec(t, `update note set body = 'edited' where body = 'decoded 0'`)
+	rec.waitAnswer(t, 5*time.Second, `"edited"`)
+	d.exec(t, `delete from note where body = 'edited'`)
+	testenv.Eventually(t, 5*time.Second, func() string {
+		if got, _ := rec.last(); strings.Contains(got, "edited") {
+			return "the deleted row is still in the last answer"
+		}
+		return ""
+	})
+}
+
+const feedChildEnv = "PGREFLECT_LIVE_FEED_CHILD_URL"
+
+// runFeedChild runs a change feed until killed.
+func runFeedChild(url string) {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	h := New(Options{Engine: resolve.NewEngine(resolve.Options{}), Pool: pool, PollInterval: time.Hour})
+	h.RunFeed(ctx, FeedOptions{URL: url})
+}
+
+// TestFeedLeavesNoSlotWhenKilled kills a process running the feed with SIGKILL: its slot is temporary, so the
+// server drops it with the connection and retains no WAL for it.
+func TestFeedLeavesNoSlotWhenKilled(t *testing.T) {
+	d := newDB(t)
+	requireLogicalDecoding(t, d)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), feedChildEnv+"="+d.url)
+	var stderr testenv.SyncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("the feed's process wrote:\n%s", stderr.String())
+		}
+	})
+	ctx := context.Background()
+	slots := func() (int, error) {
+		var n int
+		err := d.admin.QueryRow(ctx, `select count(*) from pg_replication_slots where slot_name like 'pgreflect_live_%' and database = current_database()`).Scan(&n)
+		return n, err
+	}
+	testenv.Eventually(t, 15*time.Second, func() string {
+		if n, err := slots(); err != nil || n != 1 {
+			return fmt.Sprintf("%d slots of the feed (%v)", n, err)
+		}
+		return ""
+	})
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	testenv.Eventually(t, 15*time.Second, func() string {
+		if n, err := slots(); err != nil || n != 0 {
+			return fmt.Sprintf("%d slots left after kill -9 (%v)", n, err)
+		}
+		return ""
+	})
+}
+
+// TestStreamDeliversEachVisibleRowOnceInOrder streams a table in batches: every row the user may see arrives
+// once, in order, the backlog in full batches first, then new rows as they are committed; others' rows never.
+func TestStreamDeliversEachVisibleRowOnceInOrder(t *testing.T) {
+	d := newDB(t)
+	h := d.hub(t, 100*time.Millisecond)
+	user, other := uuid.New(), uuid.New()
+	for i := range 5 {
+		d.exec(t, `insert into note (owner, body) values ($1, $2), ($3, 'hidden')`, user, fmt.Sprint("backlog ", i), other)
+	}
+	rec := &recorder{}
+	req := resolve.Request{Query: `subscription { noteStream(batchSize: 2, cursor: {initialValue: {id: 0}, ordering: ASC}) { body } }`}
+	if _, err := h.Subscribe(userSession(user), req, rec); err != nil {
+		t.Fatal(err)
+	}
+	batches := func() []string {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return append([]string(nil), rec.answers...)
+	}
+	testenv.Eventually(t, 5*time.Second, func() string {
+		if n := len(batches()); n != 3 {
+			return fmt.Sprintf("%d batches of the backlog: %q", n, batches())
+		}
+		return ""
+	})
+	want := []string{
+		`{"data": {"noteStream": [{"body": "backlog 0"}, {"body": "backlog 1"}]}}`,
+		`{"data": {"noteStream": [{"body": "backlog 2"}, {"body": "backlog 3"}]}}`,
+		`{"data": {"noteStream": [{"body": "backlog 4"}]}}`,
+	}
+	if got := batches(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("backlog batches\n got %q\nwant %q", got, want)
+	}
+	d.exec(t, `insert into note (owner, body) values ($2, 'hidden'), ($1, 'new 0')`, user, other)
+	testenv.Eventually(t, 5*time.Second, func() string {
+		if got := batches(); len(got) != 4 || got[3] != `{"data": {"noteStream": [{"body": "new 0"}]}}` {
+			return fmt.Sprintf("batches %q", got)
+		}
+		return ""
+	})
+	// Nothing new: no message, however often the stream is polled.
+	time.Sleep(300 * time.Millisecond)
+	if got := batches(); len(got) != 4 {
+		t.Fatalf("a stream without new rows sent %q", got[4:])
+	}
+	if st := h.Stats(); st.Cohorts != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestStreamArguments(t *testing.T) {
+	d := newDB(t)
+	h := d.hub(t, time.Hour)
+	for q, want := range map[string]string{
+		`subscription { noteStream(batchSize: 0, cursor: {initialValue: {id: 0}}) { body } }`:               "batchSize must be at least 1",
+		`subscription { noteStream(batchSize: 1, cursor: {initialValue: {}}) { body } }`:                    "cursor.initialValue must give exactly one column",
+		`subscription { noteStream(batchSize: 1, cursor: {initialValue: {id: 1, owner: "x"}}) { body } }`:   "extra keys",
+		`subscription { noteStream(batchSize: 1, cursor: {initialValue: {id: 0}, ordering: UP}) { body } }`: "Invalid input for StreamOrdering type",
+		`subscription { noteStream(cursor: {initialValue: {id: 0}}) { body } }`:                             "",
+	} {
+		rec := &recorder{}
+		if _, err := h.Subscribe(userSession(uuid.New()), resolve.Request{Query: q}, rec); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, 5*time.Second, func() string {
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			if len(rec.ends) != 1 || !strings.Contains(rec.ends[0], want) {
+				return fmt.Sprintf("%s: ends %q, want one with %q", q, rec.ends, want)
+			}
+			return ""
+		})
+	}
+}

@@ -138,7 +138,7 @@ func (e *Engine) RefreshLiveAfter(ctx context.Context, conn *pgx.Conn, req Reque
 		if conn.IsClosed() {
 			return LiveRefresh{}, err
 		}
-		return sameAnswer(len(sessions), LiveAnswer{Body: e.schemaFailure(ctx, req, err), Final: true}), nil
+		return sameAnswer(len(sessions), LiveAnswer{Body: e.schemaAnswer(ctx, req, err), Final: true}), nil
 	}
 	c := e.compiled.get(ctx, rs.schema, req, true, func() *compiled { return compileLive(ctx, rs.schema, e.opts.Limits, req) })
 	if c.response != nil {
@@ -169,7 +169,7 @@ func (e *Engine) RefreshLiveAfter(ctx context.Context, conn *pgx.Conn, req Reque
 	refresh := LiveRefresh{Answers: make([]LiveAnswer, len(sessions)), Reads: c.reads}
 	for i := range sessions {
 		if errs[i] != nil {
-			refresh.Answers[i] = LiveAnswer{Body: dataNull(e.databaseError(ctx, errs[i])), Final: true}
+			refresh.Answers[i] = LiveAnswer{Body: dataNull(e.statementFailure(ctx, errs[i])), Final: true}
 			continue
 		}
 		body := c.respond(out[i][1:])

@@ -106,7 +106,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	setupCtx, cancelSetup := context.WithTimeout(ctx, time.Minute)
 	defer cancelSetup()
-	super, err := ensureSetup(setupCtx, dbURL, sf.statementMode, searchPath, stderr)
+	super, err := ensureSetup(setupCtx, dbURL, searchPath, stderr)
 	if err != nil {
 		return err
 	}
@@ -139,6 +139,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		APIURL:           apiURL,
 		Console:          console.Handler(consoleOpts),
 		PoolSize:         sf.poolSize,
+		PoolTimeout:      sf.poolTimeout,
+		PoolShare:        sf.poolShare,
+		ShareByRole:      sf.shareByRole,
+		ShareByAddress:   sf.shareByAddress,
 		RequestLimits:    sf.requests,
 		StatementTimeout: sf.statementTimeout,
 		Limits:           sf.limits,
@@ -170,8 +174,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 // ensureSetup checks that `pgreflect setup` has run on the database; a superuser login role runs it itself.
 // It names the tables of searchPath that the anon key can write without row level security, and reports
 // whether the login role is a superuser.
-func ensureSetup(ctx context.Context, dbURL, statementMode string, searchPath []string, stderr io.Writer) (super bool, err error) {
-	cfg, _, err := stack.ParseConnConfig(dbURL, statementMode)
+func ensureSetup(ctx context.Context, dbURL string, searchPath []string, stderr io.Writer) (super bool, err error) {
+	// Unnamed statements whatever the mode: this one connection gains nothing from pgx's statement cache, whose
+	// named statements clash with another instance's behind a transaction pooler that no URL parameter names.
+	cfg, _, err := stack.ParseConnConfig(dbURL, stack.StatementModeUnnamed)
 	if err != nil {
 		return false, err
 	}

@@ -28,6 +28,10 @@ const (
 	RefusedReadTimeout   = "read_timeout"
 	RefusedBodyTooLarge  = "body_too_large"
 	RefusedConnectionCap = "connection_cap"
+	// RefusedPoolTimeout: no database connection became free within the pool timeout.
+	RefusedPoolTimeout = "pool_timeout"
+	// RefusedPoolShare: the client's credential, role or address held its share of the pool all along.
+	RefusedPoolShare = "pool_share"
 )
 
 // NewMetrics makes the metrics and their registry, with the Go runtime and process collectors.

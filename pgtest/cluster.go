@@ -26,6 +26,13 @@ func StartCluster(t testing.TB) *pgcluster.Cluster {
 // StartReplica starts a streaming replica of primary (pg_basebackup -R), stopped when the test ends.
 func StartReplica(t testing.TB, primary *pgcluster.Cluster) *pgcluster.Cluster {
 	t.Helper()
+	// The npm packages of the other PostgreSQL versions (.ci/pg-versions) ship no pg_basebackup: replicas are
+	// tested on the default server, whose packages have it.
+	if dir, err := pgcluster.BinDir(); err == nil && os.Getenv("PGREFLECT_PG_BINDIR") != "" {
+		if _, err := os.Stat(filepath.Join(dir, "pg_basebackup")); err != nil {
+			t.Skipf("a replica needs pg_basebackup, which %s lacks (the npm packages of other versions ship none)", dir)
+		}
+	}
 	return startCluster(t, func(ctx context.Context, c *pgcluster.Cluster) error { return c.InitReplica(ctx, primary.Port()) })
 }
 
@@ -47,7 +54,7 @@ func startCluster(t testing.TB, init func(context.Context, *pgcluster.Cluster) e
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true})
+	c, err := pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true, Settings: liveSettings})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,8 +53,10 @@ fuzz:
 soak:
 	$(GO) run ./internal/soak -duration $(SOAK_DURATION)
 
+# go vet and staticcheck (pinned in go.mod's tool directive; `go tool` builds it from the module cache).
 vet:
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 
 # The Go benchmarks, then the side-by-side HTTP comparison (internal/benchcmp: its own PostgreSQL, pgreflect,
 # the hand-written ceiling, PostGraphile from npm), which writes BENCHMARKS.md and bench/results.{json,png}.

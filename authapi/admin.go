@@ -24,15 +24,15 @@ const (
 func (s *Service) requireAdmin(r *http.Request) error {
 	token, ok := auth.BearerToken(r)
 	if !ok {
-		return newError(http.StatusUnauthorized, "no_authorization", "This endpoint requires a valid Bearer token")
+		return newError(http.StatusUnauthorized, codeNoAuthorization, "This endpoint requires a valid Bearer token")
 	}
 	claims, err := s.opts.Keys.Verify(token)
 	if err != nil {
-		return newError(http.StatusForbidden, "bad_jwt", "invalid JWT: unable to parse or verify signature, "+
+		return newError(http.StatusForbidden, codeBadJWT, "invalid JWT: unable to parse or verify signature, "+
 			strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))
 	}
 	if role, _ := claims["role"].(string); role != adminRole {
-		return newError(http.StatusForbidden, "not_admin", "User not allowed")
+		return newError(http.StatusForbidden, codeNotAdmin, "User not allowed")
 	}
 	return nil
 }
@@ -53,7 +53,7 @@ func (s *Service) adminUsers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if page > (1<<31)/perPage {
-		return badRequest("validation_failed", "Bad Pagination Parameters: page is too large")
+		return badRequest(codeValidationFailed, "Bad Pagination Parameters: page is too large")
 	}
 	users, total, err := s.store.Users(r.Context(), (page-1)*perPage, perPage)
 	if err != nil {
@@ -79,7 +79,7 @@ func pageParam(q url.Values, name string, def, max int) (int, error) {
 		if max > 0 {
 			limit = fmt.Sprintf(" up to %d", max)
 		}
-		return 0, badRequest("validation_failed", fmt.Sprintf("Bad Pagination Parameters: %s must be a positive integer%s", name, limit))
+		return 0, badRequest(codeValidationFailed, fmt.Sprintf("Bad Pagination Parameters: %s must be a positive integer%s", name, limit))
 	}
 	return n, nil
 }

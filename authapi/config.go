@@ -55,8 +55,20 @@ const flowStateExpiry = 300 * time.Second
 // overrides is the JSON object stored by PATCH: management-API field names and their values.
 type overrides map[string]json.RawMessage
 
+// decodeOverrides reads the stored object (never nil, so that a change can add to it).
+func decodeOverrides(raw json.RawMessage) (overrides, error) {
+	ov := overrides{}
+	if err := json.Unmarshal(raw, &ov); err != nil {
+		return nil, fmt.Errorf("stored auth settings: %w", err)
+	}
+	if ov == nil { // a stored JSON null
+		ov = overrides{}
+	}
+	return ov, nil
+}
+
 // providerFields are the per-provider fields of the management API, as external_<provider>_<field>.
-var providerFields = []string{"enabled", "client_id", "secret", "skip_nonce_check", "email_optional", "additional_client_ids"}
+var providerFields = []string{"enabled", "client_id", "secret", "skip_nonce_check", "email_optional", "additional_client_ids", "url"}
 
 // splitProviderField splits "external_<provider>_<field>"; ok is false for other names.
 func splitProviderField(name string) (provider, field string, ok bool) {
@@ -135,6 +147,8 @@ func buildSettings(base config.Auth, ov overrides) (*settings, error) {
 				err = json.Unmarshal(raw, &p.EmailOptional)
 			case "additional_client_ids":
 				err = json.Unmarshal(raw, &p.AdditionalClientIDs)
+			case "url":
+				err = json.Unmarshal(raw, &p.URL)
 			}
 			s.Providers[name] = p
 		}
@@ -188,9 +202,9 @@ func (s *Service) settings(ctx context.Context) (*settings, error) {
 	if s.cache.cached != nil && s.cache.version == version {
 		return s.cache.cached, nil
 	}
-	var ov overrides
-	if err := json.Unmarshal(raw, &ov); err != nil {
-		return nil, fmt.Errorf("stored auth settings: %w", err)
+	ov, err := decodeOverrides(raw)
+	if err != nil {
+		return nil, err
 	}
 	st, err := buildSettings(s.opts.Config, ov)
 	if err != nil {
@@ -208,6 +222,7 @@ func (s *Service) codeFlowProvider(st *settings, name string) (oidc.Provider, er
 		issuer = oidc.GoogleIssuer
 	}
 	if !ok && name != "google" || issuer == "" {
+		//lint:ignore ST1005 Supabase Auth's text, byte for byte (auth-api.md)
 		return oidc.Provider{}, fmt.Errorf("Provider %s could not be found", name)
 	}
 	if !p.Enabled {
@@ -233,6 +248,11 @@ func (s *Service) oidcProvider(name, issuer string, p providerSettings) oidc.Pro
 		SkipNonceCheck: p.SkipNonceCheck, EmailOptional: p.EmailOptional,
 	}
 }
+
+// canSignIn reports whether a provider can sign anyone in: pgreflect speaks OpenID Connect only, so it needs
+// an issuer, Google's own or the one configured as url (Keycloak, Azure, GitLab, any OpenID provider). The
+// plain OAuth 2.0 providers of Supabase Auth (GitHub, Discord, ...) have none and are refused (issue 22).
+func canSignIn(name string, p providerSettings) bool { return providerIssuer(name, p) != "" }
 
 // providerIssuer is the issuer a configured provider's ID tokens carry.
 func providerIssuer(name string, p providerSettings) string {

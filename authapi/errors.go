@@ -69,10 +69,10 @@ func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	obs.Logger(r.Context(), s.log).ErrorContext(r.Context(), "auth request failed", slog.String("path", r.URL.Path), slog.Any("error", err))
 	if dberr.Unavailable(err) {
 		// The one answer while the database is away: Supabase Auth has no code of its own for it.
-		s.writeAPIError(w, r, newError(http.StatusServiceUnavailable, "unexpected_failure", "Database unavailable"))
+		s.writeAPIError(w, r, newError(http.StatusServiceUnavailable, codeUnexpectedFailure, "Database unavailable"))
 		return
 	}
-	s.writeAPIError(w, r, newError(http.StatusInternalServerError, "unexpected_failure", "Internal Server Error"))
+	s.writeAPIError(w, r, newError(http.StatusInternalServerError, codeUnexpectedFailure, "Internal Server Error"))
 }
 
 func (s *Service) writeAPIError(w http.ResponseWriter, r *http.Request, e *apiError) {
@@ -82,9 +82,9 @@ func (s *Service) writeAPIError(w http.ResponseWriter, r *http.Request, e *apiEr
 	}
 	if newErrorShape(r) {
 		if code == "" {
-			code = "unknown"
+			code = codeUnknown
 			if e.Status == http.StatusInternalServerError {
-				code = "unexpected_failure"
+				code = codeUnexpectedFailure
 			}
 		}
 		w.Header().Set(apiVersionHeader, apiVersion20240101)

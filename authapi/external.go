@@ -28,27 +28,27 @@ func (s *Service) authorize(w http.ResponseWriter, r *http.Request) error {
 	name := strings.ToLower(q.Get("provider"))
 	p, err := s.codeFlowProvider(st, name)
 	if err != nil {
-		return badRequest("validation_failed", "Unsupported provider: "+err.Error())
+		return badRequest(codeValidationFailed, "Unsupported provider: "+err.Error())
 	}
 	challenge, method := q.Get("code_challenge"), q.Get("code_challenge_method")
 	if (challenge == "") != (method == "") {
-		return badRequest("validation_failed", "PKCE flow requires code_challenge_method and code_challenge")
+		return badRequest(codeValidationFailed, "PKCE flow requires code_challenge_method and code_challenge")
 	}
 	if challenge != "" {
 		var ok bool
 		if method, ok = oidc.ParseChallengeMethod(method); !ok {
-			return badRequest("validation_failed", "Invalid code_challenge_method")
+			return badRequest(codeValidationFailed, "Invalid code_challenge_method")
 		}
 		if len(challenge) < 43 || len(challenge) > 128 {
-			return badRequest("validation_failed", "code challenge has to be between 43 and 128 characters")
+			return badRequest(codeValidationFailed, "code challenge has to be between 43 and 128 characters")
 		}
 		if !oidc.ValidChallenge(challenge) {
-			return badRequest("validation_failed", "code challenge can only contain alphanumeric characters, hyphens, periods, underscores and tildes")
+			return badRequest(codeValidationFailed, "code challenge can only contain alphanumeric characters, hyphens, periods, underscores and tildes")
 		}
 	}
 	if q.Get("invite_token") != "" {
 		// Invitations are an email feature this service does not have, so no invite can match.
-		return newError(http.StatusNotFound, "user_not_found", "User identified by token not found")
+		return newError(http.StatusNotFound, codeUserNotFound, "User identified by token not found")
 	}
 	redirectTo := q.Get("redirect_to")
 	if redirectTo == "" {
@@ -72,7 +72,7 @@ func (s *Service) authorize(w http.ResponseWriter, r *http.Request) error {
 		id := obs.RequestID(ctx)
 		obs.Logger(ctx, s.log).WarnContext(ctx, "provider unreachable", "provider", name, "error", err)
 		s.opts.Metrics.AuthEvent("failure", "authorize")
-		return badRequest("validation_failed", fmt.Sprintf("Unsupported provider: provider unavailable (request id %s)", id))
+		return badRequest(codeValidationFailed, fmt.Sprintf("Unsupported provider: provider unavailable (request id %s)", id))
 	}
 	if err := s.store.CreateFlowState(ctx, flow, flowStateExpiry); err != nil {
 		return err
@@ -92,20 +92,20 @@ type callbackError struct {
 // oauthErrorFor maps an HTTP status and error code to the OAuth "error" value of a redirect.
 func oauthErrorFor(status int, code string) string {
 	switch code {
-	case "signup_disabled", "user_banned", "provider_email_needs_verification":
-		return "access_denied"
+	case codeSignupDisabled, codeUserBanned, codeProviderEmailNeedsVerification:
+		return codeAccessDenied
 	}
 	switch status {
 	case http.StatusBadRequest:
-		return "invalid_request"
+		return codeInvalidRequest
 	case http.StatusUnauthorized:
 		return "unauthorized_client"
 	case http.StatusForbidden:
-		return "access_denied"
+		return codeAccessDenied
 	case http.StatusServiceUnavailable:
 		return "temporarily_unavailable"
 	}
-	return "server_error"
+	return codeServerError
 }
 
 // callback completes a sign-in when the provider sends the browser back (GET or POST /callback).
@@ -116,7 +116,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := r.ParseForm(); err != nil {
-		return badRequest("validation_failed", "Could not parse request form")
+		return badRequest(codeValidationFailed, "Could not parse request form")
 	}
 	// State problems are reported to the site URL: the flow, and with it the app's redirect, is unknown.
 	stateError := func(code, desc string) error {
@@ -125,24 +125,24 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) error {
 	}
 	state := r.FormValue("state")
 	if state == "" {
-		return stateError("bad_oauth_callback", "OAuth state parameter missing")
+		return stateError(codeBadOAuthCallback, "OAuth state parameter missing")
 	}
 	flowID, err := uuid.Parse(state)
 	if err != nil || len(state) != 36 {
-		return stateError("bad_oauth_state", "OAuth state parameter is invalid")
+		return stateError(codeBadOAuthState, "OAuth state parameter is invalid")
 	}
 	flow, err := s.store.FlowState(ctx, flowID)
 	if errors.Is(err, auth.ErrFlowStateNotFound) {
-		return stateError("bad_oauth_state", "OAuth state not found or expired")
+		return stateError(codeBadOAuthState, "OAuth state not found or expired")
 	}
 	if err != nil {
 		return err
 	}
 	if s.now().Sub(flow.CreatedAt) > flowStateExpiry {
-		return stateError("bad_oauth_state", "OAuth state has expired")
+		return stateError(codeBadOAuthState, "OAuth state has expired")
 	}
 	if flow.UserID != uuid.Nil {
-		return stateError("flow_state_already_used", "State has already been used")
+		return stateError(codeFlowStateAlreadyUsed, "State has already been used")
 	}
 	target := flow.Referrer
 	if target == "" {
@@ -158,12 +158,12 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) error {
 	}
 	code := r.FormValue("code")
 	if code == "" {
-		return fail(callbackError{status: http.StatusBadRequest, code: "bad_oauth_callback",
+		return fail(callbackError{status: http.StatusBadRequest, code: codeBadOAuthCallback,
 			description: "OAuth callback with missing authorization code missing"})
 	}
 	p, err := s.codeFlowProvider(st, flow.ProviderType)
 	if err != nil {
-		return fail(callbackError{status: http.StatusBadRequest, code: "validation_failed", description: "Unsupported provider: " + err.Error()})
+		return fail(callbackError{status: http.StatusBadRequest, code: codeValidationFailed, description: "Unsupported provider: " + err.Error()})
 	}
 	res, err := s.providers.Exchange(ctx, p, code)
 	if err != nil {
@@ -233,16 +233,16 @@ func (s *Service) signInCallbackError(r *http.Request, provider string, err erro
 func signInRefusal(provider string, err error) (callbackError, bool) {
 	switch {
 	case errors.Is(err, auth.ErrSignupDisabled):
-		return callbackError{status: http.StatusUnprocessableEntity, code: "signup_disabled", description: "Signups not allowed for this instance"}, true
+		return callbackError{status: http.StatusUnprocessableEntity, code: codeSignupDisabled, description: "Signups not allowed for this instance"}, true
 	case errors.Is(err, auth.ErrEmailNeedsVerification):
-		return callbackError{status: http.StatusUnprocessableEntity, code: "provider_email_needs_verification",
+		return callbackError{status: http.StatusUnprocessableEntity, code: codeProviderEmailNeedsVerification,
 			description: unverifiedEmailMessage(provider)}, true
 	case errors.Is(err, auth.ErrUserBanned):
-		return callbackError{status: http.StatusForbidden, code: "user_banned", description: "User is banned"}, true
+		return callbackError{status: http.StatusForbidden, code: codeUserBanned, description: "User is banned"}, true
 	case errors.Is(err, auth.ErrFlowStateAlreadyUsed):
-		return callbackError{status: http.StatusBadRequest, code: "flow_state_already_used", description: "State has already been used"}, true
+		return callbackError{status: http.StatusBadRequest, code: codeFlowStateAlreadyUsed, description: "State has already been used"}, true
 	case errors.Is(err, auth.ErrFlowStateNotFound):
-		return callbackError{status: http.StatusBadRequest, code: "bad_oauth_state", description: "OAuth state not found or expired"}, true
+		return callbackError{status: http.StatusBadRequest, code: codeBadOAuthState, description: "OAuth state not found or expired"}, true
 	case errors.Is(err, auth.ErrMultipleAccounts):
 		return callbackError{status: http.StatusInternalServerError, description: "Multiple accounts with the same email address in the same linking domain detected: default"}, true
 	}

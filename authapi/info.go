@@ -20,7 +20,7 @@ func (s *Service) settingsHandler(w http.ResponseWriter, r *http.Request) error 
 		external[name] = false
 	}
 	for name, p := range st.Providers {
-		external[name] = p.Enabled && providerIssuer(name, p) != ""
+		external[name] = p.Enabled && canSignIn(name, p)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"external":                         external,

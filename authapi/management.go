@@ -22,12 +22,14 @@ import (
 // maxJWTExpiry is the longest access-token lifetime the management API accepts (one week).
 const maxJWTExpiry = 604800
 
-// ManagementHandler serves GET and PATCH /v1/projects/{ref}/config/auth and /config/graphql (full paths; mount at
-// /v1/).
+// ManagementHandler serves GET and PATCH /v1/projects/{ref}/config/auth and /config/graphql, and pgreflect's
+// own GET /config/auth/overrides and DELETE /config/auth/overrides/{field} (full paths; mount at /v1/).
 func (s *Service) ManagementHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/projects/{ref}/config/auth", s.management(s.getAuthConfig))
 	mux.HandleFunc("PATCH /v1/projects/{ref}/config/auth", s.management(s.patchAuthConfig))
+	mux.HandleFunc("GET /v1/projects/{ref}/config/auth/overrides", s.management(s.getOverrides))
+	mux.HandleFunc("DELETE /v1/projects/{ref}/config/auth/overrides/{field}", s.management(s.deleteOverride))
 	mux.HandleFunc("GET /v1/projects/{ref}/config/graphql", s.management(s.getGraphQLConfig))
 	mux.HandleFunc("PATCH /v1/projects/{ref}/config/graphql", s.management(s.patchGraphQLConfig))
 	mux.HandleFunc("GET /v1/projects/{ref}/graphql/documents", s.management(s.getTrustedDocuments))
@@ -121,7 +123,10 @@ func (s *Service) authConfigResponse(st *settings) map[string]any {
 	for n := range names {
 		p := st.Providers[n]
 		prefix := "external_" + n + "_"
-		out[prefix+"enabled"] = p.Enabled
+		// enabled as /auth/v1/settings says it: a provider that cannot sign in is not (a config.toml may
+		// enable one; the management API refuses to)
+		out[prefix+"enabled"] = p.Enabled && canSignIn(n, p)
+		out[prefix+"url"] = nullable(p.URL)
 		out[prefix+"client_id"] = nullable(p.ClientID)
 		out[prefix+"secret"] = s.hashSecret(p.Secret)
 		out[prefix+"skip_nonce_check"] = p.SkipNonceCheck
@@ -161,23 +166,42 @@ func (s *Service) patchAuthConfig(w http.ResponseWriter, r *http.Request) error 
 			changes[k] = v
 		}
 	}
-	err := s.store.UpdateSettings(r.Context(), func(current json.RawMessage) (json.RawMessage, error) {
-		ov := overrides{}
-		if err := json.Unmarshal(current, &ov); err != nil {
-			return nil, fmt.Errorf("stored auth settings: %w", err)
-		}
+	return s.changeOverrides(w, r, func(ov overrides) error {
 		for k, v := range changes {
 			ov[k] = v
 		}
 		st, err := buildSettings(s.opts.Config, ov)
 		if err != nil {
-			return nil, &fieldError{Reason: err.Error()}
+			return &fieldError{Reason: err.Error()}
 		}
 		for k := range changes {
 			name, _, ok := splitProviderField(k)
-			if p := st.Providers[name]; ok && p.Enabled && len(p.clientIDs()) == 0 {
-				return nil, &fieldError{Field: "external_" + name + "_client_id", Reason: "required when the provider is enabled"}
+			p := st.Providers[name]
+			if !ok || !p.Enabled {
+				continue
 			}
+			if !canSignIn(name, p) {
+				return &fieldError{Field: "external_" + name + "_enabled", Reason: fmt.Sprintf(
+					"%s cannot sign anyone in: pgreflect signs in with OpenID Connect providers only, Google or one whose issuer URL is given as external_%s_url (Keycloak, Azure, GitLab, any OpenID provider); plain OAuth 2.0 sign-in (GitHub, Discord and the like) is not implemented", name, name)}
+			}
+			if len(p.clientIDs()) == 0 {
+				return &fieldError{Field: "external_" + name + "_client_id", Reason: "required when the provider is enabled"}
+			}
+		}
+		return nil
+	})
+}
+
+// changeOverrides applies change to the stored overrides under the store's row lock (an error changes
+// nothing) and answers with the new effective configuration.
+func (s *Service) changeOverrides(w http.ResponseWriter, r *http.Request, change func(overrides) error) error {
+	err := s.store.UpdateSettings(r.Context(), func(current json.RawMessage) (json.RawMessage, error) {
+		ov, err := decodeOverrides(current)
+		if err != nil {
+			return nil, err
+		}
+		if err := change(ov); err != nil {
+			return nil, err
 		}
 		return json.Marshal(ov)
 	})
@@ -272,6 +296,15 @@ func validateField(name string, raw json.RawMessage) (json.RawMessage, bool, err
 			return asString(func(v string) string {
 				if strings.TrimSpace(v) != v {
 					return "must not start or end with white space"
+				}
+				return ""
+			})
+		case "url":
+			// The provider's OpenID Connect issuer; "" removes it.
+			return asString(func(v string) string {
+				u, err := url.Parse(v)
+				if v != "" && (err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" || u.RawQuery != "" || u.Fragment != "") {
+					return "must be the provider's OpenID Connect issuer, an absolute http(s) URL without query or fragment"
 				}
 				return ""
 			})

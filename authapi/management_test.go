@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgreflect/pgreflect/config"
 	"github.com/pgreflect/pgreflect/testidp"
 )
 
@@ -70,7 +71,9 @@ func TestManagementValidation(t *testing.T) {
 		{map[string]any{"external_google_client_id": "a, b"}, "external_google_client_id"},
 		{map[string]any{"external_google_secret": " padded "}, "external_google_secret"},
 		{map[string]any{"external_google_skip_nonce_check": 1}, "external_google_skip_nonce_check"},
-		{map[string]any{"external_gitlab_enabled": true}, "external_gitlab_client_id"},
+		{map[string]any{"external_gitlab_enabled": true, "external_gitlab_url": "https://gitlab.example.com"}, "external_gitlab_client_id"},
+		{map[string]any{"external_keycloak_url": "keycloak.example.com/realms/x"}, "external_keycloak_url"},
+		{map[string]any{"external_keycloak_url": "https://keycloak.example.com/realms/x?a=b"}, "external_keycloak_url"},
 		{map[string]any{"site_url": "https://fine.example", "jwt_exp": 99999999}, "jwt_exp"},
 	} {
 		r := w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, c.body)
@@ -185,5 +188,105 @@ func TestConcurrentPatchesAllPersist(t *testing.T) {
 	}
 	if n := w.count(`select version from auth.pgreflect_config`); n != len(fields) {
 		t.Errorf("config version %d after %d changes", n, len(fields))
+	}
+}
+
+// Issue 22: a value stored through the console beat supabase/config.toml for ever, silently. A server names
+// each such value when it starts, the management API lists them with the file's value, and deleting one brings
+// the file's value back.
+func TestStoredOverridesNamedListedAndReset(t *testing.T) {
+	w := newWorld(t, nil)
+	overridesURL := w.inst.apiURL + "/v1/projects/" + tRef + "/config/auth/overrides"
+	mgmt := map[string]string{"Authorization": "Bearer " + tMgmtToken}
+	if r := w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, map[string]any{
+		"external_google_client_id": "X", "external_google_secret": "another-secret", "site_url": tSiteURL,
+	}); r.status != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", r.status, r.raw)
+	}
+	r := w.do(http.MethodGet, overridesURL, nil, mgmt)
+	list, _ := r.body["overrides"].([]any)
+	if r.status != http.StatusOK || len(list) != 2 {
+		t.Fatalf("GET overrides: %d %s; want the client ID and the secret (site_url equals the file's)", r.status, r.raw)
+	}
+	clientID, _ := list[0].(map[string]any)
+	if clientID["field"] != "external_google_client_id" || clientID["stored"] != "X" ||
+		clientID["file"] != tWebClient+","+tIOSClient || clientID["file_key"] != "[auth.external.google] client_id" {
+		t.Errorf("client ID override: %v", clientID)
+	}
+	if secret, _ := list[1].(map[string]any); secret["field"] != "external_google_secret" || strings.Contains(string(r.raw), "another-secret") {
+		t.Errorf("secret override: %s", r.raw)
+	}
+
+	// A server starting on this database names them; the secret without its value.
+	w.start(nil)
+	logs := w.logs.String()
+	if !strings.Contains(logs, `"msg":"a value stored through the console or the management API overrides supabase/config.toml`) ||
+		!strings.Contains(logs, `"setting":"external_google_client_id","config.toml":"[auth.external.google] client_id","stored":"X","file":"`+tWebClient+","+tIOSClient+`"`) ||
+		!strings.Contains(logs, `"setting":"external_google_secret","config.toml":"[auth.external.google] secret"}`) {
+		t.Errorf("start did not name the stored values:\n%s", logs)
+	}
+
+	r = w.do(http.MethodDelete, overridesURL+"/external_google_client_id", nil, mgmt)
+	if r.status != http.StatusOK || r.str("external_google_client_id") != tWebClient+","+tIOSClient {
+		t.Errorf("DELETE override: %d %s; want the file's client IDs back", r.status, r.raw)
+	}
+	r = w.do(http.MethodGet, overridesURL, nil, mgmt)
+	if list, _ := r.body["overrides"].([]any); len(list) != 1 {
+		t.Errorf("overrides after the reset: %s", r.raw)
+	}
+	for name, c := range map[string]struct {
+		url    string
+		header map[string]string
+		status int
+	}{
+		"unknown field": {overridesURL + "/no_such_setting", mgmt, http.StatusBadRequest},
+		"no token":      {overridesURL + "/external_google_secret", nil, http.StatusUnauthorized},
+		"not stored":    {overridesURL + "/jwt_exp", mgmt, http.StatusOK},
+	} {
+		if r := w.do(http.MethodDelete, c.url, nil, c.header); r.status != c.status {
+			t.Errorf("%s: %d %s, want %d", name, r.status, r.raw, c.status)
+		}
+	}
+}
+
+// Issue 22: the management API (and so the console) accepted enabling GitHub, which /settings then listed as
+// false and /authorize refused: a provider without an OpenID Connect issuer is refused with a 400 naming why,
+// and a provider given its issuer URL (a custom OpenID provider) signs in.
+func TestProvidersThatCannotSignInAreRefused(t *testing.T) {
+	w := newWorld(t, func(a *config.Auth) {
+		// A config.toml may still enable one: it is reported as the sign-in sees it.
+		a.External["discord"] = config.Provider{Enabled: true, ClientID: "d", Secret: "s"}
+	})
+	r := w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, map[string]any{
+		"external_github_enabled": true, "external_github_client_id": "gh-client", "external_github_secret": "gh-secret"})
+	if r.status != http.StatusBadRequest || !strings.Contains(r.str("message"), "Invalid value for external_github_enabled: github cannot sign anyone in") ||
+		!strings.Contains(r.str("message"), "external_github_url") {
+		t.Errorf("enabling github: %d %s", r.status, r.raw)
+	}
+	r = w.mgmt(w.inst, http.MethodGet, tRef, tMgmtToken, nil)
+	if r.body["external_github_enabled"] != false || r.body["external_github_client_id"] != nil {
+		t.Errorf("the refused PATCH changed github: %s", r.raw)
+	}
+	if r.body["external_discord_enabled"] != false {
+		t.Errorf("discord, enabled by the configuration but unable to sign in, is reported enabled: %v", r.body["external_discord_enabled"])
+	}
+	if logs := w.logs.String(); !strings.Contains(logs, `"msg":"an enabled provider cannot sign anyone in`) || !strings.Contains(logs, `"provider":"discord"`) {
+		t.Errorf("the server did not name the configured provider that cannot sign in:\n%s", logs)
+	}
+
+	// A custom OpenID provider: any name, its issuer as url.
+	r = w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, map[string]any{
+		"external_corp_enabled": true, "external_corp_url": w.idp.URL(), "external_corp_client_id": tWebClient,
+		"external_corp_secret": tIDPSecret})
+	if r.status != http.StatusOK || r.body["external_corp_enabled"] != true || r.str("external_corp_url") != w.idp.URL() {
+		t.Fatalf("enabling a custom OpenID provider: %d %s", r.status, r.raw)
+	}
+	settings := w.do(http.MethodGet, w.inst.apiURL+"/auth/v1/settings", nil, map[string]string{"apikey": w.anon})
+	if ext, _ := settings.body["external"].(map[string]any); ext["corp"] != true || ext["github"] != false || ext["discord"] != false {
+		t.Errorf("/settings external = %v", settings.body["external"])
+	}
+	authorize := w.do(http.MethodGet, w.inst.apiURL+"/auth/v1/authorize?provider=corp", nil, nil)
+	if authorize.status != http.StatusFound || !strings.HasPrefix(authorize.header.Get("Location"), w.idp.URL()) {
+		t.Errorf("/authorize?provider=corp: %d %s %s", authorize.status, authorize.header.Get("Location"), authorize.raw)
 	}
 }

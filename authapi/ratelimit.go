@@ -128,6 +128,6 @@ func (s *Service) limit(pick func(*http.Request) *rateLimiter, next http.Handler
 		}
 		s.opts.Metrics.Refused(obs.RefusedRateLimit)
 		w.Header().Set("Retry-After", l.retryAfter())
-		s.writeAPIError(w, r, newError(http.StatusTooManyRequests, "over_request_rate_limit", "Request rate limit reached"))
+		s.writeAPIError(w, r, newError(http.StatusTooManyRequests, codeOverRequestRateLimit, "Request rate limit reached"))
 	})
 }

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,6 +80,15 @@ func New(ctx context.Context, opts Options) (*Service, error) {
 	if _, err := s.settings(ctx); err != nil {
 		return nil, fmt.Errorf("authapi: %w", err)
 	}
+	if err := s.warnStoredOverrides(ctx); err != nil {
+		return nil, fmt.Errorf("authapi: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(opts.Config.External)) {
+		if p := (providerSettings{Provider: opts.Config.External[name]}); p.Enabled && !canSignIn(name, p) {
+			s.log.Warn("an enabled provider cannot sign anyone in: pgreflect signs in with OpenID Connect providers only, Google or one given its issuer as url; /auth/v1/settings lists it as false",
+				"provider", name, "config.toml", "[auth.external."+name+"] url")
+		}
+	}
 	return s, nil
 }
 
@@ -132,7 +143,7 @@ func (s *Service) AuthHandler() http.Handler {
 	keyed("POST /logout", s.logout)
 	keyed("GET /admin/users", s.adminUsers)
 	keyed("/", func(w http.ResponseWriter, r *http.Request) error {
-		return newError(http.StatusNotFound, "not_found", "Not Found")
+		return newError(http.StatusNotFound, codeNotFound, "Not Found")
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, _ = obs.Ensure(w, r)

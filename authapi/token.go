@@ -58,12 +58,12 @@ func readJSON(r *http.Request, v any) error {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return newError(http.StatusRequestEntityTooLarge, "request_entity_too_large", "Request body too large")
+			return newError(http.StatusRequestEntityTooLarge, codeRequestEntityTooLarge, "Request body too large")
 		}
-		return badRequest("bad_json", "Could not read request body")
+		return badRequest(codeBadJSON, "Could not read request body")
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return badRequest("bad_json", "Could not parse request body as JSON: "+err.Error())
+		return badRequest(codeBadJSON, "Could not parse request body as JSON: "+err.Error())
 	}
 	return nil
 }
@@ -97,9 +97,9 @@ func (s *Service) tokenGrant(w http.ResponseWriter, r *http.Request, grant strin
 	case "refresh_token":
 		return s.refreshGrant(w, r)
 	case "password":
-		return newError(http.StatusUnprocessableEntity, "email_provider_disabled", "Email logins are disabled")
+		return newError(http.StatusUnprocessableEntity, codeEmailProviderDisabled, "Email logins are disabled")
 	default:
-		return badRequest("invalid_credentials", "unsupported_grant_type")
+		return badRequest(codeInvalidCredentials, "unsupported_grant_type")
 	}
 }
 
@@ -112,7 +112,7 @@ func (s *Service) pkceGrant(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if params.AuthCode == "" || params.CodeVerifier == "" {
-		return badRequest("validation_failed", "invalid request: both auth code and code verifier should be non-empty")
+		return badRequest(codeValidationFailed, "invalid request: both auth code and code verifier should be non-empty")
 	}
 	st, err := s.settings(r.Context())
 	if err != nil {
@@ -123,13 +123,13 @@ func (s *Service) pkceGrant(w http.ResponseWriter, r *http.Request) error {
 	})
 	switch {
 	case errors.Is(err, auth.ErrFlowStateNotFound):
-		return newError(http.StatusNotFound, "flow_state_not_found", "invalid flow state, no valid flow state found")
+		return newError(http.StatusNotFound, codeFlowStateNotFound, "invalid flow state, no valid flow state found")
 	case errors.Is(err, auth.ErrFlowStateExpired):
-		return newError(http.StatusUnprocessableEntity, "flow_state_expired", "invalid flow state, flow state has expired")
+		return newError(http.StatusUnprocessableEntity, codeFlowStateExpired, "invalid flow state, flow state has expired")
 	case errors.Is(err, auth.ErrBadCodeVerifier):
-		return badRequest("bad_code_verifier", "code challenge does not match previously saved code verifier")
+		return badRequest(codeBadCodeVerifier, "code challenge does not match previously saved code verifier")
 	case errors.Is(err, auth.ErrUserBanned):
-		return badRequest("user_banned", "User is banned")
+		return badRequest(codeUserBanned, "User is banned")
 	case err != nil:
 		return err
 	}
@@ -156,7 +156,7 @@ func (s *Service) idTokenGrant(w http.ResponseWriter, r *http.Request) error {
 		return &oauthError{Err: "invalid request", Description: "provider or client_id and issuer required"}
 	}
 	if params.LinkIdentity {
-		return newError(http.StatusUnprocessableEntity, "manual_linking_disabled", "Manual linking is disabled")
+		return newError(http.StatusUnprocessableEntity, codeManualLinkingDisabled, "Manual linking is disabled")
 	}
 	st, err := s.settings(r.Context())
 	if err != nil {
@@ -164,10 +164,10 @@ func (s *Service) idTokenGrant(w http.ResponseWriter, r *http.Request) error {
 	}
 	name, ps, issuer := idTokenProvider(st, strings.ToLower(params.Provider), params.Issuer)
 	if name == "" {
-		return badRequest("validation_failed", fmt.Sprintf("Custom OIDC provider %q not allowed", params.Provider))
+		return badRequest(codeValidationFailed, fmt.Sprintf("Custom OIDC provider %q not allowed", params.Provider))
 	}
 	if !ps.Enabled {
-		return badRequest("provider_disabled", fmt.Sprintf("Provider (issuer %q) is not enabled", issuer))
+		return badRequest(codeProviderDisabled, fmt.Sprintf("Provider (issuer %q) is not enabled", issuer))
 	}
 	ext, err := s.providers.VerifyIDToken(r.Context(), s.oidcProvider(name, issuer, ps), params.IDToken, params.AccessToken, params.Nonce)
 	if err != nil {
@@ -181,13 +181,13 @@ func (s *Service) idTokenGrant(w http.ResponseWriter, r *http.Request) error {
 	grant, err := s.store.SignIn(r.Context(), ext, auth.SignInPolicy{EnableSignup: st.EnableSignup}, uuid.Nil)
 	switch {
 	case errors.Is(err, auth.ErrSignupDisabled):
-		return newError(http.StatusUnprocessableEntity, "signup_disabled", "Signups not allowed for this instance")
+		return newError(http.StatusUnprocessableEntity, codeSignupDisabled, "Signups not allowed for this instance")
 	case errors.Is(err, auth.ErrEmailNeedsVerification):
-		return newError(http.StatusUnprocessableEntity, "provider_email_needs_verification", unverifiedEmailMessage(name))
+		return newError(http.StatusUnprocessableEntity, codeProviderEmailNeedsVerification, unverifiedEmailMessage(name))
 	case errors.Is(err, auth.ErrUserBanned):
-		return newError(http.StatusForbidden, "user_banned", "User is banned")
+		return newError(http.StatusForbidden, codeUserBanned, "User is banned")
 	case errors.Is(err, auth.ErrMultipleAccounts):
-		return newError(http.StatusInternalServerError, "unexpected_failure", "Multiple accounts with the same email address in the same linking domain detected: default")
+		return newError(http.StatusInternalServerError, codeUnexpectedFailure, "Multiple accounts with the same email address in the same linking domain detected: default")
 	case err != nil:
 		return err
 	}
@@ -229,7 +229,7 @@ func (s *Service) refreshGrant(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !auth.ValidRefreshTokenFormat(params.RefreshToken) {
-		return badRequest("validation_failed", "Refresh token is not valid")
+		return badRequest(codeValidationFailed, "Refresh token is not valid")
 	}
 	st, err := s.settings(r.Context())
 	if err != nil {
@@ -240,13 +240,13 @@ func (s *Service) refreshGrant(w http.ResponseWriter, r *http.Request) error {
 	})
 	switch {
 	case errors.Is(err, auth.ErrRefreshTokenNotFound):
-		return badRequest("refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
+		return badRequest(codeRefreshTokenNotFound, "Invalid Refresh Token: Refresh Token Not Found")
 	case errors.Is(err, auth.ErrRefreshTokenAlreadyUsed):
-		return badRequest("refresh_token_already_used", "Invalid Refresh Token: Already Used")
+		return badRequest(codeRefreshTokenAlreadyUsed, "Invalid Refresh Token: Already Used")
 	case errors.Is(err, auth.ErrSessionNotFound):
-		return badRequest("session_not_found", "Invalid Refresh Token: No Valid Session Found")
+		return badRequest(codeSessionNotFound, "Invalid Refresh Token: No Valid Session Found")
 	case errors.Is(err, auth.ErrUserBanned):
-		return badRequest("user_banned", "Invalid Refresh Token: User Banned")
+		return badRequest(codeUserBanned, "Invalid Refresh Token: User Banned")
 	case err != nil:
 		return err
 	}

@@ -24,24 +24,24 @@ type authenticated struct {
 func (s *Service) requireUser(r *http.Request) (*authenticated, error) {
 	token, ok := auth.BearerToken(r)
 	if !ok {
-		return nil, newError(http.StatusUnauthorized, "no_authorization", "This endpoint requires a valid Bearer token")
+		return nil, newError(http.StatusUnauthorized, codeNoAuthorization, "This endpoint requires a valid Bearer token")
 	}
 	claims, err := s.opts.Keys.Verify(token)
 	if err != nil {
-		return nil, newError(http.StatusForbidden, "bad_jwt", "invalid JWT: unable to parse or verify signature, "+
+		return nil, newError(http.StatusForbidden, codeBadJWT, "invalid JWT: unable to parse or verify signature, "+
 			strings.TrimPrefix(err.Error(), auth.ErrInvalidToken.Error()+": "))
 	}
 	sub, _ := claims["sub"].(string)
 	if sub == "" {
-		return nil, newError(http.StatusForbidden, "bad_jwt", "invalid claim: missing sub claim")
+		return nil, newError(http.StatusForbidden, codeBadJWT, "invalid claim: missing sub claim")
 	}
 	userID, err := uuid.Parse(sub)
 	if err != nil {
-		return nil, badRequest("bad_jwt", "invalid claim: sub claim must be a UUID")
+		return nil, badRequest(codeBadJWT, "invalid claim: sub claim must be a UUID")
 	}
 	user, err := s.store.User(r.Context(), userID)
 	if errors.Is(err, auth.ErrUserNotFound) {
-		return nil, newError(http.StatusForbidden, "user_not_found", "User from sub claim in JWT does not exist")
+		return nil, newError(http.StatusForbidden, codeUserNotFound, "User from sub claim in JWT does not exist")
 	}
 	if err != nil {
 		return nil, err
@@ -51,11 +51,11 @@ func (s *Service) requireUser(r *http.Request) (*authenticated, error) {
 	if sid, _ := claims["session_id"].(string); sid != "" {
 		sessionID, err := uuid.Parse(sid)
 		if err != nil {
-			return nil, newError(http.StatusForbidden, "bad_jwt", "invalid claim: session_id claim must be a UUID")
+			return nil, newError(http.StatusForbidden, codeBadJWT, "invalid claim: session_id claim must be a UUID")
 		}
 		sess, err := s.store.Session(r.Context(), sessionID)
 		if errors.Is(err, auth.ErrSessionNotFound) || err == nil && sess.UserID != user.ID {
-			return nil, newError(http.StatusForbidden, "session_not_found", "Session from session_id claim in JWT does not exist")
+			return nil, newError(http.StatusForbidden, codeSessionNotFound, "Session from session_id claim in JWT does not exist")
 		}
 		if err != nil {
 			return nil, err
@@ -63,7 +63,7 @@ func (s *Service) requireUser(r *http.Request) (*authenticated, error) {
 		a.sessionID = sessionID
 	}
 	if user.BannedUntil != nil && user.BannedUntil.After(time.Now()) {
-		return nil, newError(http.StatusForbidden, "user_banned", "User is banned")
+		return nil, newError(http.StatusForbidden, codeUserBanned, "User is banned")
 	}
 	return a, nil
 }
@@ -75,7 +75,7 @@ func (s *Service) user(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if aud := r.Header.Get("X-JWT-AUD"); aud != "" && aud != a.aud {
-		return badRequest("validation_failed", "Token audience doesn't match request audience")
+		return badRequest(codeValidationFailed, "Token audience doesn't match request audience")
 	}
 	writeJSON(w, http.StatusOK, a.user)
 	return nil
@@ -93,7 +93,7 @@ func (s *Service) logout(w http.ResponseWriter, r *http.Request) error {
 		case auth.LogoutGlobal, auth.LogoutLocal, auth.LogoutOthers:
 			scope = auth.LogoutScope(v)
 		default:
-			return badRequest("validation_failed", fmt.Sprintf("Unsupported logout scope %q", v))
+			return badRequest(codeValidationFailed, fmt.Sprintf("Unsupported logout scope %q", v))
 		}
 	}
 	if err := s.store.Logout(r.Context(), a.user, a.sessionID, scope); err != nil {

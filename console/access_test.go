@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/console"
 	"github.com/pgreflect/pgreflect/stacktest"
 )
@@ -26,9 +27,13 @@ func request(h http.Handler, method, path, remote, host string, header map[strin
 
 func TestOnlyLoopbackOrTheManagementTokenGetIn(t *testing.T) {
 	anon, service := testKeys(t)
+	keys, err := auth.NewKeys(stacktest.JWTSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := console.Handler(console.Options{APIURL: "http://api.internal.test:54321", AnonKey: anon, ServiceRoleKey: service,
-		ManagementToken: mgmtToken, ProjectRef: stacktest.ProjectRef})
-	guarded := []string{"/console/", "/console/index.html", "/console/api/credentials", "/console/console.js",
+		ManagementToken: mgmtToken, ProjectRef: stacktest.ProjectRef, MintToken: console.Minter(keys)})
+	guarded := []string{"/console/", "/console/index.html", "/console/api/credentials", "/console/api/token?role=service_role", "/console/console.js",
 		"/console/auth-pages.js", "/console/graphiql.html", "/console/vendor/graphiql.min.js"}
 	bearer := map[string]string{"Authorization": "Bearer " + mgmtToken}
 

@@ -59,6 +59,11 @@ type Options struct {
 	// ManagementToken opens the console to clients that are not on loopback, and the Providers page sends it
 	// to the management API. Empty: only loopback clients get in, and the Providers page is unavailable.
 	ManagementToken string
+	// SearchPath is the API's search path (the exposed schemas), shown on Settings > API.
+	SearchPath []string
+	// MintToken signs the short-lived tokens of GraphiQL's "Run as" (Minter). Nil: there is no picker, and a
+	// user's JWT is pasted.
+	MintToken MintFunc
 }
 
 //go:embed assets
@@ -147,13 +152,15 @@ func Handler(opts Options) http.Handler {
 // pageConfig is what the pages and GraphiQL need; it is rendered into the page as JSON. Secrets are not part
 // of it: the pages fetch them from /console/api/credentials when they need them.
 type pageConfig struct {
-	APIURL            string `json:"apiUrl"`
-	GraphQLURL        string `json:"graphqlUrl"`
-	AnonKey           string `json:"anonKey"`
-	ProjectName       string `json:"projectName"`
-	ProjectRef        string `json:"projectRef"`
-	HasServiceRoleKey bool   `json:"hasServiceRoleKey"`
-	HasManagement     bool   `json:"hasManagement"`
+	APIURL            string   `json:"apiUrl"`
+	GraphQLURL        string   `json:"graphqlUrl"`
+	AnonKey           string   `json:"anonKey"`
+	ProjectName       string   `json:"projectName"`
+	ProjectRef        string   `json:"projectRef"`
+	HasServiceRoleKey bool     `json:"hasServiceRoleKey"`
+	HasManagement     bool     `json:"hasManagement"`
+	CanMintToken      bool     `json:"canMintToken"`
+	SearchPath        []string `json:"searchPath"`
 }
 
 // credentials are the secrets a page may fetch once the console has let the client in.
@@ -172,10 +179,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case name == "login" && r.Method == http.MethodPost:
 		h.serveLogin(w, r)
 		return
-	case name == "console.css":
-		// The login page's look; nothing in it is the project's.
+	case name == "console.css" || name == "favicon.svg":
+		// The login page's look and icon; nothing in them is the project's.
 	case !h.allowed(r):
 		h.deny(w, r, "")
+		return
+	}
+	if name == "api/token" {
+		if allowRead(w, r) {
+			h.serveToken(w, r)
+		}
 		return
 	}
 	if name == "api/credentials" {
@@ -228,7 +241,8 @@ func (h *handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	}
 	cfg := pageConfig{APIURL: apiURL, GraphQLURL: apiURL + GraphQLPath, AnonKey: h.opts.AnonKey,
 		ProjectName: h.opts.ProjectName, ProjectRef: h.opts.ProjectRef,
-		HasServiceRoleKey: h.opts.ServiceRoleKey != "", HasManagement: h.opts.ManagementToken != "" && h.opts.ProjectRef != ""}
+		HasServiceRoleKey: h.opts.ServiceRoleKey != "", HasManagement: h.opts.ManagementToken != "" && h.opts.ProjectRef != "",
+		CanMintToken: h.opts.MintToken != nil, SearchPath: h.opts.SearchPath}
 	var buf bytes.Buffer
 	if err := h.index.Execute(&buf, cfg); err != nil {
 		http.Error(w, "console: could not render the page", http.StatusInternalServerError)

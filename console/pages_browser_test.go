@@ -127,12 +127,25 @@ func TestBrowserConsolePages(t *testing.T) {
 		if got := tb.EvalString(`document.getElementById('provider-google-client_id').value`); got != stacktest.ClientID {
 			t.Errorf("google's client IDs = %q, want the configured %q", got, stacktest.ClientID)
 		}
-		// Enabling github without a client ID is refused, with the management API's reason on the page.
-		clickInView(tb, "#provider-github summary")
-		clickInView(tb, "#provider-github-enabled")
-		clickInView(tb, "#provider-github-save")
-		tb.WaitFor(`document.getElementById('provider-github-result').textContent.includes('required')`, 10*time.Second)
-		if got := tb.EvalString(`document.getElementById('provider-github-result').textContent`); !strings.Contains(got, "external_github_client_id") {
+		// Issue 22: GitHub and the other plain OAuth 2.0 providers cannot sign in, so they are not listed; the
+		// OpenID ones have an issuer URL field and placeholders of their own (every one showed Google's).
+		if tb.EvalString(`String(document.getElementById('provider-github') === null && document.getElementById('provider-discord') === null)`) != "true" {
+			t.Error("providers that cannot sign in are listed")
+		}
+		for selector, want := range map[string]string{
+			"#provider-google-client_id": "apps.googleusercontent.com", "#provider-azure-url": "login.microsoftonline.com",
+			"#provider-keycloak-url": "/realms/", "#provider-gitlab-client_id": "Application ID",
+		} {
+			if got := tb.EvalString(fmt.Sprintf(`document.querySelector(%q).placeholder`, selector)); !strings.Contains(got, want) {
+				t.Errorf("%s placeholder %q, want one with %q", selector, got, want)
+			}
+		}
+		// Enabling keycloak without its issuer URL is refused, with the management API's reason on the page.
+		clickInView(tb, "#provider-keycloak summary")
+		clickInView(tb, "#provider-keycloak-enabled")
+		clickInView(tb, "#provider-keycloak-save")
+		tb.WaitFor(`document.getElementById('provider-keycloak-result').textContent.includes('cannot sign anyone in')`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('provider-keycloak-result').textContent`); !strings.Contains(got, "external_keycloak_url") {
 			t.Errorf("refusal shown as %q", got)
 		}
 		// Google: enabled, a second client ID, a new secret, nonce checks skipped.
@@ -168,6 +181,42 @@ func TestBrowserConsolePages(t *testing.T) {
 		_, settings := call(t, http.MethodGet, s.URL+"/auth/v1/settings", map[string]string{"apikey": s.Anon}, "")
 		if ext, _ := settings["external"].(map[string]any); ext["google"] != true {
 			t.Errorf("/settings external = %v", settings["external"])
+		}
+	})
+
+	// Issue 22: the page had no issuer URL field, so no OpenID provider but Google could be set up on it.
+	t.Run("the provider page adds a custom OpenID Connect provider that signs in", func(t *testing.T) {
+		tb := b.NewTab(ctx, t)
+		tb.Navigate(s.URL + "/console/#auth/providers")
+		tb.WaitFor(`document.getElementById('provider-list').dataset.loaded === 'true'`, 10*time.Second)
+		clickInView(tb, "#provider-add-name")
+		tb.TypeText("corp")
+		clickInView(tb, "#provider-add-button")
+		tb.WaitFor(`document.getElementById('provider-corp') && document.getElementById('provider-corp').open`, 10*time.Second)
+		clickInView(tb, "#provider-corp-enabled")
+		clickInView(tb, "#provider-corp-url")
+		tb.TypeText(s.IDP.URL())
+		clickInView(tb, "#provider-corp-client_id")
+		tb.TypeText(stacktest.ClientID)
+		clickInView(tb, "#provider-corp-secret")
+		tb.TypeText(stacktest.IDPSecret)
+		clickInView(tb, "#provider-corp-save")
+		tb.WaitFor(`document.getElementById('provider-corp-result') &&
+			document.getElementById('provider-corp-result').textContent === 'Saved'`, 10*time.Second)
+		tb.Eval(`document.getElementById('provider-corp').scrollIntoView({block: 'center'})`, nil)
+		tb.Screenshot(filepath.Join(shots, "console-auth-provider-custom.png"))
+		_, settings := call(t, http.MethodGet, s.URL+"/auth/v1/settings", map[string]string{"apikey": s.Anon}, "")
+		if ext, _ := settings["external"].(map[string]any); ext["corp"] != true {
+			t.Errorf("/settings external = %v", settings["external"])
+		}
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noFollow.Get(s.URL + "/auth/v1/authorize?provider=corp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusFound || !strings.HasPrefix(resp.Header.Get("Location"), s.IDP.URL()) {
+			t.Errorf("/authorize?provider=corp: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 		}
 	})
 
@@ -212,6 +261,98 @@ func TestBrowserConsolePages(t *testing.T) {
 			}
 		}
 		tb.Screenshot(filepath.Join(shots, "console-trusted-documents.png"))
+	})
+
+	// Issue 22: Studio has a URL Configuration page (site URL, redirect URLs) and the JWT expiry; the console
+	// had neither, although the management API has them.
+	t.Run("URL Configuration page edits site URL, redirect URLs and JWT expiry", func(t *testing.T) {
+		_, before := call(t, http.MethodGet, configURL, mgmt, "")
+		tb := b.NewTab(ctx, t)
+		tb.Navigate(s.URL + "/console/#auth/url-configuration")
+		tb.WaitFor(`document.getElementById('urls-form').dataset.loaded === 'true'`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('site-url').value`); got != before["site_url"] {
+			t.Errorf("site URL shown %q, want %v", got, before["site_url"])
+		}
+		if got := tb.EvalString(`document.getElementById('jwt-exp').value`); got != fmt.Sprint(before["jwt_exp"]) {
+			t.Errorf("JWT expiry shown %q, want %v", got, before["jwt_exp"])
+		}
+		// A bad site URL is refused with the management API's reason.
+		tb.Eval(`document.getElementById('site-url').value = 'not a url'`, nil)
+		clickInView(tb, "#urls-save")
+		tb.WaitFor(`document.getElementById('urls-result').textContent.includes('site_url')`, 10*time.Second)
+		tb.Eval(`document.getElementById('site-url').value = 'https://app.example.org'`, nil)
+		tb.Eval(`document.getElementById('redirect-urls').value = 'https://app.example.org/**\nhttp://localhost:3000/**'`, nil)
+		tb.Eval(`document.getElementById('jwt-exp').value = '1800'`, nil)
+		clickInView(tb, "#urls-save")
+		tb.WaitFor(`document.getElementById('urls-result').textContent === 'Saved'`, 10*time.Second)
+		tb.Screenshot(filepath.Join(shots, "console-auth-url-configuration.png"))
+		_, after := call(t, http.MethodGet, configURL, mgmt, "")
+		for k, want := range map[string]any{"site_url": "https://app.example.org",
+			"uri_allow_list": "https://app.example.org/**,http://localhost:3000/**", "jwt_exp": float64(1800)} {
+			if after[k] != want {
+				t.Errorf("management API %s = %v, want %v", k, after[k], want)
+			}
+		}
+		// As on the Providers page, the stored values say they beat config.toml, and reset to it.
+		if got := tb.EvalString(`document.getElementById('urls-source').innerText`); !strings.Contains(got, "overriding supabase/config.toml") ||
+			!strings.Contains(got, fmt.Sprintf("Site URL (config.toml: %v)", before["site_url"])) {
+			t.Errorf("URL Configuration source line: %q", got)
+		}
+		clickInView(tb, "#urls-reset")
+		tb.WaitFor(`document.getElementById('urls-source').innerText.startsWith('Values from supabase/config.toml')`, 10*time.Second)
+		if _, reset := call(t, http.MethodGet, configURL, mgmt, ""); reset["site_url"] != before["site_url"] || reset["jwt_exp"] != before["jwt_exp"] {
+			t.Errorf("after the reset: site URL %v, JWT expiry %v; want config.toml's %v, %v", reset["site_url"], reset["jwt_exp"], before["site_url"], before["jwt_exp"])
+		}
+	})
+
+	// Issue 22: a value saved on this page beat supabase/config.toml's for ever, without a word. The page says
+	// which values are stored over the file's, shows the file's, and resets them to it.
+	t.Run("provider page shows where values come from and resets them to config.toml", func(t *testing.T) {
+		// The provider test saved google over the configured values: enabled, client IDs, secret, nonce.
+		tb := b.NewTab(ctx, t)
+		tb.Navigate(s.URL + "/console/#auth/providers")
+		tb.WaitFor(`document.getElementById('provider-list').dataset.loaded === 'true'`, 10*time.Second)
+		source := tb.EvalString(`document.getElementById('provider-google-source').innerText`)
+		for _, want := range []string{"overriding supabase/config.toml", "Client IDs (config.toml: " + stacktest.ClientID + ")", "Client secret", "Enabled (config.toml: false)"} {
+			if !strings.Contains(source, want) {
+				t.Errorf("google's source line lacks %q: %q", want, source)
+			}
+		}
+		if strings.Contains(tb.EvalString(`document.getElementById('provider-azure-source').innerText`), "overriding") {
+			t.Error("azure, never saved, is shown as overriding config.toml")
+		}
+		tb.Eval(`document.getElementById('provider-google-source').scrollIntoView({block: 'center'})`, nil)
+		tb.Screenshot(filepath.Join(shots, "console-auth-provider-overrides.png"))
+		clickInView(tb, "#provider-google-reset")
+		tb.WaitFor(`document.getElementById('provider-list').dataset.loaded === 'true' &&
+			document.getElementById('provider-google-source').innerText.startsWith('Values from supabase/config.toml')`, 10*time.Second)
+		_, conf := call(t, http.MethodGet, configURL, mgmt, "")
+		if conf["external_google_client_id"] != stacktest.ClientID || conf["external_google_enabled"] != false {
+			t.Errorf("after the reset: client IDs %v, enabled %v; want config.toml's %q and false",
+				conf["external_google_client_id"], conf["external_google_enabled"], stacktest.ClientID)
+		}
+		// The stored fields of google (the custom provider of the test before is stored too).
+		googleOverrides := func() []string {
+			_, o := call(t, http.MethodGet, configURL+"/overrides", mgmt, "")
+			var fields []string
+			for _, x := range o["overrides"].([]any) {
+				if f := x.(map[string]any)["field"].(string); strings.HasPrefix(f, "external_google_") {
+					fields = append(fields, f)
+				}
+			}
+			return fields
+		}
+		if fields := googleOverrides(); len(fields) != 0 {
+			t.Errorf("google's overrides after the reset: %v", fields)
+		}
+		// Saving one field stores that field only: the others keep following config.toml.
+		clickInView(tb, "#provider-google-skip_nonce_check")
+		clickInView(tb, "#provider-google-save")
+		tb.WaitFor(`document.getElementById('provider-google-result') &&
+			document.getElementById('provider-google-result').textContent === 'Saved'`, 10*time.Second)
+		if fields := googleOverrides(); len(fields) != 1 || fields[0] != "external_google_skip_nonce_check" {
+			t.Errorf("saving the nonce check stored %v; want that field only", fields)
+		}
 	})
 
 	// A proxy on this machine that forwards another client's request (X-Forwarded-For) is not loopback: the

@@ -44,27 +44,113 @@ var (
 )
 
 // Apply installs everything into the database conn is connected to. It needs a superuser (event triggers and
-// roles) and runs in one transaction. Grants on objects that already exist in schema public are given on the
-// first install only, so that a later REVOKE survives the next Apply; default privileges are kept every time.
+// roles) and runs in one transaction. It grants the API roles usage on schema public and default privileges
+// on the objects created there from now on, as Supabase does, but nothing on the objects that already exist:
+// on a database without row level security that would let the anon key write every table (issue 22).
+// GrantExisting does that on request.
 func Apply(ctx context.Context, conn *pgx.Conn) error {
 	return inLockedTx(ctx, conn, func(tx pgx.Tx) error {
-		var fresh bool
-		if err := tx.QueryRow(ctx, `select to_regnamespace('pgreflect') is null`).Scan(&fresh); err != nil {
-			return fmt.Errorf("check for an earlier install: %w", err)
-		}
 		if _, err := tx.Exec(ctx, rolesSQL); err != nil {
 			return fmt.Errorf("create roles: %w", err)
 		}
 		if _, err := tx.Exec(ctx, setupSQL); err != nil {
 			return fmt.Errorf("install grants, schema version and auth helpers: %w", err)
 		}
-		if fresh {
-			if _, err := tx.Exec(ctx, existingGrantsSQL); err != nil {
-				return fmt.Errorf("grant existing objects of schema public: %w", err)
-			}
+		return nil
+	})
+}
+
+// ungrantedQuery lists the objects of schema public on which an API role lacks a privilege that GRANT ALL
+// gives, as "table public.x", "sequence public.x_id_seq" or "function public.f(integer)". Privileges held
+// through PUBLIC count as held (EXECUTE on functions usually is).
+const ungrantedQuery = `
+with api(role) as (values ('anon'), ('authenticated'), ('service_role'))
+select kind || ' ' || name from (
+  select 'table' as kind, format('public.%I', c.relname) as name
+    from pg_class c
+   where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f')
+     and exists (select from api
+                  where not has_table_privilege(api.role, c.oid, 'select')
+                     or not has_table_privilege(api.role, c.oid, 'insert')
+                     or not has_table_privilege(api.role, c.oid, 'update')
+                     or not has_table_privilege(api.role, c.oid, 'delete')
+                     or not has_table_privilege(api.role, c.oid, 'truncate')
+                     or not has_table_privilege(api.role, c.oid, 'references')
+                     or not has_table_privilege(api.role, c.oid, 'trigger'))
+  union all
+  select 'sequence', format('public.%I', c.relname)
+    from pg_class c
+   where c.relnamespace = 'public'::regnamespace and c.relkind = 'S'
+     and exists (select from api
+                  where not has_sequence_privilege(api.role, c.oid, 'usage')
+                     or not has_sequence_privilege(api.role, c.oid, 'select')
+                     or not has_sequence_privilege(api.role, c.oid, 'update'))
+  union all
+  select case p.prokind when 'p' then 'procedure' else 'function' end,
+         format('public.%I(%s)', p.proname, pg_get_function_identity_arguments(p.oid))
+    from pg_proc p
+   where p.pronamespace = 'public'::regnamespace
+     and exists (select from api where not has_function_privilege(api.role, p.oid, 'execute'))
+) o
+order by kind, name`
+
+// Ungranted lists the objects of schema public on which anon, authenticated or service_role lack a privilege
+// that GrantExisting would give them. Apply must have run (the roles must exist).
+func Ungranted(ctx context.Context, q rowsQuerier) ([]string, error) {
+	return queryStrings(ctx, q, "list the objects of schema public the API roles may not use", ungrantedQuery)
+}
+
+// rowsQuerier is a connection or a transaction.
+type rowsQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// GrantExisting grants anon, authenticated and service_role every privilege on the tables, views, sequences
+// and routines that exist in schema public, Supabase's platform default (service.md 5.2.2), and returns the
+// objects that gained a privilege, in Ungranted's words. Apply must have run.
+func GrantExisting(ctx context.Context, conn *pgx.Conn) ([]string, error) {
+	var granted []string
+	err := inLockedTx(ctx, conn, func(tx pgx.Tx) error {
+		var err error
+		if granted, err = Ungranted(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, existingGrantsSQL); err != nil {
+			return fmt.Errorf("grant the existing objects of schema public: %w", err)
 		}
 		return nil
 	})
+	return granted, err
+}
+
+// AnonWritableWithoutRLS lists, as schema.table, the tables of the given schemas that the anon role may
+// insert into, update, delete from or truncate while their row level security is off: anyone holding the
+// public anon key can change every row of them. Any role may call it.
+func AnonWritableWithoutRLS(ctx context.Context, q rowsQuerier, schemas []string) ([]string, error) {
+	const query = `
+select format('%I.%I', n.nspname, c.relname)
+  from pg_class c join pg_namespace n on n.oid = c.relnamespace
+ where c.relkind in ('r', 'p') and not c.relrowsecurity
+   and n.nspname = any($1)
+   and exists (select from pg_roles where rolname = 'anon')
+   and has_schema_privilege('anon', n.oid, 'usage')
+   and (has_table_privilege('anon', c.oid, 'insert, update, delete, truncate')
+        or has_any_column_privilege('anon', c.oid, 'insert, update'))
+ order by 1`
+	return queryStrings(ctx, q, "list the tables anon may write without row level security", query, schemas)
+}
+
+// queryStrings runs a query of one text column and returns its values; what says what it does, for errors.
+func queryStrings(ctx context.Context, q rowsQuerier, what, query string, args ...any) ([]string, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	values, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return values, nil
 }
 
 // LoadDemo creates the demo schema in schema public (tables with foreign keys, an enum, a view and a table
@@ -116,15 +202,7 @@ select format('auth.%s() returns %s', p.proname, pg_catalog.format_type(p.proret
   join pg_proc p on p.proname = h.name and p.pronargs = 0 and p.prorettype <> h.result
   join pg_namespace n on n.oid = p.pronamespace and n.nspname = 'auth'
  order by p.proname`
-	rows, err := conn.Query(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("list the auth helpers: %w", err)
-	}
-	foreign, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("list the auth helpers: %w", err)
-	}
-	return foreign, nil
+	return queryStrings(ctx, conn, "list the auth helpers", q)
 }
 
 // CreateLoginRole creates name as a NOINHERIT login role with password, granted the API roles, and reports
@@ -189,6 +267,15 @@ func inLockedTx(ctx context.Context, conn *pgx.Conn, fn func(pgx.Tx) error) (err
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// HasPassword reports whether the role name exists with a password. It reads pg_authid: superusers only.
+func HasPassword(ctx context.Context, conn *pgx.Conn, name string) (bool, error) {
+	var has bool
+	if err := conn.QueryRow(ctx, `select exists (select from pg_authid where rolname = $1 and rolpassword is not null)`, name).Scan(&has); err != nil {
+		return false, fmt.Errorf("look for a password of %s: %w", name, err)
+	}
+	return has, nil
 }
 
 // SetPassword gives the login role name a password. Only for a role of the caller's own: roles belong to the

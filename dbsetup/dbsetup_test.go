@@ -3,6 +3,7 @@ package dbsetup
 import (
 	"context"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -141,7 +142,7 @@ func TestDefaultGrantsAndRevokeSurvivesApply(t *testing.T) {
 	for _, role := range []string{"anon", "authenticated", "service_role"} {
 		var before, after, seq, fn, usage bool
 		err := conn.QueryRow(ctx, `select
-			has_table_privilege($1, 'public.before_install', 'select,insert,update,delete'),
+			has_table_privilege($1, 'public.before_install', 'select,insert,update,delete,truncate'),
 			has_table_privilege($1, 'public.after_install', 'select,insert,update,delete,truncate,references,trigger'),
 			has_sequence_privilege($1, 'public.after_install_id_seq', 'usage,select,update'),
 			has_function_privilege($1, 'public.f()', 'execute'),
@@ -149,9 +150,14 @@ func TestDefaultGrantsAndRevokeSurvivesApply(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !before || !after || !seq || !fn || !usage {
-			t.Errorf("%s: existing table %v, new table %v, sequence %v, function %v, schema usage %v; want all true",
-				role, before, after, seq, fn, usage)
+		// Issue 22: Apply granted every privilege on the tables that existed, opening an existing database
+		// without row level security to the anon key.
+		if before {
+			t.Errorf("%s was granted a privilege on a table that existed before Apply", role)
+		}
+		if !after || !seq || !fn || !usage {
+			t.Errorf("%s: new table %v, sequence %v, function %v, schema usage %v; want all true",
+				role, after, seq, fn, usage)
 		}
 	}
 
@@ -167,6 +173,86 @@ func TestDefaultGrantsAndRevokeSurvivesApply(t *testing.T) {
 	}
 	if canUpdate {
 		t.Error("a second Apply gave back the UPDATE privilege a user had revoked")
+	}
+}
+
+// GrantExisting is the opt-in of `setup --grant-existing`: it grants what Apply leaves alone and names exactly
+// what gained a privilege.
+func TestGrantExistingNamesWhatItGrants(t *testing.T) {
+	ctx := context.Background()
+	conn := connect(t, pgtest.NewDB(t))
+	if _, err := conn.Exec(ctx, `
+create table public.orders (id serial primary key, total int);
+create view public.order_totals as select id, total from public.orders;
+create function public.secret() returns int language sql as 'select 1';
+revoke execute on function public.secret() from public;
+create function public.open() returns int language sql as 'select 2';
+create schema other;
+create table other.elsewhere (id int);`); err != nil {
+		t.Fatal(err)
+	}
+	if err := Apply(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"function public.secret()", "sequence public.orders_id_seq", "table public.order_totals", "table public.orders"}
+	before, err := Ungranted(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(before, want) {
+		t.Errorf("Ungranted = %q, want %q", before, want)
+	}
+	granted, err := GrantExisting(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(granted, want) {
+		t.Errorf("GrantExisting granted %q, want %q", granted, want)
+	}
+	var table, view, seq, fn, elsewhere bool
+	if err := conn.QueryRow(ctx, `select
+		has_table_privilege('anon', 'public.orders', 'select,insert,update,delete,truncate,references,trigger'),
+		has_table_privilege('authenticated', 'public.order_totals', 'select'),
+		has_sequence_privilege('service_role', 'public.orders_id_seq', 'usage'),
+		has_function_privilege('anon', 'public.secret()', 'execute'),
+		has_table_privilege('anon', 'other.elsewhere', 'select')`).Scan(&table, &view, &seq, &fn, &elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if !table || !view || !seq || !fn || elsewhere {
+		t.Errorf("after GrantExisting: table %v, view %v, sequence %v, function %v, other schema %v; want true, true, true, true, false",
+			table, view, seq, fn, elsewhere)
+	}
+	if again, err := Ungranted(ctx, conn); err != nil || len(again) != 0 {
+		t.Errorf("Ungranted after GrantExisting = %q, %v; want nothing", again, err)
+	}
+}
+
+func TestAnonWritableWithoutRLS(t *testing.T) {
+	ctx := context.Background()
+	conn := applied(t)
+	if _, err := conn.Exec(ctx, `
+create table public.open_to_all (id int);                          -- default privileges: anon may write
+create table public.guarded (id int);
+alter table public.guarded enable row level security;
+create table public.read_only (id int);
+revoke insert, update, delete, truncate on public.read_only from anon;
+create table public.one_column (id int, note text);
+revoke all on public.one_column from anon;
+grant select, update (note) on public.one_column to anon;
+create table public."Odd Name" (id int);
+create schema hidden;
+create table hidden.not_exposed (id int);
+grant usage on schema hidden to anon;
+grant all on hidden.not_exposed to anon;`); err != nil {
+		t.Fatal(err)
+	}
+	got, err := AnonWritableWithoutRLS(ctx, conn, []string{"public"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`public."Odd Name"`, "public.one_column", "public.open_to_all"}
+	if !slices.Equal(got, want) {
+		t.Errorf("AnonWritableWithoutRLS(public) = %q, want %q", got, want)
 	}
 }
 
@@ -426,6 +512,10 @@ func TestLoadDemo(t *testing.T) {
 	}
 	if comment != `@graphql({"introspection": true, "features": ["subscriptions"]})` {
 		t.Errorf("comment on schema public = %q", comment)
+	}
+	// The anon key cannot write the demo: start has nothing to warn of.
+	if writable, err := AnonWritableWithoutRLS(ctx, conn, []string{"public"}); err != nil || len(writable) > 0 {
+		t.Errorf("anon can write %v without row level security (%v)", writable, err)
 	}
 	// The view checks the caller's privileges where the server can (15 and later; 14 lacks the option).
 	var options string

@@ -122,6 +122,11 @@ func TestCreateLoginRoleNeverResetsAPassword(t *testing.T) {
 	if err != nil || !created {
 		t.Fatalf("CreateLoginRole of a new role = %v, %v; want true, nil", created, err)
 	}
+	for role, want := range map[string]bool{"project_login": true, "theirs_login": true, "anon": false, "no_such_role": false} {
+		if has, err := HasPassword(ctx, conn, role); err != nil || has != want {
+			t.Errorf("HasPassword(%s) = %v, %v; want %v", role, has, err, want)
+		}
+	}
 	first := password("project_login")
 	if first == "" {
 		t.Fatal("the new login role has no password")

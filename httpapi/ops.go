@@ -3,9 +3,15 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/internal/obs"
@@ -21,31 +27,75 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 // readyTimeout bounds the readiness check, so that a probe gets its answer before its own timeout.
 const readyTimeout = 3 * time.Second
 
-// ready answers 200 only when a GraphQL request would work: the database answers and the schema loads for the
-// anon role. It runs a real `{ __typename }` request, which costs one round trip once the schema is cached.
+// readiness is /ready's answer: the status, and the state of each part a request may need.
+type readiness struct {
+	Status string            `json:"status"`
+	Checks map[string]string `json:"checks"`
+}
+
+// ready answers 200 only when every request would work: the primary and each read replica answer a real
+// `{ __typename }` request as anon (a connection within the timeout, the schema loaded), the roles a JWT may
+// name can be read, and the ReadyChecks pass (the auth service's database). Otherwise 503, the body naming each part "ok" or "unavailable" (the reasons go to
+// the log, not to an unauthenticated caller), so that a load balancer stops sending requests that would fail.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
-	if reason := s.notReady(ctx); reason != "" {
-		obs.Logger(r.Context(), s.log).WarnContext(r.Context(), "not ready", "reason", reason)
-		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"unavailable"}`))
-		return
+	checks := map[string]func(context.Context) error{
+		"primary": func(ctx context.Context) error { return s.answers(ctx, s.opts.Pool, s.engine) },
+		"roles": func(ctx context.Context) error {
+			roles, err := s.readRoles(ctx)
+			if err == nil {
+				s.roles.Store(roles) // fresh: requests need not read them again
+			}
+			return err
+		},
 	}
-	writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`))
+	maps.Copy(checks, s.opts.ReadyChecks)
+	for i, rep := range s.replicas {
+		checks[fmt.Sprintf("replica_%d", i+1)] = func(ctx context.Context) error { return s.answers(ctx, rep.pool, rep.engine) }
+	}
+	out := readiness{Status: "ready", Checks: make(map[string]string, len(checks))}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for part, check := range checks {
+		wg.Go(func() {
+			err := check(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				obs.Logger(r.Context(), s.log).WarnContext(r.Context(), "not ready", "part", part, "reason", err)
+				out.Checks[part], out.Status = "unavailable", "unavailable"
+				return
+			}
+			out.Checks[part] = "ok"
+		})
+	}
+	wg.Wait()
+	status := http.StatusOK
+	if out.Status != "ready" {
+		status = http.StatusServiceUnavailable
+	}
+	b, _ := json.Marshal(out)
+	writeJSON(w, status, b)
 }
 
-func (s *Server) notReady(ctx context.Context) string {
-	conn, err := s.opts.Pool.Acquire(ctx)
+// answers runs `{ __typename }` as anon on a connection of pool: a connection is free or can be made, the
+// server answers, and the schema loads.
+func (s *Server) answers(ctx context.Context, pool *pgxpool.Pool, engine *resolve.Engine) error {
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
-		return "acquire a connection: " + err.Error()
+		return fmt.Errorf("acquire a connection: %w", err)
 	}
 	defer conn.Release()
 	session := resolve.Session{Role: "anon", Claims: map[string]any{"role": "anon"}, SearchPath: s.opts.SearchPath}
-	out := s.engine.ExecuteAs(ctx, conn.Conn(), session, resolve.Request{Query: "{ __typename }"})
-	if !bytes.Contains(out, []byte(`"__typename": "Query"`)) {
-		return "schema: " + string(out)
+	out, err := engine.Answer(ctx, conn.Conn(), session, resolve.Request{Query: "{ __typename }"})
+	if err != nil {
+		return err
 	}
-	return ""
+	if !bytes.Contains(out, []byte(`"__typename": "Query"`)) {
+		return fmt.Errorf("schema: %s", out)
+	}
+	return nil
 }
 
 // requireServiceRole lets only the service_role key through, as apikey or as bearer token (what Prometheus'

@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,7 +22,7 @@ import (
 	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/internal/testenv"
-	"github.com/pgreflect/pgreflect/pgcluster"
+	"github.com/pgreflect/pgreflect/pgtest"
 )
 
 // Each claim that must not select a role: the login role itself, and role claims that are there but are no
@@ -242,34 +240,7 @@ func grepLines(s, sub string) string {
 // again once it is back. The test runs its own cluster, since it stops it.
 func TestHealthAndReadyFollowPostgres(t *testing.T) {
 	ctx := context.Background()
-	// Not t.TempDir: its parent is private, and PostgreSQL may run as another OS user (when tests run as root).
-	dir, err := os.MkdirTemp("", "pgreflect-ready-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	port, err := pgcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cluster, err := pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cluster.Running(context.Background()) {
-			_ = cluster.Stop(context.Background())
-		}
-	})
+	cluster := pgtest.StartCluster(t)
 	admin, err := pgx.Connect(ctx, cluster.URL("postgres"))
 	if err != nil {
 		t.Fatal(err)

@@ -2,11 +2,18 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/internal/testenv"
+	"github.com/pgreflect/pgreflect/pgtest"
 )
 
 // A backend killed in the middle of a request (a Postgres restart, a crash) is answered with the outage's one
@@ -90,5 +97,225 @@ func TestCostlyRegexCutWhileOthersAreServed(t *testing.T) {
 		if a != `{"data": null, "errors": [{"message": "canceling statement due to statement timeout"}]}` {
 			t.Errorf("costly request: %s", a)
 		}
+	}
+}
+
+// A server that stops answering (its processes frozen, as a stuck host or a network partition leaves it) costs
+// a request its statement timeout plus the engine's grace, then the outage's one 503, and the connection is
+// dropped; requests after it are answered 503 in time too (on a fresh connection, which cannot be made), and
+// once the server answers again, so does the API.
+func TestFrozenPrimaryIsOne503InTime(t *testing.T) {
+	cluster := pgtest.StartCluster(t)
+	f := newFixtureOn(t, cluster.URL("postgres"), `create table t(id int primary key); insert into t values (1);
+		grant select on t to anon;`, 0, Options{StatementTimeout: time.Second, PoolTimeout: 2 * time.Second})
+	const query = `{"query": "{ tCollection { edges { node { id } } } }"}`
+	if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, query); status != 200 {
+		t.Fatalf("before the freeze: %d %s", status, body)
+	}
+	thaw := pgtest.Freeze(t, cluster)
+	// Statement timeout 1s + grace 2s, or pool timeout 2s for a new connection; 2s of slack for a loaded machine.
+	const within = 5 * time.Second
+	for i := range 2 {
+		start := time.Now()
+		status, body, id := postGraphQL(t, f.srv.URL, f.anon, query)
+		if elapsed := time.Since(start); elapsed > within {
+			t.Errorf("request %d while frozen answered after %s, want within %s", i, elapsed, within)
+		}
+		if want := `{"data":null,"errors":[{"message":"Database unavailable (request id ` + id + `)"}]}`; status != 503 || body != want {
+			t.Errorf("request %d while frozen: %d %s, want 503 %s", i, status, body, want)
+		}
+	}
+	thaw()
+	testenv.Eventually(t, 15*time.Second, func() string {
+		if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, query); status != 200 {
+			return fmt.Sprintf("after the thaw: %d %s", status, body)
+		}
+		return ""
+	})
+}
+
+// Crashes under load: 25 clients query while the server is killed (pg_ctl stop -m immediate) and started again,
+// six times, with schema changes making requests load their schema concurrently. Every answer is the
+// query's data or the outage's one 503: never a 200 carrying an error, whatever state the crash left pgx in.
+func TestCrashUnderLoadIsOnlyDataOr503(t *testing.T) {
+	cluster := pgtest.StartCluster(t)
+	f := newFixtureOn(t, cluster.URL("postgres"), `create table t(id int primary key); insert into t values (1);
+		grant select on t to anon;`, 0, Options{StatementTimeout: 2 * time.Second, PoolTimeout: 2 * time.Second})
+	const query = `{"query": "{ tCollection { edges { node { id } } } }"}`
+	const data = `{"data": {"tCollection": {"edges": [{"node": {"id": 1}}]}}}`
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var wrong []string
+	answered := map[int]int{}
+	for range 25 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				status, body, id := postGraphQL(t, f.srv.URL, f.anon, query)
+				ok := status == 200 && body == data ||
+					status == 503 && body == `{"data":null,"errors":[{"message":"Database unavailable (request id `+id+`)"}]}`
+				mu.Lock()
+				answered[status]++
+				if !ok {
+					wrong = append(wrong, fmt.Sprintf("%d %s", status, body))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	// Schema changes retire the cached schemas, so that requests load them again, some during the crash.
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			if conn, err := pgx.Connect(ctx, cluster.URL("postgres")); err == nil {
+				_, _ = conn.Exec(ctx, `comment on table t is 'changed'`)
+				conn.Close(context.Background())
+			}
+			time.Sleep(30 * time.Millisecond)
+		}
+	})
+	for range 6 {
+		time.Sleep(500 * time.Millisecond)
+		if err := cluster.Crash(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if err := cluster.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second)
+	stop()
+	wg.Wait()
+	t.Logf("answers by status: %v", answered)
+	if answered[200] == 0 || answered[503] == 0 {
+		t.Errorf("want both data and outages; answers by status: %v", answered)
+	}
+	for i, w := range wrong {
+		if i == 5 {
+			t.Errorf("... and %d more", len(wrong)-5)
+			break
+		}
+		t.Errorf("neither data nor the outage's 503: %s", w)
+	}
+}
+
+// sharedLoadQuery is the request of the shared-schema-load tests.
+const sharedLoadQuery = `{"query": "{ tCollection { edges { node { id } } } }"}`
+
+// blockSchemaLoads readies f's server for a schema load that waits: two connections in the pool (a new one would
+// wait for the lock too, at its start), the roles read, the schema retired (the watcher reloads it on the next
+// request after the announcement), and pg_class locked, so that a load's catalog query waits for the lock. It
+// returns a connection to another database (the lock holds this one's catalog lookups too) and the release of
+// the lock.
+func blockSchemaLoads(t *testing.T, f *fixture) (other *pgx.Conn, unlock func()) {
+	t.Helper()
+	var warm sync.WaitGroup
+	for range 2 {
+		warm.Go(func() { postGraphQL(t, f.srv.URL, f.anon, sharedLoadQuery) })
+	}
+	warm.Wait()
+	ctx := context.Background()
+	if _, err := f.admin.Exec(ctx, `comment on table t is 'changed'`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	tx, err := f.admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	if _, err := tx.Exec(ctx, `lock table pg_catalog.pg_class in access exclusive mode`); err != nil {
+		t.Fatal(err)
+	}
+	other, err = pgx.Connect(ctx, pgtest.ServerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close(context.Background()) })
+	return other, func() {
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitForLoad waits until a request's schema load waits for the lock of blockSchemaLoads, then a little
+// longer, for requests sent meanwhile to join it.
+func waitForLoad(t *testing.T, other *pgx.Conn) {
+	t.Helper()
+	testenv.Eventually(t, 10*time.Second, func() string {
+		var waiting bool
+		if err := other.QueryRow(context.Background(), `select exists(select from pg_stat_activity
+			where usename = 'authenticator' and wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+			return err.Error()
+		}
+		if !waiting {
+			return "no request waits for the lock"
+		}
+		return ""
+	})
+	time.Sleep(200 * time.Millisecond)
+}
+
+// answer is a /graphql/v1 answer with its request id.
+type answer struct {
+	status   int
+	body, id string
+}
+
+// postAsync sends sharedLoadQuery with the anon key and returns where its answer will come.
+func postAsync(t *testing.T, f *fixture) <-chan answer {
+	out := make(chan answer, 1)
+	go func() {
+		status, body, id := postGraphQL(t, f.srv.URL, f.anon, sharedLoadQuery)
+		out <- answer{status, body, id}
+	}()
+	return out
+}
+
+// Requests that miss the schema cache together share one load, on one of their connections. When that
+// connection dies during the load, every request waiting on it gets the outage's 503, not a 200 carrying the
+// load's error, though its own connection is fine.
+func TestSharedSchemaLoadLostIsOne503(t *testing.T) {
+	f := newFixture(t, `create table t(id int primary key); insert into t values (1); grant select on t to anon;`)
+	other, unlock := blockSchemaLoads(t, f)
+	answers := []<-chan answer{postAsync(t, f), postAsync(t, f)}
+	waitForLoad(t, other)
+	if _, err := other.Exec(context.Background(), `select pg_terminate_backend(pid) from pg_stat_activity
+		where usename = 'authenticator' and wait_event_type = 'Lock'`); err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	for _, c := range answers {
+		a := <-c
+		if want := `{"data":null,"errors":[{"message":"Database unavailable (request id ` + a.id + `)"}]}`; a.status != 503 || a.body != want {
+			t.Errorf("got %d %s\nwant 503 %s", a.status, a.body, want)
+		}
+	}
+}
+
+// A request that waited on a schema load that another request's client abandoned is answered: the load is run
+// again for it (before, it got a 200 carrying "Internal server error", the abandoned load's failure).
+func TestSharedSchemaLoadAbandonedIsLoadedAgain(t *testing.T) {
+	f := newFixture(t, `create table t(id int primary key); insert into t values (1); grant select on t to anon;`)
+	other, unlock := blockSchemaLoads(t, f)
+	// The first request loads the schema, waiting for the lock, until its client gives up after a second.
+	impatient := &http.Client{Timeout: time.Second}
+	abandoned := make(chan struct{})
+	go func() {
+		defer close(abandoned)
+		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/graphql/v1", strings.NewReader(sharedLoadQuery))
+		req.Header.Set("apikey", f.anon)
+		if resp, err := impatient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitForLoad(t, other)
+	second := postAsync(t, f)
+	<-abandoned
+	time.Sleep(200 * time.Millisecond) // for the load to fail
+	unlock()
+	if a := <-second; a.status != 200 || a.body != `{"data": {"tCollection": {"edges": [{"node": {"id": 1}}]}}}` {
+		t.Errorf("the request that waited on the abandoned load: %d %s", a.status, a.body)
 	}
 }

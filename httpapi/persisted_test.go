@@ -94,7 +94,7 @@ func TestPersistedQueryProtocol(t *testing.T) {
 // Off, the server says so in the shape that makes the link stop sending hashes.
 func TestPersistedQueriesOff(t *testing.T) {
 	f := newFixture(t, apqSchema)
-	f.persisted = 0
+	f.opts.PersistedQueries = 0
 	f.server, f.srv = f.start(nil)
 	status, body := f.post("/graphql/v1", map[string]string{"apikey": f.anon}, apqBody("", sha256Hex(apqQuery)))
 	if want := `{"errors":[{"message":"PersistedQueryNotSupported","extensions":{"code":"PERSISTED_QUERY_NOT_SUPPORTED"}}]}`; status != 200 || body != want {
@@ -106,7 +106,7 @@ func TestPersistedQueriesOff(t *testing.T) {
 // counts as used.
 func TestPersistedQueriesEvictLeastRecentlyUsed(t *testing.T) {
 	f := newFixture(t, apqSchema)
-	f.persisted = 2
+	f.opts.PersistedQueries = 2
 	f.server, f.srv = f.start(nil)
 	anon := map[string]string{"apikey": f.anon}
 	docs := []string{`{ a: __typename }`, `{ b: __typename }`, `{ c: __typename }`}
@@ -170,7 +170,7 @@ func (f *fixture) get(params url.Values, headers map[string]string) (*http.Respo
 // Queries over GET, cacheable by a CDN when anonymous, revalidated with ETags; never a mutation.
 func TestGETQueries(t *testing.T) {
 	f := newFixture(t, apqSchema)
-	f.getCacheControl = "public, max-age=60"
+	f.opts.GETCacheControl = "public, max-age=60"
 	f.server, f.srv = f.start(nil)
 	anon := map[string]string{"apikey": f.anon}
 	_, want := f.graphql(anon, apqQuery)
@@ -254,7 +254,7 @@ func TestGETQueries(t *testing.T) {
 // sends the document, later requests (from a fresh client, on another instance) send only the hash.
 func TestApolloPersistedQueryLink(t *testing.T) {
 	f := newFixture(t, apqSchema)
-	f.getCacheControl = "public, max-age=30"
+	f.opts.GETCacheControl = "public, max-age=30"
 	f.server, f.srv = f.start(nil)
 	other := f.secondServer(LiveLimits{}, false)
 	var out struct {

@@ -5,6 +5,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,7 @@ import (
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/admission"
 	"github.com/pgreflect/pgreflect/internal/live"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/reflect"
@@ -75,6 +77,26 @@ type Options struct {
 	GraphQLVersion gqlschema.Version
 	// BuildVersion is pgreflect's own version, sent with every /graphql/v1 response in VersionHeader.
 	BuildVersion string
+	// PoolTimeout bounds a request's wait for a database connection (a free one, or a new one connecting),
+	// as PostgREST's db-pool-acquisition-timeout does; default DefaultPoolTimeout.
+	PoolTimeout time.Duration
+	// RequestTimeout bounds all of a request's database work on /graphql/v1, /auth/v1 and /v1, whatever its
+	// role's statement timeout (the stack passes most of the HTTP write timeout, after which no answer can be
+	// written); 0: no bound of its own.
+	RequestTimeout time.Duration
+	// PoolShare is the share of each pool's connections that one credential (the bearer token, else the API
+	// key) may hold at once; more of its requests wait for one of its own to finish, so that a few slow
+	// clients cannot take the connections of all others. 0: DefaultPoolShare; 1 or more: no limit.
+	PoolShare float64
+	// ReadyChecks are further parts /ready checks, by name, beside the request pools and the roles (the stack
+	// adds "auth", the auth service's database).
+	ReadyChecks map[string]func(context.Context) error
+	// ShareByRole also limits each role to PoolShare, as Hasura's per-role limits do: then one role's
+	// requests (every signed-in user's, say) cannot use the whole pool even when no other role needs it.
+	ShareByRole bool
+	// ShareByAddress also limits each client address to PoolShare. Behind a proxy every request comes from
+	// the proxy's address, so it is for servers that clients reach directly.
+	ShareByAddress bool
 	// ChangesURL, when set, connects with the REPLICATION attribute for the change feed of live queries
 	// (logical decoding); without it, or when the feed cannot run, live queries are polled.
 	ChangesURL string
@@ -114,6 +136,8 @@ type Server struct {
 	// watchers are the schema watcher and the replica follower.
 	watchers sync.WaitGroup
 	replicas []replica
+	// admission limits each client's share of Pool (each replica has its own).
+	admission *admission.Limiter
 	// nextReplica spreads queries over the replicas in turn.
 	nextReplica atomic.Uint64
 	// loginRole is the role the pool connects as: a JWT naming it would run with the login role's own rights
@@ -145,6 +169,9 @@ type assumableRoles struct {
 // fresh reports whether r is there and not expired.
 func (r *assumableRoles) fresh() bool { return r != nil && time.Now().Before(r.expires) }
 
+// rolesQueryTimeout bounds the query of the assumable roles, once it has a connection.
+const rolesQueryTimeout = 2 * time.Second
+
 // rolesTTL bounds how long a change of role membership (which no event trigger announces) takes to show.
 const rolesTTL = 10 * time.Second
 
@@ -170,9 +197,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Limits: opts.RequestLimits, StatementTimeout: opts.StatementTimeout, StatementMode: opts.StatementMode,
 			Version: opts.GraphQLVersion})
 	}
+	opts.PoolTimeout = cmp.Or(opts.PoolTimeout, DefaultPoolTimeout)
+	opts.PoolShare = cmp.Or(opts.PoolShare, DefaultPoolShare)
 	s := &Server{opts: opts, log: opts.Logger, engine: newEngine(), mux: http.NewServeMux(),
-		tokens: auth.NewTokenCache(opts.Keys, 4096), liveLimits: opts.LiveLimits.withDefaults(),
-		persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.Logger)}
+		tokens: auth.NewTokenCache(opts.Keys, 4096), admission: newLimiter(opts.Pool, opts.PoolShare),
+		liveLimits: opts.LiveLimits.withDefaults(), persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.Logger)}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
 	}
@@ -184,7 +213,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	for _, p := range opts.ReadPools {
-		s.replicas = append(s.replicas, replica{pool: p, engine: newEngine()})
+		s.replicas = append(s.replicas, replica{pool: p, engine: newEngine(), admission: newLimiter(p, opts.PoolShare)})
 	}
 	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
@@ -192,6 +221,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		MaxSubscriptions: s.liveLimits.PerInstance, Logger: s.log}
 	if opts.Metrics != nil {
 		liveOpts.Registerer = opts.Metrics.Registry()
+	}
+	for _, r := range s.replicas {
+		liveOpts.Replicas = append(liveOpts.Replicas, live.Source{Pool: r.pool, Engine: r.engine})
 	}
 	liveOpts.TracerProvider = opts.TracerProvider
 	s.live = live.New(liveOpts)
@@ -210,6 +242,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	logf := func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) }
 	if opts.PollSchema > 0 {
 		version := func(ctx context.Context) (int64, error) {
+			// A server that does not answer fails this poll, and the next one tries again.
+			ctx, cancel := context.WithTimeout(ctx, opts.PoolTimeout+rolesQueryTimeout)
+			defer cancel()
 			var v int64
 			err := opts.Pool.QueryRow(ctx, dbsetup.SchemaVersionQuery).Scan(&v)
 			return v, err
@@ -292,6 +327,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	// Browsers call the API and the auth routes from any origin; the console and the management API are not
 	// for cross-origin use.
+	if s.opts.RequestTimeout > 0 && (strings.HasPrefix(r.URL.Path, "/auth/v1/") || strings.HasPrefix(r.URL.Path, "/v1/")) {
+		// The auth service and the management API wait on their database under the request's budget too.
+		ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+	}
 	if r.URL.Path != "/graphql/v1" && !strings.HasPrefix(r.URL.Path, "/auth/v1/") {
 		s.mux.ServeHTTP(w, r)
 		return
@@ -397,36 +438,43 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		writeGraphQLError(w, http.StatusMethodNotAllowed, fmt.Sprintf(msgGETOnlyQueries, op))
 		return
 	}
-	pool, engine := s.opts.Pool, s.engine
+	pool, engine, limiter := s.opts.Pool, s.engine, s.admission
 	onReplica := op == "query" && len(s.replicas) > 0
 	if onReplica {
 		// Queries only read (pg_graphql shows volatile functions as mutations), so any replica answers them.
 		replica := s.replicas[(s.nextReplica.Add(1)-1)%uint64(len(s.replicas))]
-		pool, engine = replica.pool, replica.engine
+		pool, engine, limiter = replica.pool, replica.engine, replica.admission
 	}
-	conn, err := pool.Acquire(r.Context())
-	if err != nil {
-		if r.Context().Err() != nil {
-			return // the client has gone; nobody reads an answer
-		}
-		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: acquire a connection", err)
-		return
-	}
-	defer conn.Release()
 	ctx, span := s.startExecute(resolve.WithRequestID(r.Context(), obs.RequestID(r.Context())), op, req.OperationName, onReplica)
+	defer span.End()
 	session.ApplicationName = applicationName(span)
 	if s.opts.TraceStatements {
 		ctx = resolve.WithTracedStatements(ctx)
 	}
-	body := engine.ExecuteAs(ctx, conn.Conn(), session, req)
-	span.End()
-	if conn.Conn().IsClosed() && r.Context().Err() == nil {
-		// The database went away during the request (the engine has logged how): the outage's one answer.
-		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: connection lost during the request",
-			errors.New("database connection closed"))
+	if s.opts.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.opts.RequestTimeout)
+		defer cancel()
+	}
+	conn, release, err := s.acquire(ctx, r, pool, limiter, session.Role)
+	if err != nil {
+		s.writeAcquireFailure(w, r, pool, err)
 		return
 	}
-	s.writeAnswer(w, r, body)
+	defer release()
+	body, err := engine.Answer(ctx, conn.Conn(), session, req)
+	switch {
+	case err == nil:
+		s.writeAnswer(w, r, body)
+	case r.Context().Err() != nil:
+		// The client has gone; nobody reads an answer.
+	case errors.Is(err, resolve.ErrUnavailable):
+		// The database went away or did not answer in time: the outage's one answer, whatever pgx made of it.
+		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: database unavailable during the request", err)
+	default:
+		// Not the client's doing and not an outage: a 500, never a 200 that looks like a GraphQL result.
+		s.writeInternal(w, r, http.StatusInternalServerError, resolve.InternalErrorMessage, "graphql: internal error", err)
+	}
 }
 
 // requestSession authenticates r and notes its role for the request log; when it cannot, it has answered r.
@@ -509,19 +557,32 @@ func (s *Server) mayAssume(ctx context.Context, role string) (bool, error) {
 	if r := s.roles.Load(); r.fresh() { // refreshed while this request waited
 		return r.names[role], nil
 	}
-	rows, err := s.opts.Pool.Query(ctx, `select rolname::text from pg_roles
-		where pg_has_role(current_user, oid, 'MEMBER') and not rolsuper`)
+	r, err := s.readRoles(ctx)
 	if err != nil {
 		return false, err
 	}
+	s.roles.Store(r)
+	return r.names[role], nil
+}
+
+// readRoles reads the roles the login role may switch to, within PoolTimeout for a connection and
+// rolesQueryTimeout for the query: a refresh holds every request that needs it, and a server that does not
+// answer must not hold them longer.
+func (s *Server) readRoles(ctx context.Context) (*assumableRoles, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.PoolTimeout+rolesQueryTimeout)
+	defer cancel()
+	rows, err := s.opts.Pool.Query(ctx, `select rolname::text from pg_roles
+		where pg_has_role(current_user, oid, 'MEMBER') and not rolsuper`)
+	if err != nil {
+		return nil, fmt.Errorf("read the assumable roles: %w", err)
+	}
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return false, err
+		return nil, fmt.Errorf("read the assumable roles: %w", err)
 	}
 	r := &assumableRoles{names: make(map[string]bool, len(names)), expires: time.Now().Add(rolesTTL)}
 	for _, n := range names {
 		r.names[n] = true
 	}
-	s.roles.Store(r)
-	return r.names[role], nil
+	return r, nil
 }

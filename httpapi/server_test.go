@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -15,7 +16,6 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/internal/obs"
@@ -24,6 +24,9 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// testClient bounds every request of the tests: a server that does not answer fails the test, never hangs it.
+var testClient = &http.Client{Timeout: 30 * time.Second}
 
 const secret = "test-secret-with-at-least-32-characters!!"
 
@@ -37,16 +40,12 @@ type fixture struct {
 	keys    *auth.Keys
 	anon    string
 	service string
-	// live are the subscription limits of the servers start starts; changes, when set, their change feed's URL.
+	// live are the subscription limits of the servers start starts; changes, when set, their change feed's URL;
+	// opts their other options.
 	live    LiveLimits
 	changes string
+	opts    Options
 	dbURL   string // superuser
-	// persisted and getCacheControl are the servers' Options.PersistedQueries and GETCacheControl.
-	persisted       int
-	getCacheControl string
-	trusted         TrustedDocuments
-	tracer          trace.TracerProvider
-	traceStatements bool
 }
 
 func newFixture(t testing.TB, schema string) *fixture {
@@ -56,24 +55,36 @@ func newFixture(t testing.TB, schema string) *fixture {
 // newFixtureWith is newFixture with metrics.
 func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture {
 	t.Helper()
-	dbURL, admin := testenv.SetupDB(t, schema)
-	pool := testenv.LoginPool(t, dbURL)
+	return newFixtureOn(t, pgtest.NewDB(t), schema, 0, Options{Metrics: metrics})
+}
+
+// newFixtureOn serves the database of the superuser URL dbURL (a server of the test's own, say), after setup and
+// schema, with a pool of poolSize connections (0: pgx's default) and the options o, whose pool, keys, logger,
+// body limit and subscription settings the fixture fills in.
+func newFixtureOn(t testing.TB, dbURL, schema string, poolSize int, o Options) *fixture {
+	t.Helper()
+	admin := testenv.Setup(t, dbURL, schema)
+	pool := testenv.LoginPoolOf(t, dbURL, poolSize)
 	keys, _ := auth.NewKeys(secret)
 	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
 	service, _ := keys.SignAPIKey("service_role", "abcdefghijklmnopqrst")
-	f := &fixture{t: t, admin: admin, pool: pool, keys: keys, anon: anon, service: service, logs: &testenv.SyncBuffer{}, dbURL: dbURL,
-		persisted: 100}
-	f.server, f.srv = f.start(metrics)
+	// Automatic persisted queries are on, as in a server the stack assembles.
+	o.PersistedQueries = cmp.Or(o.PersistedQueries, 100)
+	f := &fixture{t: t, admin: admin, pool: pool, keys: keys, anon: anon, service: service, logs: &testenv.SyncBuffer{},
+		dbURL: dbURL, opts: o}
+	f.server, f.srv = f.start(o.Metrics)
 	return f
 }
 
 // start serves a new instance of the API on the fixture's database.
 func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
 	f.t.Helper()
-	s, err := New(context.Background(), Options{Pool: f.pool, Keys: f.keys, AnonKey: f.anon, ServiceRoleKey: f.service,
-		MaxBodyBytes: 4096, Logger: slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil)), Metrics: metrics,
-		LiveLimits: f.live, ChangesURL: f.changes, PersistedQueries: f.persisted, GETCacheControl: f.getCacheControl,
-		TrustedDocuments: f.trusted, TracerProvider: f.tracer, TraceStatements: f.traceStatements})
+	o := f.opts
+	o.Pool, o.Keys, o.AnonKey, o.ServiceRoleKey, o.Metrics = f.pool, f.keys, f.anon, f.service, metrics
+	o.MaxBodyBytes = cmp.Or(o.MaxBodyBytes, 4096)
+	o.Logger = slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil))
+	o.LiveLimits, o.ChangesURL = f.live, f.changes
+	s, err := New(context.Background(), o)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -128,7 +139,7 @@ func (f *fixture) send(method, path string, defaults, headers map[string]string,
 			req.Header.Set(k, v)
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -305,7 +316,7 @@ func postGraphQL(t testing.TB, baseURL, apikey, body string) (status int, answer
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, baseURL+"/graphql/v1", strings.NewReader(body))
 	req.Header.Set("apikey", apikey)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestTracesToOTLP(t *testing.T) {
 	// appName shows what Postgres sees of the request: its application_name.
 	f := newFixture(t, apqSchema+`create function app_name() returns text language sql stable as $$ select current_setting('application_name') $$;
 		comment on table todo is e'@graphql({"features": ["subscriptions"]})';`)
-	f.tracer = tp
+	f.opts.TracerProvider = tp
 	f.server, f.srv = f.start(nil)
 
 	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
@@ -229,7 +229,7 @@ func TestTracedStatementText(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, apqSchema)
-	f.tracer, f.traceStatements = tp, true
+	f.opts.TracerProvider, f.opts.TraceStatements = tp, true
 	f.server, f.srv = f.start(nil)
 	status, body := f.post("/graphql/v1", map[string]string{"apikey": f.anon},
 		`{"query":"query($t: String) { todoCollection(filter: {task: {eq: $t}}) { edges { node { id } } } }","variables":{"t":"value-never-traced"}}`)

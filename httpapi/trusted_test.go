@@ -28,7 +28,7 @@ func trustedFixture(t *testing.T, mode TrustedDocuments) *fixture {
 	if _, err := documents.Push(t.Context(), f.admin, []documents.Document{{ID: "tasks", Text: apqQuery}}); err != nil {
 		t.Fatal(err)
 	}
-	f.trusted = mode
+	f.opts.TrustedDocuments = mode
 	f.server, f.srv = f.start(obs.NewMetrics())
 	return f
 }
@@ -177,7 +177,7 @@ func TestTrustedDocumentsFromCodegenAndRelay(t *testing.T) {
 		}
 		ids[field] = docs[0].ID
 	}
-	f.trusted = TrustedDocuments{Mode: TrustedOnly}
+	f.opts.TrustedDocuments = TrustedDocuments{Mode: TrustedOnly}
 	f.server, f.srv = f.start(nil)
 	anon := map[string]string{"apikey": f.anon}
 	for field, id := range ids {
@@ -200,7 +200,7 @@ func TestTrustedDocumentsOnlyOverSubscriptions(t *testing.T) {
 	if _, err := documents.Push(t.Context(), f.admin, []documents.Document{{ID: "live", Text: live}}); err != nil {
 		t.Fatal(err)
 	}
-	f.trusted = TrustedDocuments{Mode: TrustedOnly}
+	f.opts.TrustedDocuments = TrustedDocuments{Mode: TrustedOnly}
 	f.server, f.srv = f.start(nil)
 
 	ws := f.dialWS()

@@ -140,6 +140,9 @@ type wsOperation struct {
 
 // serveWebSocket speaks graphql-transport-ws on an upgraded /graphql/v1 request.
 func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
+	if info := obs.FromContext(r.Context()); info != nil {
+		info.Operation = "subscription"
+	}
 	// The server's HTTP deadlines are for requests, not for a connection that lives as long as its client.
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
@@ -291,6 +294,8 @@ func (wc *wsConn) connectionInit(payload json.RawMessage) bool {
 	wc.session, wc.key = &session, key
 	wc.armExpiryLocked(session)
 	wc.mu.Unlock()
+	// The request log line of the connection, written when it ends, names its role.
+	obs.SetRole(wc.r.Context(), session.Role)
 	wc.send(wsMessage{Type: "connection_ack"})
 	return true
 }

@@ -126,9 +126,11 @@ func TestLiveQueryPushesOnlyWhatEachUserMaySee(t *testing.T) {
 // their rows.
 func TestLiveQueriesUnderLoadNeverLeakRows(t *testing.T) {
 	// A page holds every row of a user (pg_graphql's default is 30).
-	f := newFixture(t, liveSchema+`comment on schema public is e'@graphql({"max_rows": 1000})';`)
+	base := newFixture(t, liveSchema+`comment on schema public is e'@graphql({"max_rows": 1000})';`)
+	// With the change feed: each commit refreshes the cohort, so answers are pushed while writes go on.
+	f := base.secondServer(LiveLimits{}, true)
 	ctx := context.Background()
-	const users, writes = 30, 600
+	const users, writes = 50, 1500
 	ids := make([]uuid.UUID, users)
 	subs := make([]*client.Subscription, users)
 	hour := time.Now().Add(time.Hour)

@@ -221,6 +221,26 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	return nil
 }
 
+// Crash stops the server the way a crash does (immediate shutdown: every process exits at once, sessions are
+// cut without a goodbye, and the next start recovers from the WAL).
+func (c *Cluster) Crash(ctx context.Context) error {
+	out, err := c.run(ctx, "pg_ctl", "stop", "-w", "-m", "immediate", "-D", c.opts.DataDir)
+	if err != nil {
+		return fmt.Errorf("pg_ctl stop -m immediate: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// PostmasterPID reads the running server's postmaster pid from its data directory.
+func (c *Cluster) PostmasterPID() (int, error) {
+	b, err := os.ReadFile(filepath.Join(c.opts.DataDir, "postmaster.pid"))
+	if err != nil {
+		return 0, fmt.Errorf("read the postmaster's pid: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strconv.Atoi(strings.TrimSpace(line))
+}
+
 // Running reports whether a server is running on the data directory.
 func (c *Cluster) Running(ctx context.Context) bool {
 	_, err := c.run(ctx, "pg_ctl", "status", "-D", c.opts.DataDir)
@@ -244,6 +264,9 @@ func (c *Cluster) Port() int { return c.opts.Port }
 
 // DataDir is the absolute data directory.
 func (c *Cluster) DataDir() string { return c.opts.DataDir }
+
+// LogFile is the server's log file.
+func (c *Cluster) LogFile() string { return c.opts.LogFile }
 
 func (c *Cluster) socketDir() string { return filepath.Join(filepath.Dir(c.opts.DataDir), "sock") }
 

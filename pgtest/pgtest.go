@@ -30,6 +30,9 @@ import (
 	"github.com/pgreflect/pgreflect/pgcluster"
 )
 
+// liveSettings let live queries follow changes by logical decoding, on a temporary slot per server under test.
+var liveSettings = []string{"wal_level=logical", "max_replication_slots=40", "max_wal_senders=40"}
+
 // EnvURL names the environment variable that points the tests at an existing server.
 const EnvURL = "PGREFLECT_TEST_DATABASE_URL"
 
@@ -66,9 +69,8 @@ func Main(m *testing.M) int {
 		var c *pgcluster.Cluster
 		c, err = pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true,
 			// Tests count plans per call (pg_stat_statements: Debian's postgresql-contrib, or .ci/pg-versions).
-			// Live queries follow changes by logical decoding, on a temporary slot per server under test.
-			Settings: []string{"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_planning=on",
-				"wal_level=logical", "max_replication_slots=40", "max_wal_senders=40"}})
+			Settings: append([]string{"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_planning=on"},
+				liveSettings...)})
 		if err == nil {
 			err = c.Init(ctx)
 		}

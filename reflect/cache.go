@@ -2,6 +2,7 @@ package reflect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -62,8 +63,23 @@ func (c *Cache[V]) Generation() uint64 {
 	return c.generation
 }
 
-// Get returns the value for role and search path, calling load on a miss. A failed load is not cached.
+// Get returns the value for role and search path, calling load on a miss. A failed load is not cached. A load
+// shared with another caller that failed because that caller's context was cancelled (its client went away)
+// is run again for this one.
 func (c *Cache[V]) Get(ctx context.Context, role string, searchPath []string, load func(context.Context) (V, error)) (V, error) {
+	for {
+		v, theirs, err := c.get(ctx, role, searchPath, load)
+		// Only a cancellation: a load cut by its deadline met a server that did not answer, which the
+		// waiters should hear about at once rather than wait as long again.
+		if theirs && ctx.Err() == nil && errors.Is(err, context.Canceled) {
+			continue
+		}
+		return v, err
+	}
+}
+
+// get is one try of Get; theirs reports whether the load ran for another caller.
+func (c *Cache[V]) get(ctx context.Context, role string, searchPath []string, load func(context.Context) (V, error)) (V, bool, error) {
 	c.mu.Lock()
 	key := cacheKey{generation: c.generation, role: role, searchPath: strings.Join(searchPath, ",")}
 	c.tick++
@@ -72,10 +88,10 @@ func (c *Cache[V]) Get(ctx context.Context, role string, searchPath []string, lo
 		c.mu.Unlock()
 		select {
 		case <-e.ready:
-			return e.value, e.err
+			return e.value, true, e.err
 		case <-ctx.Done():
 			var zero V
-			return zero, ctx.Err()
+			return zero, false, ctx.Err()
 		}
 	}
 	e := &cacheEntry[V]{ready: make(chan struct{}), lastUsed: c.tick}
@@ -92,7 +108,7 @@ func (c *Cache[V]) Get(ctx context.Context, role string, searchPath []string, lo
 		}
 		c.mu.Unlock()
 	}
-	return e.value, e.err
+	return e.value, false, e.err
 }
 
 func (c *Cache[V]) evictLocked() {

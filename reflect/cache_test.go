@@ -131,3 +131,38 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A load shared by several callers that failed only because its own caller's context ended (the client went
+// away) is run again for the others, which would otherwise fail for someone else's reason.
+func TestCacheRunsAgainALoadItsCallerAbandoned(t *testing.T) {
+	c := NewCache[int](4)
+	started := make(chan struct{})
+	abandoned := func(ctx context.Context) (int, error) {
+		close(started)
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.Get(ctx, "anon", nil, abandoned)
+		first <- err
+	}()
+	<-started
+	second := make(chan int, 1)
+	go func() {
+		v, err := c.Get(context.Background(), "anon", nil, func(context.Context) (int, error) { return 7, nil })
+		if err != nil {
+			t.Errorf("the other caller: %v", err)
+		}
+		second <- v
+	}()
+	time.Sleep(50 * time.Millisecond) // for the second caller to wait on the first's load
+	cancel()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Errorf("the abandoning caller: %v", err)
+	}
+	if v := <-second; v != 7 {
+		t.Errorf("the other caller got %d, want the value of a load of its own", v)
+	}
+}

@@ -19,9 +19,6 @@ type request struct {
 	doc       *ast.QueryDocument
 	op        *ast.OperationDefinition
 	variables map[string]any
-	fragments map[string]*ast.FragmentDefinition
-	// fragmentDepth guards against runaway spreads (cycles are rejected up front).
-	fragmentDepth int
 	// limits bound the operation; zero fields take their defaults, so a request built without them is still
 	// bounded.
 	limits Limits
@@ -160,8 +157,7 @@ func checkFragmentCycles(doc *ast.QueryDocument) error {
 	)
 	state := map[string]int{}
 	var visitSet func(set ast.SelectionSet, depth int) error
-	var visitFragment func(name string, depth int) error
-	visitFragment = func(name string, depth int) error {
+	visitFragment := func(name string, depth int) error {
 		switch state[name] {
 		case active:
 			return errFragmentCycle()

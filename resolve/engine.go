@@ -7,20 +7,26 @@
 // switches to the request's role and JWT claims inside the request's own transaction.
 //
 // The stages are separate files: compile.go turns a request into statements (cached per schema, document
-// and variables), session.go writes the role and claims prelude, pipeline.go runs a batch in one round trip
-// on prepared statements (stmtcache.go), respond.go writes the response.
+// and variables) and writes the response from their results, session.go writes the role and claims prelude,
+// pipeline.go runs a batch in one round trip on prepared statements (stmtcache.go). live.go and stream.go
+// answer subscriptions (RefreshLive), many subscribers in one round trip.
 package resolve
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/dberr"
 	"github.com/pgreflect/pgreflect/reflect"
 )
 
@@ -59,7 +65,25 @@ type Options struct {
 	StatementMode StatementMode
 	// Version is the pg_graphql behaviour to follow; "" means gqlschema.NewestVersion. SetVersion changes it.
 	Version gqlschema.Version
+	// AnswerGrace is how long past a request's statement timeout Answer waits for Postgres before it gives the
+	// server up as unresponsive (frozen, or cut off by the network) and the request as ErrUnavailable;
+	// default 2s. A server that answers sends its statement-timeout error within the timeout itself.
+	AnswerGrace time.Duration
 }
+
+// ErrUnavailable marks a request that Answer could not complete because the database went away or did not
+// answer in time. The connection is then not fit for another request (Answer closes it when it is still open),
+// and the caller gives its own outage answer.
+var ErrUnavailable = errors.New("database unavailable")
+
+// ErrInternal marks a request that Answer could not complete for a failure that is not the client's doing and
+// not an outage (a bug, an unexpected error): the caller logs it and gives its own internal-error answer, never
+// one that looks like a GraphQL result.
+var ErrInternal = errors.New("internal failure")
+
+// schemaLoadTimeout bounds the loading of a role's schema (the catalog query runs with no statement timeout
+// of its own): a server that does not answer fails the request instead of holding it.
+const schemaLoadTimeout = 30 * time.Second
 
 // Engine resolves requests. It caches the generated schema per (schema generation, role, search_path) and
 // each compiled request per (schema, document, operation, variables); it is safe for concurrent use.
@@ -92,6 +116,7 @@ func NewEngine(opts Options) *Engine {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	opts.AnswerGrace = cmp.Or(opts.AnswerGrace, 2*time.Second)
 	e := &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheBytes)}
 	e.SetVersion(opts.Version)
 	return e
@@ -132,19 +157,80 @@ type Session struct {
 }
 
 // ExecuteAs resolves req on conn as the session's role with its claims and search path, all set local to the
-// request's own transaction. With a cached schema the whole request is one round trip.
+// request's own transaction. With a cached schema the whole request is one round trip. A request that failed
+// for an outage or an internal failure gets the internal-error body, logged with the request id (see Answer).
 func (e *Engine) ExecuteAs(ctx context.Context, conn *pgx.Conn, s Session, req Request) []byte {
-	rs, err := e.schemas.Get(ctx, s.Role, s.SearchPath, func(ctx context.Context) (*roleSchema, error) {
-		return e.loadAs(ctx, conn, s)
-	})
-	if err != nil {
-		return e.schemaFailure(ctx, req, err)
-	}
-	prelude, err := sessionPrelude(s, e.statementTimeout(rs))
+	body, err := e.Answer(ctx, conn, s, req)
 	if err != nil {
 		return errorsOnly(e.internal(ctx, err))
 	}
-	return e.run(ctx, conn, rs.schema, req, batch{role: s.Role, prelude: []statement{prelude}, retryable: true})
+	return body
+}
+
+// Answer is ExecuteAs for a server, which answers failures in a shape and status of its own. When the database
+// went away or did not answer within the request's budget (its statement timeout plus AnswerGrace, the schema
+// load schemaLoadTimeout), it returns an error wrapping ErrUnavailable and no body, and leaves conn closed; for
+// a failure that is neither the client's nor an outage, an error wrapping ErrInternal and no body. Otherwise
+// the body is the GraphQL answer, errors the client caused (Postgres' messages among them) included.
+func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Request) ([]byte, error) {
+	rs, err := e.schemas.Get(ctx, s.Role, s.SearchPath, func(ctx context.Context) (*roleSchema, error) {
+		ctx, cancel := context.WithTimeout(ctx, schemaLoadTimeout)
+		defer cancel()
+		rs, err := e.loadAs(ctx, conn, s)
+		if err != nil && unavailable(conn, err) {
+			// Said here, where the loading connection is known: the requests that share the load see only
+			// the error, which after some failures pgx words as "conn closed".
+			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		return rs, err
+	})
+	if err != nil {
+		// The load may have failed on another request's connection (concurrent misses share one load): an
+		// outage is recognised from the error as well as from this request's connection.
+		if errors.Is(err, ErrUnavailable) {
+			return nil, unusable(conn, fmt.Errorf("load the schema of role %s: %w", s.Role, err))
+		}
+		if unavailable(conn, err) {
+			return nil, unusable(conn, fmt.Errorf("%w: load the schema of role %s: %w", ErrUnavailable, s.Role, err))
+		}
+		if body := schemaFailure(req, err); body != nil {
+			return body, nil
+		}
+		return nil, fmt.Errorf("%w: load the schema of role %s: %w", ErrInternal, s.Role, err)
+	}
+	timeout := e.statementTimeout(rs)
+	prelude, err := sessionPrelude(s, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInternal, err)
+	}
+	if d, ok := parseTimeout(timeout); ok && d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d+e.opts.AnswerGrace)
+		defer cancel()
+	}
+	body, err := e.run(ctx, conn, rs.schema, req, batch{role: s.Role, prelude: []statement{prelude}, retryable: true})
+	if errors.Is(err, ErrUnavailable) {
+		return nil, unusable(conn, err)
+	}
+	return body, err
+}
+
+// unavailable reports whether err, or the state it left conn in, says the database went away or did not
+// answer in time (an expired deadline: a server that answers reports its own statement timeout first).
+func unavailable(conn *pgx.Conn, err error) bool {
+	return conn.IsClosed() || dberr.Unavailable(err)
+}
+
+// unusable closes conn, which an outage left in an unknown state (pgx keeps a connection open after some
+// failures, a shared schema load's among them), and returns err. The close does not wait on a server that
+// does not answer.
+func unusable(conn *pgx.Conn, err error) error {
+	if !conn.IsClosed() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = conn.Close(ctx)
+	}
+	return err
 }
 
 // Execute resolves req on conn as the connection's current role and search path. When conn is inside a
@@ -164,7 +250,7 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 		return &roleSchema{schema: e.build(cat)}, nil
 	})
 	if err != nil {
-		return e.schemaFailure(ctx, req, err)
+		return e.schemaAnswer(ctx, req, err)
 	}
 	b := batch{role: role}
 	if conn.PgConn().TxStatus() != 'I' {
@@ -174,7 +260,11 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 	} else {
 		b.retryable = true
 	}
-	return e.run(ctx, conn, rs.schema, req, b)
+	body, err := e.run(ctx, conn, rs.schema, req, b)
+	if err != nil {
+		return errorsOnly(e.internal(ctx, err))
+	}
+	return body
 }
 
 // build makes the GraphQL schema of a catalog with the engine's options.
@@ -183,17 +273,25 @@ func (e *Engine) build(cat *reflect.Catalog) *gqlschema.Schema {
 }
 
 // run answers req against schema: from the compiled-request cache when it can, running the statements in
-// one round trip.
-func (e *Engine) run(ctx context.Context, conn *pgx.Conn, schema *gqlschema.Schema, req Request, b batch) []byte {
+// one round trip. It returns an error wrapping ErrUnavailable (see unavailable) or ErrInternal, and no body,
+// for a failure that Postgres did not report as the request's own.
+func (e *Engine) run(ctx context.Context, conn *pgx.Conn, schema *gqlschema.Schema, req Request, b batch) ([]byte, error) {
 	c := e.compiled.get(ctx, schema, req, false, func() *compiled { return compile(ctx, schema, e.opts.Limits, req) })
 	if c.response != nil {
-		return c.response
+		return c.response, nil
 	}
 	b.stmts = c.stmts
 	b.mode = e.opts.StatementMode
 	results, err := b.run(ctx, conn)
-	if err != nil {
-		return dataNull(e.databaseError(ctx, err))
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+	case unavailable(conn, err):
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	case errors.As(err, &pgErr):
+		return dataNull(databaseError(pgErr)), nil
+	default:
+		return nil, fmt.Errorf("%w: %w", ErrInternal, err)
 	}
-	return c.respond(results)
+	return c.respond(results), nil
 }

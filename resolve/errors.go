@@ -38,21 +38,36 @@ func (e *Engine) internal(ctx context.Context, err error) error {
 }
 
 // databaseError answers a failed statement: Postgres' own message verbatim, as pg_graphql passes it on (it is
-// about the request: a constraint, a permission, a timeout); anything else is internal.
-func (e *Engine) databaseError(ctx context.Context, err error) error {
+// about the request: a constraint, a permission, a timeout).
+func databaseError(pgErr *pgconn.PgError) error {
+	if msg, ok := sqlgen.TooManyFailure(pgErr.Code, pgErr.Message); ok {
+		return errPassThrough(msg)
+	}
+	return errPassThrough(pgErr.Message)
+}
+
+// statementFailure is the error a failed statement gives where every failure is answered in the GraphQL
+// shape (live queries): Postgres' own message, else the internal error.
+func (e *Engine) statementFailure(ctx context.Context, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		if msg, ok := sqlgen.TooManyFailure(pgErr.Code, pgErr.Message); ok {
-			return errPassThrough(msg)
-		}
-		return errPassThrough(pgErr.Message)
+		return databaseError(pgErr)
 	}
 	return e.internal(ctx, err)
 }
 
-// schemaFailure answers a request whose schema could not be loaded. A document that does not parse is
-// reported first, as it would be with a schema.
-func (e *Engine) schemaFailure(ctx context.Context, req Request, err error) []byte {
+// schemaAnswer is schemaFailure where every failure is answered in the GraphQL shape (Execute, live queries):
+// an internal failure gets the internal error's body.
+func (e *Engine) schemaAnswer(ctx context.Context, req Request, err error) []byte {
+	if body := schemaFailure(req, err); body != nil {
+		return body
+	}
+	return errorsOnly(e.internal(ctx, err))
+}
+
+// schemaFailure answers a request whose schema could not be loaded, or returns nil for a failure that is
+// internal. A document that does not parse is reported first, as it would be with a schema.
+func schemaFailure(req Request, err error) []byte {
 	if _, _, _, perr := parse(req.Query, req.OperationName, req.Variables); perr != nil {
 		return errorsOnly(perr)
 	}
@@ -68,5 +83,5 @@ func (e *Engine) schemaFailure(ctx context.Context, req Request, err error) []by
 	if errors.As(err, &pgErr) {
 		return errorsOnly(errPassThrough(pgErr.Message))
 	}
-	return errorsOnly(e.internal(ctx, err))
+	return nil
 }

@@ -23,6 +23,8 @@ import (
 //     filter of a hidden enum, pointing at types it does not list);
 //   - __Type.specifiedByURL answers null where pg_graphql fails the whole field (it declares the field but has
 //     no resolver for it); graphql-js asks for it with specifiedByUrl: true.
+//   - __Type.isOneOf (GraphQL spec draft, graphql-js 16.9+, asked for with oneOf: true) is declared and answers
+//     false for input objects and null for other types, where pg_graphql has no such field.
 
 // introSchemaDescription is __Schema.description.
 const introSchemaDescription = "Represents the GraphQL schema of the database"
@@ -292,6 +294,11 @@ func (in *introspector) typeField(s *selection, ref *gqlschema.TypeRef) (any, bo
 		}
 	case "specifiedByURL":
 		v = nil
+	case "isOneOf":
+		// false for every input object (none is @oneOf), null for other kinds, as graphql-js 16.9+ answers
+		if t != nil && t.Kind == gqlschema.InputObject {
+			v = false
+		}
 	case "__typename":
 		if t != nil {
 			v = t.Name // pg_graphql answers the described type's name
@@ -451,6 +458,7 @@ var metaTypes = func() map[string]*gqlschema.Type {
 				field("fields", listOf("__Field"), "", includeDeprecated()),
 				field("inputFields", listOf("__InputValue"), "", includeDeprecated()),
 				field("interfaces", listOf("__Type"), ""),
+				field("isOneOf", named("Boolean"), ""),
 				field("kind", nonNull(named("__TypeKind")), ""),
 				field("name", str, ""),
 				field("ofType", named("__Type"), ""),

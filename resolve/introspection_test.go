@@ -317,11 +317,12 @@ func TestIntrospectionTypes(t *testing.T) {
 			inputFields { name }
 			ofType { name }
 			specifiedByURL
+			isOneOf
 		}
 		node: __type(name: "Node") { kind fields { name description } interfaces { name } possibleTypes { name } }
 		status: __type(name: "BlogPostStatus") { kind enumValues(includeDeprecated: true) { name description isDeprecated __typename } fields { name } }
 		string: __type(name: "String") { kind description fields { name } enumValues { name } interfaces { name } inputFields { name } possibleTypes { name } }
-		filter: __type(name: "BlogFilter") { kind description fields { name } inputFields { name description defaultValue __typename type { name } } }
+		filter: __type(name: "BlogFilter") { kind description isOneOf fields { name } inputFields { name description defaultValue __typename type { name } } }
 		query: __type(name: "Query") { description fields(includeDeprecated: true) { name description
 			args { name description defaultValue type { `+typeRef+` } } type { `+typeRef+` } } }
 		connection: __type(name: "BlogPostConnection") { fields { name description type { `+typeRef+` } } }
@@ -346,6 +347,9 @@ func TestIntrospectionTypes(t *testing.T) {
 	introExpect(t, "Account.inputFields", introPath(t, account, "inputFields"), nil)
 	introExpect(t, "Account.ofType", introPath(t, account, "ofType"), nil)
 	introExpect(t, "Account.specifiedByURL", introPath(t, account, "specifiedByURL"), nil)
+	// Issue 22: graphql-js's getIntrospectionQuery({oneOf: true}) failed with "unknown field on __Type: isOneOf".
+	introExpect(t, "Account.isOneOf", introPath(t, account, "isOneOf"), nil)
+	introExpect(t, "BlogFilter.isOneOf", introPath(t, data["filter"], "isOneOf"), false)
 	email := introPath(t, account, "fields", 2)
 	introExpect(t, "Account.email", email, map[string]any{"name": "email", "description": "Where we write to",
 		"__typename": "email", "isDeprecated": false, "deprecationReason": nil, "args": []any{},
@@ -448,7 +452,7 @@ func TestIntrospectionTypes(t *testing.T) {
 	meta := data["meta"]
 	introExpect(t, "__Type.kind", introPath(t, meta, "kind"), "OBJECT")
 	introExpect(t, "__Type.fields", introNames(t, introPath(t, meta, "fields")), []string{"description", "enumValues",
-		"fields", "inputFields", "interfaces", "kind", "name", "ofType", "possibleTypes", "specifiedByURL"})
+		"fields", "inputFields", "interfaces", "isOneOf", "kind", "name", "ofType", "possibleTypes", "specifiedByURL"})
 	introExpect(t, "__Type.fields.args", introPath(t, meta, "fields", 2, "args"),
 		[]any{map[string]any{"name": "includeDeprecated", "defaultValue": "false"}})
 	if d, _ := introPath(t, meta, "description").(string); !strings.HasPrefix(d, "The fundamental unit of any GraphQL Schema is the type.") {

@@ -117,6 +117,16 @@ type LiveRefresh struct {
 // one round trip: one short transaction per session, each under its own claims. An error means no session was
 // answered: the connection failed (the database is unavailable).
 func (e *Engine) RefreshLive(ctx context.Context, conn *pgx.Conn, req Request, sessions []Session) (LiveRefresh, error) {
+	return e.RefreshLiveAfter(ctx, conn, req, sessions, "")
+}
+
+// ErrReplicaBehind is RefreshLiveAfter's answer on a replica that has not replayed the change yet.
+var ErrReplicaBehind = errors.New("the replica has not replayed the change yet")
+
+// RefreshLiveAfter is RefreshLive on a read replica, for a change committed at the WAL position lsn: the same
+// round trip first checks that the replica has replayed it, and answers ErrReplicaBehind (having sent nothing
+// to anyone) when it has not.
+func (e *Engine) RefreshLiveAfter(ctx context.Context, conn *pgx.Conn, req Request, sessions []Session, lsn string) (LiveRefresh, error) {
 	if len(sessions) == 0 {
 		return LiveRefresh{}, nil
 	}
@@ -128,29 +138,38 @@ func (e *Engine) RefreshLive(ctx context.Context, conn *pgx.Conn, req Request, s
 		if conn.IsClosed() {
 			return LiveRefresh{}, err
 		}
-		return sameAnswer(len(sessions), LiveAnswer{Body: e.schemaFailure(ctx, req, err), Final: true}), nil
+		return sameAnswer(len(sessions), LiveAnswer{Body: e.schemaAnswer(ctx, req, err), Final: true}), nil
 	}
 	c := e.compiled.get(ctx, rs.schema, req, true, func() *compiled { return compileLive(ctx, rs.schema, e.opts.Limits, req) })
 	if c.response != nil {
 		return sameAnswer(len(sessions), LiveAnswer{Body: c.response, Final: true}), nil
 	}
 	timeout := e.statementTimeout(rs)
-	groups := make([][]statement, len(sessions))
-	for i, s := range sessions {
+	var groups [][]statement
+	if lsn != "" {
+		groups = append(groups, []statement{{sql: replayedSQL, args: []any{lsn}}})
+	}
+	for _, s := range sessions {
 		prelude, err := sessionPrelude(s, timeout)
 		if err != nil {
 			return LiveRefresh{}, err
 		}
-		groups[i] = append([]statement{prelude}, c.stmts...)
+		groups = append(groups, append([]statement{prelude}, c.stmts...))
 	}
 	out, errs, err := runGroups(ctx, conn, e.opts.StatementMode, first.Role, groups)
 	if err != nil {
 		return LiveRefresh{}, err
 	}
+	if lsn != "" {
+		if errs[0] != nil || len(out[0]) == 0 || string(out[0][0]) != "true" {
+			return LiveRefresh{}, ErrReplicaBehind
+		}
+		out, errs = out[1:], errs[1:]
+	}
 	refresh := LiveRefresh{Answers: make([]LiveAnswer, len(sessions)), Reads: c.reads}
 	for i := range sessions {
 		if errs[i] != nil {
-			refresh.Answers[i] = LiveAnswer{Body: dataNull(e.databaseError(ctx, errs[i])), Final: true}
+			refresh.Answers[i] = LiveAnswer{Body: dataNull(e.statementFailure(ctx, errs[i])), Final: true}
 			continue
 		}
 		body := c.respond(out[i][1:])
@@ -197,6 +216,9 @@ func sameAnswer(n int, a LiveAnswer) LiveRefresh {
 	}
 	return r
 }
+
+// replayedSQL tells whether the server has replayed the WAL up to $1 (a primary always has).
+const replayedSQL = "select coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, true)::text"
 
 // runGroups runs each group in its own transaction within one pipeline, retrying once on a fresh statement
 // cache when the server lost our prepared statements (see runPipeline).

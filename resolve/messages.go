@@ -100,7 +100,7 @@ func parseToken(tok string, at string) string {
 }
 
 func isPunctuator(tok string) bool {
-	return tok != "" && len(tok) <= 3 && strings.Trim(tok, "!$&()...:=@[]{|}") == ""
+	return tok != "" && len(tok) <= 3 && strings.Trim(tok, "!$&().:=@[]{|}") == ""
 }
 
 // emptyDocumentDetail is graphql-parser's detail for a document without definitions (pg_graphql).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -85,4 +86,24 @@ func quoteSearchPath(schemas []string) string {
 		quoted[i] = sqlgen.Ident(s)
 	}
 	return strings.Join(quoted, ", ")
+}
+
+// timeoutUnits are the time units of Postgres' settings, as a statement_timeout value may carry them.
+var timeoutUnits = map[string]time.Duration{"": time.Millisecond, "us": time.Microsecond, "ms": time.Millisecond,
+	"s": time.Second, "min": time.Minute, "h": time.Hour, "d": 24 * time.Hour}
+
+// parseTimeout reads a statement_timeout value as Postgres does (a number, in milliseconds unless a unit
+// follows: "8000", "500ms", "8s", "1.5min"); ok is false for a value it cannot read.
+func parseTimeout(v string) (d time.Duration, ok bool) {
+	v = strings.TrimSpace(v)
+	end := strings.IndexFunc(v, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if end < 0 {
+		end = len(v)
+	}
+	n, err := strconv.ParseFloat(v[:end], 64)
+	unit, known := timeoutUnits[strings.TrimSpace(v[end:])]
+	if err != nil || !known || n < 0 {
+		return 0, false
+	}
+	return time.Duration(n * float64(unit)), true
 }

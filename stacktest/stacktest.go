@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -59,9 +60,16 @@ type Options struct {
 	// LoginURL, when set, rewrites the URL the server connects with as the login role (authenticator on
 	// DatabaseURL's server): to go through a pooler, for instance.
 	LoginURL func(string) string
-	// ReadURLs and StatementMode are passed to stack.Options.
-	ReadURLs      []string
-	StatementMode string
+	// ReadURLs, StatementMode, StatementTimeout, PoolSize, PoolTimeout and PoolShare are passed to
+	// stack.Options.
+	ReadURLs         []string
+	StatementMode    string
+	StatementTimeout time.Duration
+	PoolSize         int
+	PoolTimeout      time.Duration
+	PoolShare        float64
+	// Limits are the HTTP server's (stack.Options.Limits).
+	Limits stack.Limits
 }
 
 // Stack is a running server.
@@ -134,6 +142,7 @@ func New(t testing.TB, o Options) *Stack {
 	}
 	opts := stack.Options{
 		RequestURL: loginURL, ReadURLs: o.ReadURLs, StatementMode: o.StatementMode, JWTSecret: JWTSecret, AnonKey: s.Anon, ServiceRoleKey: s.Service,
+		StatementTimeout: o.StatementTimeout, PoolSize: o.PoolSize, PoolTimeout: o.PoolTimeout, PoolShare: o.PoolShare, Limits: o.Limits,
 		ProjectRef: ProjectRef, ManagementToken: ManagementToken,
 		SearchPath: o.SearchPath, Config: config.Default(), APIURL: s.URL,
 		Logger: slog.New(slog.NewTextHandler(testLog{t}, nil)),

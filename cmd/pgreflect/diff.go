@@ -111,24 +111,45 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer new.close()
-	var changes []schemadiff.Change
 	if old.db == nil && new.db == nil {
-		changes = schemadiff.Compare(old.file, new.file)
-	} else {
-		for _, role := range roles {
-			o, err := old.load(ctx, role)
-			if err != nil {
-				return &inputError{err}
-			}
-			n, err := new.load(ctx, role)
-			if err != nil {
-				return &inputError{err}
-			}
-			changes = append(changes, withRole(schemadiff.Compare(o, n), role)...)
+		err := report(stdout, format, schemadiff.Compare(old.file, new.file))
+		if err == nil || errors.Is(err, errBreaking) {
+			filesOnlyNote(stdout, stderr, format)
 		}
-		schemadiff.Sort(changes)
+		return err
 	}
+	var changes []schemadiff.Change
+	for _, role := range roles {
+		o, err := old.load(ctx, role)
+		if err != nil {
+			return &inputError{err}
+		}
+		n, err := new.load(ctx, role)
+		if err != nil {
+			return &inputError{err}
+		}
+		changes = append(changes, withRole(schemadiff.Compare(o, n), role)...)
+	}
+	schemadiff.Sort(changes)
 	return report(stdout, format, changes)
+}
+
+// filesOnlyNote says, after a report of two schema files, what only a comparison with a database finds
+// (issue 22: a column made NOT NULL without a default passed as SAFE). It goes into a text or markdown report
+// and to stderr beside JSON, which must stay one document.
+func filesOnlyNote(stdout, stderr io.Writer, format string) {
+	const note = "Both sides are schema files, so only what the SDL shows is compared. A database side sees more: " +
+		"a column made NOT NULL without a default (inserts that omit it now fail, while the SDL only makes a " +
+		"field non-null), the column, privilege or directive behind each change. Compare databases " +
+		"(pgreflect diff OLD_DB_URL NEW_DB_URL) or a database with its snapshots (pgreflect check)."
+	switch format {
+	case "text":
+		fmt.Fprintln(stdout, "Note: "+note)
+	case "markdown":
+		fmt.Fprintln(stdout, "\n> **Note:** "+note)
+	default:
+		fmt.Fprintln(stderr, "note: "+note)
+	}
 }
 
 // withRole marks changes with the role they were found for.

@@ -74,6 +74,11 @@ func TestDiffFiles(t *testing.T) {
 			if tc.args != nil && tc.args[1] == "json" && !json.Valid(stdout.Bytes()) {
 				t.Errorf("not JSON: %s", stdout.String())
 			}
+			// Issue 22: a NOT NULL column without a default passed as SAFE between two SDL files, without a
+			// word that a database side sees more.
+			if !strings.Contains(stdout.String()+stderr.String(), "A database side sees more: a column made NOT NULL without a default") {
+				t.Errorf("the report of two files does not say what a database side sees:\n%s%s", stdout.String(), stderr.String())
+			}
 		})
 	}
 }

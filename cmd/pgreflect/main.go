@@ -51,6 +51,9 @@ func commands() []command {
 var errUsage = errors.New("usage")
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || args[0] == "-v") {
+		args = append([]string{"version"}, args[1:]...) // as git, docker and the Supabase CLI answer it
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {
@@ -72,6 +75,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		case errors.Is(err, errBreaking):
 			return 1
+		case errors.Is(err, errNotRunning):
+			return 3
 		case errors.As(err, new(*inputError)):
 			fmt.Fprintf(stderr, "pgreflect %s: %v\n", c.name, err)
 			return 2
@@ -92,7 +97,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-7s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run `pgreflect <command> -h` for the command's flags.")
+	fmt.Fprintln(w, "Run `pgreflect <command> -h` for the command's flags; `pgreflect --version` prints the version.")
 }
 
 // newFlagSet returns a flag set that reports errors to stderr and returns them instead of exiting.

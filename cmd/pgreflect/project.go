@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -31,6 +32,27 @@ const (
 	pidFileName = "pgreflect.pid"
 	dataDirName = "data"
 )
+
+// defaultDirName is the project directory under the workdir when --dir is not given.
+const defaultDirName = ".pgreflect"
+
+// addDirFlags adds --dir and --workdir, which name a local project: a project belongs to its workdir (the
+// directory of its supabase/config.toml), as a Supabase CLI project does, so that `start --workdir examples`
+// does not share the project, and the stored settings, of the current directory (issue 22).
+// resolveProjectDir resolves them once the flags are parsed.
+func addDirFlags(fs *flag.FlagSet) (dir, workdir *string) {
+	dir = fs.String("dir", "", "project directory: the database cluster, keys and pid file (default: WORKDIR/"+defaultDirName+")")
+	workdir = fs.String("workdir", ".", "project root holding supabase/config.toml")
+	return dir, workdir
+}
+
+// resolveProjectDir is the absolute project directory of --dir and --workdir.
+func resolveProjectDir(dir, workdir string) (string, error) {
+	if dir == "" {
+		dir = filepath.Join(workdir, defaultDirName)
+	}
+	return filepath.Abs(dir)
+}
 
 // envKeys are the lines `pgreflect status -o env` prints, in this order.
 var envKeys = []string{
@@ -190,12 +212,13 @@ func lockProject(dir string) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	werr := f.Truncate(0)
+	if werr == nil {
+		_, werr = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
-	if err != nil {
+	if werr != nil {
 		f.Close()
-		return nil, fmt.Errorf("write pid file: %w", err)
+		return nil, fmt.Errorf("write pid file: %w", werr)
 	}
 	return f, nil
 }

@@ -107,7 +107,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	setupCtx, cancelSetup := context.WithTimeout(ctx, time.Minute)
 	defer cancelSetup()
-	super, err := ensureSetup(setupCtx, dbURL, sf.statementMode, stderr)
+	super, err := ensureSetup(setupCtx, dbURL, searchPath, stderr)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	defer listener.Close()
 	apiURL := "http://" + listener.Addr().String()
 	consoleOpts := console.Options{APIURL: apiURL, AnonKey: anonKey, ServiceRoleKey: serviceRoleKey,
-		ProjectName: projectName(workdir), ProjectRef: projectRef, ManagementToken: managementToken}
+		ProjectName: projectName(workdir), ProjectRef: projectRef, ManagementToken: managementToken,
+		MintToken: console.Minter(keys), SearchPath: searchPath}
 	srv, err := stack.New(setupCtx, stack.Options{
 		RequestURL:       dbURL,
 		AdminURL:         authDBURL,
@@ -139,6 +140,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		APIURL:           apiURL,
 		Console:          console.Handler(consoleOpts),
 		PoolSize:         sf.poolSize,
+		PoolTimeout:      sf.poolTimeout,
+		PoolShare:        sf.poolShare,
+		ShareByRole:      sf.shareByRole,
+		ShareByAddress:   sf.shareByAddress,
 		RequestLimits:    sf.requests,
 		StatementTimeout: sf.statementTimeout,
 		Limits:           sf.limits,
@@ -168,9 +173,12 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 }
 
 // ensureSetup checks that `pgreflect setup` has run on the database; a superuser login role runs it itself.
-// It reports whether the login role is a superuser.
-func ensureSetup(ctx context.Context, dbURL, statementMode string, stderr io.Writer) (super bool, err error) {
-	cfg, _, err := stack.ParseConnConfig(dbURL, statementMode)
+// It names the tables of searchPath that the anon key can write without row level security, and reports
+// whether the login role is a superuser.
+func ensureSetup(ctx context.Context, dbURL string, searchPath []string, stderr io.Writer) (super bool, err error) {
+	// Unnamed statements whatever the mode: this one connection gains nothing from pgx's statement cache, whose
+	// named statements clash with another instance's behind a transaction pooler that no URL parameter names.
+	cfg, _, err := stack.ParseConnConfig(dbURL, stack.StatementModeUnnamed)
 	if err != nil {
 		return false, err
 	}
@@ -190,16 +198,19 @@ func ensureSetup(ctx context.Context, dbURL, statementMode string, stderr io.Wri
 	if err != nil {
 		return super, err
 	}
-	if ok {
-		return super, nil
+	if !ok {
+		if !super {
+			return super, fmt.Errorf("the database is not set up for pgreflect (roles, event triggers, auth helpers) and the login role %s may not do it: run `pgreflect setup --db-url <superuser URL>` first", user)
+		}
+		fmt.Fprintln(stderr, "Setting up the database for pgreflect...")
+		if err := dbsetup.Apply(ctx, conn); err != nil {
+			return super, err
+		}
+		warnForeignHelpers(ctx, conn, stderr)
+		if err := existingGrants(ctx, conn, false, io.Discard, stderr); err != nil {
+			return super, err
+		}
 	}
-	if !super {
-		return super, fmt.Errorf("the database is not set up for pgreflect (roles, event triggers, auth helpers) and the login role %s may not do it: run `pgreflect setup --db-url <superuser URL>` first", user)
-	}
-	fmt.Fprintln(stderr, "Setting up the database for pgreflect...")
-	if err := dbsetup.Apply(ctx, conn); err != nil {
-		return super, err
-	}
-	warnForeignHelpers(ctx, conn, stderr)
+	warnAnonWritable(ctx, conn, searchPath, stderr)
 	return super, nil
 }

@@ -25,8 +25,14 @@ type serverFlags struct {
 	logFormat   string
 	metricsAddr string
 	poolSize    int
-	limits      stack.Limits
-	requests    resolve.Limits
+	// poolTimeout, poolShare, shareByRole and shareByAddress bound the wait for a connection and each
+	// client's share.
+	poolTimeout    time.Duration
+	poolShare      float64
+	shareByRole    bool
+	shareByAddress bool
+	limits         stack.Limits
+	requests       resolve.Limits
 	// statementTimeout applies to roles without a statement_timeout of their own.
 	statementTimeout time.Duration
 	// statementMode is auto, prepared or unnamed (stack.ParseConnConfig).
@@ -44,6 +50,10 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text (for a terminal) or json")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "also serve Prometheus /metrics without a key on this address, e.g. 127.0.0.1:9100 (on the API port /metrics needs the service_role key)")
 	fs.IntVar(&f.poolSize, "pool-size", 0, fmt.Sprintf("most database connections of API requests (default: [db.pool] pool_size of supabase/config.toml, else %d on this machine)", stack.DefaultPoolSize()))
+	fs.DurationVar(&f.poolTimeout, "pool-timeout", httpapi.DefaultPoolTimeout, "longest wait of a request for a database connection; then 503 \"Database busy\"")
+	fs.Float64Var(&f.poolShare, "pool-share", httpapi.DefaultPoolShare, "share of the pool one API key or token may hold at once; its further requests wait (then 429); 1: no limit")
+	fs.BoolVar(&f.shareByRole, "pool-share-by-role", false, "also limit each database role (anon, authenticated, ...) to --pool-share")
+	fs.BoolVar(&f.shareByAddress, "pool-share-by-address", false, "also limit each client address to --pool-share (not behind a proxy, where all requests come from its address)")
 	fs.DurationVar(&f.limits.ReadHeaderTimeout, "read-header-timeout", d.ReadHeaderTimeout, "longest wait for a request's headers")
 	fs.DurationVar(&f.limits.ReadTimeout, "read-timeout", d.ReadTimeout, "longest time to read a whole request, headers and body")
 	fs.DurationVar(&f.limits.WriteTimeout, "write-timeout", d.WriteTimeout, "longest time from the end of a request's headers to the end of its answer")
@@ -85,6 +95,9 @@ func (f *serverFlags) check() error {
 		return fmt.Errorf("--statement-mode must be auto, prepared or unnamed, not %q", f.statementMode)
 	}
 	l := f.limits
+	if f.poolShare <= 0 || f.poolTimeout <= 0 {
+		return errors.New("--pool-share and --pool-timeout must be positive")
+	}
 	if f.live.PollInterval < 0 || f.live.PerConnection < 0 || f.live.PerInstance < 0 {
 		return errors.New("--live-poll-interval and the subscription limits must not be negative")
 	}
@@ -94,12 +107,20 @@ func (f *serverFlags) check() error {
 	return nil
 }
 
-// logger writes to stderr in the chosen format.
+// logger writes to stderr in the chosen format. JSON logs write durations as the text logs do ("10s"), not
+// as slog's default integer of nanoseconds, which no reader of a log takes for ten seconds.
 func (f *serverFlags) logger(stderr io.Writer) *slog.Logger {
 	if f.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(stderr, nil))
+		return slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{ReplaceAttr: durationAsText}))
 	}
 	return slog.New(slog.NewTextHandler(stderr, nil))
+}
+
+func durationAsText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
 
 // serveStack serves st on listener, and /metrics on --metrics-addr when given, until ctx is done.

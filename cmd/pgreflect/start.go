@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/console"
 	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/stack"
@@ -37,22 +39,24 @@ type startOptions struct {
 	workdir string
 	schemas string
 	demo    bool
+	// grantExisting grants the API roles the objects that already exist in schema public (setup's flag).
+	grantExisting bool
 }
 
 func runStart(args []string, stdout, stderr io.Writer) error {
 	var o startOptions
 	flags := newFlagSet("start", stderr)
-	flags.StringVar(&o.dir, "dir", ".pgreflect", "project directory: the database cluster, keys and pid file")
+	dir, workdir := addDirFlags(flags)
 	flags.IntVar(&o.port, "port", 54321, "HTTP port on 127.0.0.1; when not given, [api] port of supabase/config.toml if set")
 	flags.IntVar(&o.dbPort, "db-port", 54322, "PostgreSQL port on 127.0.0.1 of the local cluster")
 	flags.StringVar(&o.dbURL, "db-url", "", "use this database (a superuser URL) instead of a local cluster")
-	flags.StringVar(&o.workdir, "workdir", ".", "project root holding supabase/config.toml")
 	flags.StringVar(&o.schemas, "schemas", "", "comma-separated API search path (overrides [api] schemas and extra_search_path)")
 	flags.BoolVar(&o.demo, "demo", false, "load the demo schema into schema public (a new local cluster gets it anyway; a --db-url database only with this flag)")
+	flags.BoolVar(&o.grantExisting, "grant-existing", false, "grant anon, authenticated and service_role every privilege on the objects that already exist in schema public of a --db-url database, printing what it grants (a new local cluster needs nothing)")
 	sf := addServerFlags(flags)
 	flags.Usage = func() {
 		fmt.Fprintln(flags.Output(), "usage: pgreflect start [flags]")
-		fmt.Fprintln(flags.Output(), "Starts a local project: PostgreSQL under --dir (unless --db-url), setup, demo schema in a new local cluster (or with --demo), keys, and the HTTP server until Ctrl-C.")
+		fmt.Fprintln(flags.Output(), "Starts a local project: PostgreSQL under --dir (WORKDIR/.pgreflect unless given; none with --db-url), setup, demo schema in a new local cluster (or with --demo), keys, and the HTTP server until Ctrl-C.")
 		flags.PrintDefaults()
 	}
 	if err := parseFlags(flags, args); err != nil {
@@ -61,6 +65,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if err := sf.check(); err != nil {
 		return err
 	}
+	o.workdir = *workdir
 	cfg, searchPath, err := loadConfig(o.workdir, o.schemas, stderr)
 	if err != nil {
 		return err
@@ -69,11 +74,9 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if !flagSet(flags, "port") && cfg.API.Port != 0 {
 		o.port = cfg.API.Port
 	}
-	dir, err := filepath.Abs(o.dir)
-	if err != nil {
+	if o.dir, err = resolveProjectDir(*dir, o.workdir); err != nil {
 		return err
 	}
-	o.dir = dir
 
 	ctx, stop := shutdownContext()
 	defer stop()
@@ -109,8 +112,8 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	// The demo goes into a new project's cluster, or a new cluster of an old one (its data directory was
 	// deleted); never into a database of the user's own (--db-url) unless asked.
 	loadDemo := o.demo || (firstRun && o.dbURL == "")
+	var cluster *pgcluster.Cluster // the project's own, nil with --db-url
 	if o.dbURL == "" {
-		var cluster *pgcluster.Cluster
 		var created bool
 		cluster, created, err = startLocalCluster(setupCtx, o.dir, o.dbPort, stderr)
 		if err != nil {
@@ -129,7 +132,7 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		}()
 		adminURL = cluster.URL("postgres")
 	}
-	requestURL, err := prepareDatabase(setupCtx, adminURL, secrets, loadDemo, stderr)
+	requestURL, err := prepareDatabase(setupCtx, adminURL, secrets, databasePlan{loadDemo: loadDemo, grantExisting: o.grantExisting, searchPath: searchPath}, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -151,8 +154,13 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if err := writeProjectEnv(o.dir, env); err != nil {
 		return err
 	}
+	keys, err := auth.NewKeys(secrets.JWTSecret)
+	if err != nil {
+		return err
+	}
 	consoleOpts := console.Options{APIURL: apiURL, AnonKey: secrets.AnonKey, ServiceRoleKey: secrets.ServiceRoleKey,
-		ProjectName: projectName(o.workdir), ProjectRef: secrets.ProjectRef, ManagementToken: secrets.ManagementToken}
+		ProjectName: projectName(o.workdir), ProjectRef: secrets.ProjectRef, ManagementToken: secrets.ManagementToken,
+		MintToken: console.Minter(keys), SearchPath: searchPath}
 	srv, err := stack.New(setupCtx, stack.Options{
 		RequestURL:       requestURL,
 		AdminURL:         adminURL,
@@ -166,6 +174,10 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		APIURL:           apiURL,
 		Console:          console.Handler(consoleOpts),
 		PoolSize:         sf.poolSize,
+		PoolTimeout:      sf.poolTimeout,
+		PoolShare:        sf.poolShare,
+		ShareByRole:      sf.shareByRole,
+		ShareByAddress:   sf.shareByAddress,
 		RequestLimits:    sf.requests,
 		StatementTimeout: sf.statementTimeout,
 		Limits:           sf.limits,
@@ -183,7 +195,33 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 
 	printProject(stdout, env)
 	fmt.Fprintf(stdout, "\nServing on %s (search path: %s). Stop with Ctrl-C or: pgreflect stop --dir %s\n", apiURL, joinComma(searchPath), o.dir)
-	return serveStack(ctx, srv, listener, sf)
+	if cluster == nil {
+		return serveStack(ctx, srv, listener, sf)
+	}
+	return serveSupervised(ctx, srv, listener, sf, cluster, apiLogin{adminURL: adminURL, requestURL: requestURL}, stderr)
+}
+
+// serveSupervised serves until ctx is done while superviseCluster keeps the project's PostgreSQL running; when
+// PostgreSQL cannot be restarted it stops serving and returns why. The supervisor has ended when it returns,
+// so that it cannot restart PostgreSQL behind start's own shutdown of it.
+func serveSupervised(ctx context.Context, srv *stack.Stack, listener net.Listener, sf *serverFlags, cluster *pgcluster.Cluster, login apiLogin, stderr io.Writer) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	supervisor := make(chan struct{})
+	go func() {
+		defer close(supervisor)
+		if err := superviseCluster(ctx, cluster, login, clusterCheckInterval, stderr); err != nil {
+			cancel(err)
+		}
+	}()
+	err := serveStack(ctx, srv, listener, sf)
+	cause := context.Cause(ctx)
+	cancel(nil)
+	<-supervisor
+	if cause != nil && !errors.Is(cause, context.Canceled) {
+		return errors.Join(cause, err)
+	}
+	return err
 }
 
 // projectName is what the console calls the project: the name of the directory it lives in, as the Supabase
@@ -262,25 +300,47 @@ func startLocalCluster(ctx context.Context, dir string, port int, stderr io.Writ
 }
 
 func portFree(port int) error {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
+	return portFreeAt(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+}
+
+// portFreeAt reports an error when addr cannot be listened on.
+func portFreeAt(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
 		return errors.New("the port is already in use")
+	}
+	if err != nil {
+		return err
 	}
 	return l.Close()
 }
 
-// prepareDatabase runs dbsetup as the superuser of adminURL, loads the demo when asked, and returns the URL the
+// databasePlan is what prepareDatabase does besides dbsetup.Apply.
+type databasePlan struct {
+	loadDemo      bool
+	grantExisting bool
+	// searchPath is the API's: the tables on it that anon may write without row level security are named.
+	searchPath []string
+}
+
+// prepareDatabase runs dbsetup as the superuser of adminURL, grants the existing objects of schema public when
+// asked (naming them otherwise, on the first setup of the database), loads the demo when asked, warns of the
+// tables the anon key can write without row level security, and returns the URL the
 // API's requests connect with: adminURL with a login role that may only become the API roles, so that a JWT
 // can only select those. That role is authenticator, created with the project's password when the cluster has
 // none; an authenticator of the cluster that the password does not open (another project's, or the cluster
 // owner's) is left alone, and the project gets a login role of its own, authenticator_<project ref>.
-func prepareDatabase(ctx context.Context, adminURL string, secrets projectSecrets, loadDemo bool, stderr io.Writer) (string, error) {
+func prepareDatabase(ctx context.Context, adminURL string, secrets projectSecrets, plan databasePlan, stdout, stderr io.Writer) (string, error) {
 	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
 		return "", fmt.Errorf("connect to the database: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	password := secrets.AuthenticatorPassword
+	installed, err := dbsetup.Installed(ctx, conn)
+	if err != nil {
+		return "", err
+	}
 	created, err := dbsetup.CreateLoginRole(ctx, conn, "authenticator", password)
 	if err != nil {
 		return "", fmt.Errorf("set up the database: %w", err)
@@ -289,11 +349,18 @@ func prepareDatabase(ctx context.Context, adminURL string, secrets projectSecret
 		return "", fmt.Errorf("set up the database: %w", err)
 	}
 	warnForeignHelpers(ctx, conn, stderr)
-	if loadDemo {
+	// Named on the first setup only: a REVOKE made since is the user's choice, not news.
+	if plan.grantExisting || !installed {
+		if err := existingGrants(ctx, conn, plan.grantExisting, stdout, stderr); err != nil {
+			return "", err
+		}
+	}
+	if plan.loadDemo {
 		if err := dbsetup.LoadDemo(ctx, conn); err != nil {
 			return "", err
 		}
 	}
+	warnAnonWritable(ctx, conn, plan.searchPath, stderr)
 	requestURL := withUser(adminURL, "authenticator", password)
 	if created || canLogIn(ctx, requestURL) {
 		return requestURL, nil

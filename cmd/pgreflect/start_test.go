@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -176,9 +178,15 @@ func (p *process) waitFor(t *testing.T, marker string, port int) {
 // startProject runs `pgreflect start` (with extra flags) and waits until it serves HTTP.
 func startProject(t *testing.T, bin, dir string, port, dbPort int, extra ...string) *process {
 	t.Helper()
-	args := append([]string{"start", "--dir", dir, "--port", strconv.Itoa(port), "--db-port", strconv.Itoa(dbPort),
-		"--workdir", t.TempDir()}, extra...)
-	p := launch(t, bin, nil, args...)
+	return startIn(t, bin, dir, port, append([]string{"--dir", dir, "--port", strconv.Itoa(port), "--db-port", strconv.Itoa(dbPort),
+		"--workdir", t.TempDir()}, extra...)...)
+}
+
+// startIn runs `pgreflect start` with args, whose project directory is dir, and waits until it serves HTTP
+// on port.
+func startIn(t *testing.T, bin, dir string, port int, args ...string) *process {
+	t.Helper()
+	p := launch(t, bin, nil, append([]string{"start"}, args...)...)
 	// Runs before launch's cleanup: a start killed by the test leaves its PostgreSQL behind.
 	t.Cleanup(func() {
 		if !p.hasExited() {
@@ -218,6 +226,11 @@ func TestStartStatusStopRestart(t *testing.T) {
 	ctx := context.Background()
 
 	first := startProject(t, bin, dir, port, dbPort)
+	// A new local project's cluster has nothing of its own in schema public before setup: the demo gets the
+	// default privileges of new objects, so nothing is left ungranted (issue 22 changed only existing objects).
+	if out := first.output.String(); strings.Contains(out, "nothing was granted") || !anonMay(t, "postgresql://postgres:postgres@127.0.0.1:"+strconv.Itoa(dbPort)+"/postgres", "public.blog", "select") {
+		t.Errorf("a new local project's demo is not granted to anon as before:\n%s", out)
+	}
 	out, err := runBinary(t, bin, "status", "--dir", dir, "-o", "env")
 	if err != nil {
 		t.Fatalf("status -o env: %v\n%s", err, out)
@@ -331,8 +344,18 @@ func TestStartStatusStopRestart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, pidFileName)); !os.IsNotExist(err) {
 		t.Errorf("pid file left behind: %v", err)
 	}
-	if out, err := runBinary(t, bin, "status", "--dir", dir); err != nil || !strings.Contains(out, "not running") {
-		t.Errorf("status after stop: %v\n%s", err, out)
+	// Issue 22: status exited 0 when nothing ran, so scripts could not use it.
+	for _, args := range [][]string{{"status", "--dir", dir}, {"status", "--dir", dir, "-o", "env"}} {
+		out, err := runBinary(t, bin, args...)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(out, "not running") {
+			t.Errorf("%v after stop: %v (want exit status 3)\n%s", args, err, out)
+		}
+	}
+	if out, err := runBinary(t, bin, "status", "--dir", filepath.Join(dir, "nothing-here")); err == nil || !strings.Contains(out, "no project in") {
+		t.Errorf("status of a directory without a project: %v\n%s", err, out)
+	} else if exit := new(exec.ExitError); errors.As(err, &exit) && exit.ExitCode() != 1 {
+		t.Errorf("status of a directory without a project: exit status %d, want 1", exit.ExitCode())
 	}
 
 	// Restart: same secrets and keys, demo not reloaded.
@@ -391,17 +414,29 @@ func TestStartStatusStopRestart(t *testing.T) {
 // countAccounts counts the rows of the demo's account table.
 func countAccounts(t *testing.T, dbURL string) int {
 	t.Helper()
+	return queryOne[int](t, dbURL, "select count(*) from public.account")
+}
+
+// anonMay reports whether the anon role holds any of privileges (comma-separated) on table.
+func anonMay(t *testing.T, dbURL, table, privileges string) bool {
+	t.Helper()
+	return queryOne[bool](t, dbURL, "select has_table_privilege('anon', $1, $2)", table, privileges)
+}
+
+// queryOne runs a query of one value on a connection of its own.
+func queryOne[T any](t *testing.T, dbURL, query string, args ...any) T {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, "select count(*) from public.account").Scan(&n); err != nil {
+	var v T
+	if err := conn.QueryRow(ctx, query, args...).Scan(&v); err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return v
 }
 
 // checkGraphQL asks the running server for __typename with the anon key.
@@ -581,7 +616,8 @@ func TestServeAndSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Exec(ctx, `create schema auth; create function auth.uid() returns int language sql stable as 'select 42'`); err != nil {
+	if _, err := c.Exec(ctx, `create schema auth; create function auth.uid() returns int language sql stable as 'select 42';
+		create table public.us_states (id int primary key, name text); insert into us_states values (1, 'Alaska')`); err != nil {
 		t.Fatal(err)
 	}
 	c.Close(ctx)
@@ -591,6 +627,29 @@ func TestServeAndSetup(t *testing.T) {
 	}
 	if !strings.Contains(out, "warning: kept the database's own auth.uid() returns integer") {
 		t.Errorf("setup did not name the kept auth.uid():\n%s", out)
+	}
+	// Issue 22: setup's hint to give authenticator a password, followed on this project's cluster, cut the
+	// running start off; where authenticator has one, setup says to keep it.
+	if strings.Contains(out, "alter role authenticator password") || !strings.Contains(out, "authenticator has a password already") {
+		t.Errorf("setup on a cluster whose authenticator has a password:\n%s", out)
+	}
+	// Issue 22: setup granted anon every privilege on the existing tables, so the anon key could delete rows
+	// of a database without row level security. It grants nothing on them unless asked, and says so.
+	if !strings.Contains(out, "lack privileges on 1 of them (table public.us_states)") || !strings.Contains(out, "--grant-existing") {
+		t.Errorf("setup did not name the existing table it left ungranted:\n%s", out)
+	}
+	if anonMay(t, plainAdmin, "public.us_states", "select,insert,update,delete,truncate") {
+		t.Error("setup without --grant-existing granted anon a privilege on an existing table")
+	}
+	out, err = runBinary(t, bin, "setup", "--db-url", plainAdmin, "--grant-existing")
+	if err != nil {
+		t.Fatalf("setup --grant-existing: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "every privilege on these existing objects of schema public:\n  table public.us_states\n") {
+		t.Errorf("setup --grant-existing did not print what it granted:\n%s", out)
+	}
+	if !anonMay(t, plainAdmin, "public.us_states", "select") || !anonMay(t, plainAdmin, "public.us_states", "delete") {
+		t.Error("setup --grant-existing did not grant anon the existing table")
 	}
 	c, err = pgx.Connect(ctx, plainAdmin)
 	if err != nil {
@@ -611,6 +670,9 @@ func TestServeAndSetup(t *testing.T) {
 		"--port", strconv.Itoa(servePort), "--workdir", t.TempDir())
 	if strings.Contains(output.String(), "generated") || !strings.Contains(output.String(), "sign-in (/auth/v1) and the management API (/v1) are off") {
 		t.Errorf("serve as authenticator:\n%s", output)
+	}
+	if !strings.Contains(output.String(), "warning: row level security is off on public.us_states, which the anon role may write") {
+		t.Errorf("serve did not name the table the anon key can write without row level security:\n%s", output)
 	}
 	checkGraphQL(t, "http://127.0.0.1:"+strconv.Itoa(servePort), env["ANON_KEY"])
 
@@ -676,9 +738,12 @@ func TestServeAndSetup(t *testing.T) {
 	if !strings.Contains(ext.output.String(), "logs in as "+ownRole) {
 		t.Errorf("start --db-url on a cluster with another project's authenticator:\n%s", ext.output)
 	}
-	if status, body := postGraphQL(t, extEnv["API_URL"], extEnv["ANON_KEY"], `{"query":"{ accountCollection { edges { node { note } } } }"}`); status != http.StatusOK ||
-		!sameJSON(body, map[string]any{"data": map[string]any{"accountCollection": map[string]any{"edges": []any{map[string]any{"node": map[string]any{"note": "mine"}}}}}}) {
-		t.Errorf("the existing database through start --db-url: %d %s", status, body)
+	// Issue 22: the existing table is not opened to the anon key unless asked.
+	if !strings.Contains(ext.output.String(), "lack privileges on 1 of them (table public.account)") {
+		t.Errorf("start --db-url did not name the existing table it left ungranted:\n%s", ext.output)
+	}
+	if anonMay(t, externalURL, "public.account", "select,insert,update,delete,truncate") {
+		t.Error("start --db-url granted anon a privilege on an existing table")
 	}
 	firstLogin, err := pgx.Connect(ctx, withUser(env["DB_URL"], "authenticator", env[authenticatorPasswordKey]))
 	if err != nil {
@@ -694,6 +759,24 @@ func TestServeAndSetup(t *testing.T) {
 	}
 	if err := admin.Ping(ctx); err != nil {
 		t.Errorf("the external database's server stopped with its pgreflect: %v", err)
+	}
+
+	// start --grant-existing grants it, says so, and names it as writable by anon without row level security.
+	ext = launch(t, bin, nil, "start", "--dir", extDir, "--db-url", externalURL, "--grant-existing", "--port", strconv.Itoa(extPort), "--workdir", t.TempDir())
+	ext.waitFor(t, "Serving on", extPort)
+	if out := ext.output.String(); !strings.Contains(out, "every privilege on these existing objects of schema public:\n  table public.account\n") ||
+		!strings.Contains(out, "warning: row level security is off on public.account, which the anon role may write") {
+		t.Errorf("start --db-url --grant-existing:\n%s", out)
+	}
+	if status, body := postGraphQL(t, extEnv["API_URL"], extEnv["ANON_KEY"], `{"query":"{ accountCollection { edges { node { note } } } }"}`); status != http.StatusOK ||
+		!sameJSON(body, map[string]any{"data": map[string]any{"accountCollection": map[string]any{"edges": []any{map[string]any{"node": map[string]any{"note": "mine"}}}}}}) {
+		t.Errorf("the existing database through start --db-url --grant-existing: %d %s", status, body)
+	}
+	if out, err := runBinary(t, bin, "stop", "--dir", extDir); err != nil {
+		t.Fatalf("stop: %v\n%s", err, out)
+	}
+	if err := ext.wait(t, time.Minute); err != nil {
+		t.Errorf("start --db-url --grant-existing exited with %v\n%s", err, ext.output)
 	}
 
 	// --demo asks for the demo; the project's own login role is found again on its next start.
@@ -732,4 +815,120 @@ func serveProcess(t *testing.T, bin string, env []string, args ...string) *teste
 	})
 	p.waitFor(t, "GraphQL URL", 0)
 	return p.output
+}
+
+// Issue 22: when the project's PostgreSQL died, start served 503s for ever. It restarts it, and exits saying
+// why when it cannot.
+//
+// Issue 22 too: a project belongs to its workdir (start used ./.pgreflect whatever --workdir said, so the
+// examples shared the repository's project), and start names the stored settings that beat config.toml.
+func TestStartRestartsItsPostgreSQL(t *testing.T) {
+	bin := buildBinary(t)
+	workdir := projectDir(t)
+	if err := os.MkdirAll(filepath.Join(workdir, "supabase"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(workdir, "supabase"), "config.toml", "[auth.external.google]\nenabled = true\nclient_id = \"from-the-file\"\nsecret = \"file-secret\"\n")
+	dir := filepath.Join(workdir, ".pgreflect")
+	port, dbPort := freePort(t), freePort(t)
+	startArgs := []string{"--workdir", workdir, "--port", strconv.Itoa(port), "--db-port", strconv.Itoa(dbPort)}
+	p := startIn(t, bin, dir, port, startArgs...)
+	out, err := runBinary(t, bin, "status", "--workdir", workdir, "-o", "env")
+	if err != nil {
+		t.Fatalf("status --workdir of a project started with --workdir: %v\n%s", err, out)
+	}
+	env := parseEnvLines(t, out)
+	if fromDir, err := readProjectEnv(dir); err != nil || fromDir["PROJECT_REF"] != env["PROJECT_REF"] {
+		t.Fatalf("the project of --workdir %s is not in %s: %v", workdir, dir, err)
+	}
+	// A client ID saved through the management API (as the console does) beats the file's.
+	req, _ := http.NewRequest(http.MethodPatch, env["MANAGEMENT_URL"]+"/v1/projects/"+env["PROJECT_REF"]+"/config/auth",
+		strings.NewReader(`{"external_google_client_id": "from-the-console"}`))
+	req.Header.Set("Authorization", "Bearer "+env["MANAGEMENT_TOKEN"])
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("PATCH the client ID: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	killPostmaster := func() {
+		t.Helper()
+		pidFile, err := os.ReadFile(filepath.Join(dir, dataDirName, "postmaster.pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	killPostmaster()
+	p.waitFor(t, "PostgreSQL restarted.", 0)
+	// The pool's connections died with the server: a request may fail before new ones are made.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, body := postGraphQL(t, env["API_URL"], env["ANON_KEY"], `{"query":"{ __typename }"}`)
+		if status == http.StatusOK && sameJSON(body, map[string]any{"data": map[string]any{"__typename": "Query"}}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the restart of PostgreSQL: %d %s\n%s", status, body, p.output)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// Issue 22: setup's hint followed on this cluster (a new password for authenticator) cut the running start
+	// off; start gives the role back the project's password.
+	fromDir, err := readProjectEnv(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(context.Background(), env["DB_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = admin.Exec(context.Background(), `alter role authenticator password 'changed-by-hand'`)
+	admin.Close(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(t, "The password of authenticator on this project's PostgreSQL was changed", 0)
+	login, err := pgx.Connect(context.Background(), withUser(env["DB_URL"], "authenticator", fromDir[authenticatorPasswordKey]))
+	if err != nil {
+		t.Fatalf("the API's login after start restored it: %v", err)
+	}
+	login.Close(context.Background())
+
+	// With its port taken, PostgreSQL cannot come back: start exits and says why.
+	killPostmaster()
+	var taken net.Listener
+	for deadline := time.Now().Add(10 * time.Second); taken == nil; {
+		if taken, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(dbPort)); err != nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("the killed PostgreSQL's port stays busy: %v", err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	err = p.wait(t, 2*time.Minute)
+	taken.Close()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 ||
+		!strings.Contains(p.output.String(), "pgreflect start: the project's PostgreSQL stopped and could not be restarted") {
+		t.Errorf("start with a PostgreSQL that cannot restart: %v\n%s", err, p.output)
+	}
+
+	// The next start of the workdir's project names the stored client ID that beats config.toml's.
+	p = startIn(t, bin, dir, port, startArgs...)
+	if out := p.output.String(); !strings.Contains(out, "overrides supabase/config.toml") ||
+		!strings.Contains(out, `setting=external_google_client_id config.toml="[auth.external.google] client_id" stored=from-the-console file=from-the-file`) {
+		t.Errorf("start did not name the stored value that beats config.toml:\n%s", out)
+	}
+	if out, err := runBinary(t, bin, "stop", "--workdir", workdir); err != nil || !strings.Contains(out, "Stopped pgreflect") {
+		t.Errorf("stop --workdir: %v\n%s", err, out)
+	}
 }

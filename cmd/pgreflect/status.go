@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,12 +15,13 @@ import (
 )
 
 func runStatus(args []string, stdout, stderr io.Writer) error {
-	var dir, output string
+	var output string
 	flags := newFlagSet("status", stderr)
-	flags.StringVar(&dir, "dir", ".pgreflect", "project directory of `pgreflect start`")
+	dir, workdir := addDirFlags(flags)
 	flags.StringVar(&output, "o", "pretty", "output format: pretty or env (KEY=value lines)")
 	flags.Usage = func() {
-		fmt.Fprintln(flags.Output(), "usage: pgreflect status [--dir DIR] [-o env]")
+		fmt.Fprintln(flags.Output(), "usage: pgreflect status [--workdir DIR | --dir DIR] [-o env]")
+		fmt.Fprintln(flags.Output(), "Prints the local project's URLs and keys (those of its last start when it is not running). Exit status: 0 when it runs, 3 when it does not, 1 when there is no project in DIR.")
 		flags.PrintDefaults()
 	}
 	if err := parseFlags(flags, args); err != nil {
@@ -30,35 +30,45 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 	if output != "pretty" && output != "env" {
 		return fmt.Errorf("unknown output format %q: use pretty or env", output)
 	}
-	abs, err := filepath.Abs(dir)
+	abs, err := resolveProjectDir(*dir, *workdir)
 	if err != nil {
 		return err
 	}
 	env, err := readProjectEnv(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("no project in %s: run `pgreflect start --dir %s` first", abs, dir)
+		return fmt.Errorf("no project in %s: run `pgreflect start` with the same --workdir or --dir first", abs)
 	}
 	if err != nil {
 		return err
 	}
+	pid, alive := readPID(abs)
 	if output == "env" {
 		for _, k := range envKeys {
 			fmt.Fprintf(stdout, "%s=%s\n", k, env[k])
 		}
+		if !alive {
+			fmt.Fprintf(stderr, "pgreflect is not running on %s; these are the values of its last start.\n", abs)
+			return errNotRunning
+		}
 		return nil
 	}
-	pid, alive := readPID(abs)
 	if alive {
 		fmt.Fprintf(stdout, "pgreflect is running (pid %d) on %s.\n\n", pid, abs)
 	} else {
 		fmt.Fprintf(stdout, "pgreflect is not running on %s; these are the values of its last start.\n\n", abs)
 	}
 	printProject(stdout, env)
-	if alive {
-		printGraphQLVersion(stdout, env["DB_URL"])
+	if !alive {
+		return errNotRunning
 	}
+	printGraphQLVersion(stdout, env["DB_URL"])
 	return nil
 }
+
+// errNotRunning is status's answer when the project is not running, after it has printed it: exit status 3,
+// as `systemctl status` and LSB init scripts answer for a program that is not running, so that scripts can
+// test `pgreflect status` (1 is left for failures, such as a directory without a project).
+var errNotRunning = errors.New("not running")
 
 // printGraphQLVersion shows the pg_graphql version the project follows and the newest this build offers, as
 // pg_available_extensions shows installed_version and default_version.

@@ -16,18 +16,17 @@ import (
 const stopTimeout = 90 * time.Second
 
 func runStop(args []string, stdout, stderr io.Writer) error {
-	var dir string
 	fs := newFlagSet("stop", stderr)
-	fs.StringVar(&dir, "dir", ".pgreflect", "project directory of `pgreflect start`")
+	dir, workdir := addDirFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: pgreflect stop [--dir DIR]")
+		fmt.Fprintln(fs.Output(), "usage: pgreflect stop [--workdir DIR | --dir DIR]")
 		fmt.Fprintln(fs.Output(), "Stops a running `pgreflect start` and its PostgreSQL.")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(dir)
+	abs, err := resolveProjectDir(*dir, *workdir)
 	if err != nil {
 		return err
 	}

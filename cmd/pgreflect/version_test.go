@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestVersion(t *testing.T) {
@@ -16,6 +17,13 @@ func TestVersion(t *testing.T) {
 	// A test binary has no -X version and no module version: the fallback names itself.
 	if !regexp.MustCompile(`^pgreflect (devel|devel-[0-9a-f]+(-dirty)?) \(go1\.[0-9.]+[^,]*, [a-z0-9]+/[a-z0-9]+\)\n$`).MatchString(out.String()) {
 		t.Errorf("version without -X: %q", out.String())
+	}
+	// Issue 22: `pgreflect --version` was an unknown command.
+	for _, flag := range []string{"--version", "-v"} {
+		var flagOut bytes.Buffer
+		if code := run([]string{flag}, &flagOut, &errOut); code != 0 || flagOut.String() != out.String() {
+			t.Errorf("pgreflect %s: exit %d, %q; want 0 and %q", flag, code, flagOut.String(), out.String())
+		}
 	}
 	saved := version
 	t.Cleanup(func() { version = saved })
@@ -53,8 +61,12 @@ func TestServerFlags(t *testing.T) {
 	}
 	f.logFormat = "json"
 	logs.Reset()
-	f.logger(&logs).Info("serving")
+	f.logger(&logs).Info("serving", "grace", 10*time.Second, slog.Group("limits", slog.Duration("read_timeout", 1500*time.Millisecond)))
 	if !strings.HasPrefix(logs.String(), `{"time":`) || !strings.Contains(logs.String(), `"msg":"serving"`) {
 		t.Errorf("json log: %q", logs.String())
+	}
+	// Issue 22: JSON logs printed durations as nanoseconds (10000000000) where text logs print 10s.
+	if !strings.Contains(logs.String(), `"grace":"10s"`) || !strings.Contains(logs.String(), `"limits":{"read_timeout":"1.5s"}`) {
+		t.Errorf("json log durations: %q", logs.String())
 	}
 }

@@ -54,8 +54,15 @@
   $('general-api-url').value = cfg.apiUrl;
   $('api-url').value = cfg.apiUrl;
   $('graphql-url').value = cfg.graphqlUrl;
+  if (cfg.searchPath && cfg.searchPath.length) {
+    $('exposed-schemas').value = cfg.searchPath.join(', ');
+  } else {
+    document.querySelectorAll('.exposed-schemas').forEach(function (el) { el.hidden = true; });
+  }
   $('anon-key').value = cfg.anonKey;
   $('callback-url').value = cfg.apiUrl + '/auth/v1/callback';
+  // The standalone page opens on this project, and links back here.
+  $('standalone-link').href = 'graphiql.html?' + new URLSearchParams({ url: cfg.graphqlUrl, apikey: cfg.anonKey, from: 'console' });
   $('curl-example').textContent =
     "curl -X POST '" + cfg.graphqlUrl + "' \\\n" +
     "  -H 'apikey: " + cfg.anonKey + "' \\\n" +
@@ -100,18 +107,60 @@
       return null;
     }
   }
-  $('user-jwt').addEventListener('input', function () {
+  function showRole() {
     var jwt = $('user-jwt').value.trim();
     var role = jwt ? roleOf(jwt) : 'anon';
     $('request-role').textContent = role ? 'role: ' + role : 'not a JWT';
-  });
+  }
+  $('user-jwt').addEventListener('input', showRole);
+
+  // Run as: the server signs a short-lived token (api/token) for a role or a chosen user, instead of a JWT
+  // pasted from elsewhere. Users are offered from the Users list when the service_role key is there.
+  if (cfg.canMintToken) {
+    $('run-as-box').hidden = false;
+    $('run-as').addEventListener('change', function () {
+      var user = $('run-as').value === 'authenticated';
+      $('run-as-user').hidden = !user;
+      if (!user || !cfg.hasServiceRoleKey || $('run-as-users').childElementCount) return;
+      credentials().then(function (c) {
+        var key = c.serviceRoleKey || '';
+        return fetch('/auth/v1/admin/users?per_page=100', { cache: 'no-store', headers: { apikey: key, Authorization: 'Bearer ' + key } });
+      }).then(function (res) { return res.ok ? res.json() : { users: [] }; }).then(function (body) {
+        (body.users || []).forEach(function (u) {
+          var o = document.createElement('option');
+          o.value = u.id;
+          o.label = u.email || u.id;
+          o.dataset.email = u.email || '';
+          $('run-as-users').appendChild(o);
+        });
+      }).catch(function () { /* no list: the ID is typed */ });
+    });
+    $('run-as-mint').addEventListener('click', function () {
+      var role = $('run-as').value;
+      if (!role) {
+        $('user-jwt').value = '';
+        showRole();
+        return;
+      }
+      var sub = role === 'authenticated' ? $('run-as-user').value.trim() : '';
+      var known = sub && document.querySelector('#run-as-users option[value="' + CSS.escape(sub) + '"]');
+      var q = new URLSearchParams({ role: role, sub: sub, email: known ? known.dataset.email : '' });
+      fetch('api/token?' + q, { credentials: 'same-origin', cache: 'no-store' }).then(function (res) {
+        return res.json().then(function (body) {
+          if (!res.ok) throw new Error(body.message || 'HTTP ' + res.status);
+          $('user-jwt').value = body.access_token;
+          showRole();
+        });
+      }).catch(function (e) { $('request-role').textContent = e.message; });
+    });
+  }
   document.querySelectorAll('form.settings-form, #jwt-form').forEach(function (form) {
     form.addEventListener('submit', function (e) { e.preventDefault(); });
   });
 
   // The pages by hash; anything else shows Settings > API.
   var pages = { '#settings/general': 'general', '#settings/api': 'settings', '#auth/providers': 'providers',
-    '#auth/users': 'users', '#api-docs/trusted-documents': 'documents' };
+    '#auth/users': 'users', '#auth/url-configuration': 'urls', '#api-docs/trusted-documents': 'documents' };
   var mounted = false;
   function show() {
     var hash = location.hash || '';

@@ -1,10 +1,13 @@
-// The standalone GraphiQL page: the endpoint and the API key come from ?url=...&apikey=... or the form.
+// The standalone GraphiQL page: the endpoint and the API key come from ?url=...&apikey=... or the form;
+// &from=console (the console's link) shows a link back to the console.
 (function () {
   'use strict';
   function $(id) { return document.getElementById(id); }
   var params = new URLSearchParams(location.search);
   if (params.get('url')) $('endpoint-url').value = params.get('url');
   if (params.get('apikey')) $('endpoint-apikey').value = params.get('apikey');
+  // Opened from the console's menu: a way back to it.
+  if (params.get('from') === 'console') $('back-link').hidden = false;
 
   function connect() {
     window.pgreflectGraphiQL.mount($('graphiql'), {

@@ -51,6 +51,10 @@ end
 $$;
 comment on view public.released_post is e'@graphql({"primary_key_columns": ["id"]})';
 
+-- The blog is public to read; writing it takes a signed-in user (or the service_role key), so that the anon
+-- key that ships in every browser cannot change it (start warns of tables anon can write without RLS).
+revoke insert, update, delete, truncate on public.account, public.blog, public.blog_post from anon;
+
 -- Each signed-in user sees and changes only their own to-dos; anon sees none.
 create table public.todo (
   id bigserial primary key,

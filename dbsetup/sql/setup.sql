@@ -1,6 +1,6 @@
 -- Default privileges of service.md 5.2.2 and 5.2.4: the API roles may use schema public and everything created
--- in it from now on. (Grants on objects that already exist are in existing_grants.sql, applied on first install
--- only, so that a REVOKE made later survives the next Apply.)
+-- in it from now on. (Grants on objects that already exist are in existing_grants.sql, applied on request
+-- only: on an existing database without row level security they would let the anon key write every table.)
 grant usage on schema public to anon, authenticated, service_role;
 alter default privileges in schema public grant all on tables to anon, authenticated, service_role;
 alter default privileges in schema public grant all on routines to anon, authenticated, service_role;

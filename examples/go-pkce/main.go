@@ -3,7 +3,7 @@
 // cookies, and a protected page that shows the user and their own to-dos of the demo schema, read and
 // written with GraphQL as the user, so row level security keeps everyone to their own rows.
 //
-//	eval "$(bin/pgreflect status -o env | sed 's/^/export /')"
+//	eval "$(bin/pgreflect status --workdir examples -o env | sed 's/^/export /')"
 //	go run ./examples/go-pkce   # http://127.0.0.1:3000
 package main
 
@@ -30,7 +30,7 @@ func main() {
 	local := flag.Bool("local", true, "local development: redirect on the request's origin, ignore X-Forwarded-Host")
 	flag.Parse()
 	if *apiURL == "" || *anonKey == "" {
-		log.Fatal("set -api-url and -anon-key, or API_URL and ANON_KEY: eval \"$(bin/pgreflect status -o env | sed 's/^/export /')\"")
+		log.Fatal("set -api-url and -anon-key, or API_URL and ANON_KEY: eval \"$(bin/pgreflect status --workdir examples -o env | sed 's/^/export /')\"")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -88,16 +88,6 @@ func ClusterCPUBetween(before, after map[int]time.Duration) time.Duration {
 	return total
 }
 
-// Postmaster reads the postmaster's pid from a data directory.
-func Postmaster(dataDir string) (int, error) {
-	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
-	if err != nil {
-		return 0, err
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	return strconv.Atoi(strings.TrimSpace(line))
-}
-
 // Memory returns a process's resident set size and its peak, in bytes.
 func Memory(pid int) (rss, peak int64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

@@ -24,6 +24,8 @@ type Results struct {
 	Cells      []Cell       `json:"cells"`
 	Ratios     []Ratio      `json:"ratios"`
 	PeakRSS    []ProcessRSS `json:"peak_rss"`
+	// SlowClients is issue 21's scenario, when pgreflect ran.
+	SlowClients *SlowClients `json:"slow_clients,omitempty"`
 	// GoBenchmarks are the result lines of `go test -bench` from the same `make bench`.
 	GoBenchmarks []string `json:"go_benchmarks,omitempty"`
 	// Findings is hand-written Markdown (what profiles and EXPLAIN showed), kept beside the results.

@@ -3,6 +3,7 @@
 package dberr
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -11,8 +12,10 @@ import (
 	"github.com/jackc/puddle/v2"
 )
 
-// Unavailable reports whether err means the database could not be reached or went away: a failed connect, a
-// network error, a pool closed under the request, or the server shutting down or refusing connections.
+// Unavailable reports whether err means the database could not be reached, went away or did not answer: a
+// failed connect, a network error, a pool closed under the request, the server shutting down or refusing
+// connections, or the request's deadline passing while it waited on the database (a server that answers
+// reports its own statement timeout first).
 func Unavailable(err error) bool {
 	if err == nil {
 		return false
@@ -20,7 +23,7 @@ func Unavailable(err error) bool {
 	var connectErr *pgconn.ConnectError
 	var netErr net.Error
 	if errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, puddle.ErrClosedPool) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
 	var pgErr *pgconn.PgError

@@ -30,6 +30,8 @@ func TestUnavailable(t *testing.T) {
 		"syntax error":       {&pgconn.PgError{Code: "42601"}, false},
 		"unique violation":   {fmt.Errorf("insert: %w", &pgconn.PgError{Code: "23505"}), false},
 		"plain error":        {errors.New("bug"), false},
+		"deadline passed":    {fmt.Errorf("query: %w", context.DeadlineExceeded), true},
+		"client went away":   {fmt.Errorf("query: %w", context.Canceled), false},
 	} {
 		if got := Unavailable(c.err); got != c.want {
 			t.Errorf("%s: Unavailable(%v) = %v", name, c.err, got)

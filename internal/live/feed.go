@@ -154,7 +154,7 @@ func (h *Hub) follow(ctx context.Context, opts FeedOptions) error {
 				return err
 			}
 			if len(changed) > 0 {
-				h.Changed(changed)
+				h.changedAt(changed, d.confirmed)
 			}
 			if reply {
 				nextStatus = time.Now()

@@ -17,8 +17,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
@@ -58,11 +60,20 @@ type Options struct {
 	MaxSubscriptions int
 	// RefreshTimeout bounds one refresh's wait for a connection and its round trip; default 10s.
 	RefreshTimeout time.Duration
-	Logger         *slog.Logger
+	// Replicas are read replicas of Pool's database, each with its engine: a refresh for a change the feed
+	// reported runs on one of them, in turn, when it has replayed the change, else on Pool.
+	Replicas []Source
+	Logger   *slog.Logger
 	// Registerer receives the hub's metrics when set.
 	Registerer prometheus.Registerer
 	// TracerProvider, when set, receives a span of each refresh (internal/tracing).
 	TracerProvider trace.TracerProvider
+}
+
+// Source is a database that answers refreshes, with the engine of its schemas.
+type Source struct {
+	Pool   *pgxpool.Pool
+	Engine *resolve.Engine
 }
 
 // ErrTooManySubscriptions is returned by Subscribe when the instance holds MaxSubscriptions.
@@ -85,6 +96,9 @@ type Hub struct {
 	covered, refused map[string]bool
 	// wanted carries tables cohorts read to the feed, which adds them to the publication.
 	wanted chan []resolve.RelationName
+
+	// nextReplica spreads refreshes over the replicas.
+	nextReplica atomic.Uint64
 
 	wake   chan struct{}
 	cancel context.CancelFunc
@@ -112,6 +126,9 @@ type cohort struct {
 	reads  resolve.Reads
 	// known is false until a refresh told what the cohort reads: until then every change refreshes it.
 	known bool
+	// lsn is the latest commit position of the changes that made the cohort dirty, when the feed reported them
+	// (0 for a poll, a DDL, a newcomer): a replica that has replayed it may answer the refresh.
+	lsn pglogrepl.LSN
 }
 
 // Subscription is one subscriber's live query.
@@ -232,11 +249,21 @@ func (h *Hub) dropCohortLocked(c *cohort) {
 
 // Changed refreshes the cohorts that read one of the relations; an empty list refreshes every cohort (after a
 // DDL, or when the feed lost track).
-func (h *Hub) Changed(relations []resolve.RelationName) {
+func (h *Hub) Changed(relations []resolve.RelationName) { h.changedAt(relations, 0) }
+
+// changedAt is Changed for changes committed at lsn (0: unknown, only the primary answers).
+func (h *Hub) changedAt(relations []resolve.RelationName, lsn pglogrepl.LSN) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, c := range h.cohorts {
 		if len(relations) == 0 || !c.known || c.reads.All || intersects(c.reads.Relations, relations) {
+			if !c.dirty || c.lsn != 0 {
+				// A replica may answer only when every change the refresh must show was reported with its position.
+				c.lsn = max(c.lsn, lsn)
+				if lsn == 0 {
+					c.lsn = 0
+				}
+			}
 			c.dirty = true
 			h.enqueueLocked(c)
 		}
@@ -281,7 +308,7 @@ func (h *Hub) poll(ctx context.Context) {
 		h.mu.Lock()
 		for _, c := range h.cohorts {
 			if !h.followedLocked(c) {
-				c.dirty = true
+				c.dirty, c.lsn = true, 0
 				h.enqueueLocked(c)
 			}
 		}
@@ -354,14 +381,16 @@ func (h *Hub) tracedRefresh(ctx context.Context, c *cohort) {
 func (h *Hub) refresh(ctx context.Context, c *cohort) {
 	h.mu.Lock()
 	var targets []*Subscription
+	var lsn pglogrepl.LSN
 	if c.dirty {
 		for s := range c.subs {
 			targets = append(targets, s)
 		}
+		lsn = c.lsn
 	} else {
 		targets = c.newcomers
 	}
-	c.dirty, c.newcomers = false, nil
+	c.dirty, c.newcomers, c.lsn = false, nil, 0
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
@@ -389,7 +418,7 @@ func (h *Hub) refresh(ctx context.Context, c *cohort) {
 		groups[s.claimsKey] = append(groups[s.claimsKey], s)
 	}
 	start := time.Now()
-	result, err := h.run(ctx, c.req, sessions)
+	result, err := h.run(ctx, c.req, sessions, lsn)
 	h.metrics.refreshed(time.Since(start), len(sessions))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -455,22 +484,41 @@ func (h *Hub) refresh(ctx context.Context, c *cohort) {
 	}
 }
 
-// run answers the sessions on a connection of the pool, within the refresh timeout.
-func (h *Hub) run(ctx context.Context, req resolve.Request, sessions []resolve.Session) (resolve.LiveRefresh, error) {
+// run answers the sessions within the refresh timeout: on a replica that has replayed lsn when there is one,
+// else on the primary.
+func (h *Hub) run(ctx context.Context, req resolve.Request, sessions []resolve.Session, lsn pglogrepl.LSN) (resolve.LiveRefresh, error) {
 	ctx, cancel := context.WithTimeout(ctx, h.opts.RefreshTimeout)
 	defer cancel()
-	conn, err := h.opts.Pool.Acquire(ctx)
+	if n := len(h.opts.Replicas); n > 0 && lsn != 0 {
+		r := h.opts.Replicas[(h.nextReplica.Add(1)-1)%uint64(n)]
+		result, err := refreshOn(ctx, Source{Pool: r.Pool, Engine: r.Engine}, req, sessions, lsn.String())
+		if err == nil {
+			h.metrics.replicaRefreshes.Add(1)
+			return result, nil
+		}
+		if ctx.Err() != nil {
+			return result, err
+		}
+		// Behind, or away: the primary answers.
+	}
+	return refreshOn(ctx, Source{Pool: h.opts.Pool, Engine: h.opts.Engine}, req, sessions, "")
+}
+
+func refreshOn(ctx context.Context, src Source, req resolve.Request, sessions []resolve.Session, lsn string) (resolve.LiveRefresh, error) {
+	conn, err := src.Pool.Acquire(ctx)
 	if err != nil {
 		return resolve.LiveRefresh{}, err
 	}
 	defer conn.Release()
-	return h.opts.Engine.RefreshLive(ctx, conn.Conn(), req, sessions)
+	return src.Engine.RefreshLiveAfter(ctx, conn.Conn(), req, sessions, lsn)
 }
 
 // Stats are the hub's counts at one moment: what it holds, and what it has done since it started.
 type Stats struct {
 	Subscriptions, Cohorts                int
 	Refreshes, Evaluations, Pushes, Drops int64
+	// ReplicaRefreshes are the refreshes a read replica answered.
+	ReplicaRefreshes int64
 }
 
 // Stats counts the subscriptions and cohorts, and the work done.
@@ -479,5 +527,6 @@ func (h *Hub) Stats() Stats {
 	defer h.mu.Unlock()
 	m := h.metrics
 	return Stats{Subscriptions: h.count, Cohorts: len(h.cohorts), Refreshes: m.nRefreshes.Load(),
-		Evaluations: m.nEvaluations.Load(), Pushes: m.nPushes.Load(), Drops: m.nDrops.Load()}
+		Evaluations: m.nEvaluations.Load(), Pushes: m.nPushes.Load(), Drops: m.nDrops.Load(),
+		ReplicaRefreshes: m.replicaRefreshes.Load()}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/resolve"
@@ -319,5 +320,87 @@ func TestStreamArguments(t *testing.T) {
 			}
 			return ""
 		})
+	}
+}
+
+// TestRefreshesOnAReplicaThatHasReplayed runs the hub with a read replica: a refresh for a change the feed
+// reported is answered there once the replica has replayed it; while its replay is paused, the primary answers,
+// and the new row is pushed all the same.
+func TestRefreshesOnAReplicaThatHasReplayed(t *testing.T) {
+	primary := pgtest.StartCluster(t)
+	replica := pgtest.StartReplica(t, primary)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	primaryAdmin, err := pgx.Connect(ctx, primary.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer primaryAdmin.Close(context.Background())
+	if err := dbsetup.Apply(ctx, primaryAdmin); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := primaryAdmin.Exec(ctx, schema); err != nil {
+		t.Fatal(err)
+	}
+	replicaAdmin, err := pgx.Connect(ctx, replica.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replicaAdmin.Close(context.Background())
+	testenv.Eventually(t, 10*time.Second, func() string {
+		var ok bool
+		if err := replicaAdmin.QueryRow(ctx, `select to_regclass('public.note') is not null`).Scan(&ok); err != nil || !ok {
+			return fmt.Sprintf("the replica has not replayed the setup (%v)", err)
+		}
+		return ""
+	})
+	h := New(Options{Engine: resolve.NewEngine(resolve.Options{}), Pool: testenv.LoginPool(t, primary.URL("postgres")),
+		PollInterval: time.Hour, Replicas: []Source{{Pool: testenv.LoginPool(t, replica.URL("postgres")), Engine: resolve.NewEngine(resolve.Options{})}}})
+	t.Cleanup(h.Close)
+	var feed sync.WaitGroup
+	feed.Go(func() { h.RunFeed(ctx, FeedOptions{URL: primary.URL("postgres")}) })
+	t.Cleanup(func() { cancel(); feed.Wait() })
+
+	user := uuid.New()
+	rec := &recorder{}
+	if _, err := h.Subscribe(userSession(user), resolve.Request{Query: noteSubscription}, rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitAnswer(t, 10*time.Second, `"edges": []`)
+	testenv.Eventually(t, 10*time.Second, func() string {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		c := h.cohorts[cohortKey{role: "authenticated", searchPath: "public", query: noteSubscription}]
+		switch {
+		case c == nil || !h.followedLocked(c):
+			return "the feed does not follow the subscription's table yet"
+		case c.dirty || c.busy || c.queued:
+			// The refresh that follows the table's publication (its position unknown: on the primary).
+			return "the cohort is being refreshed"
+		}
+		return ""
+	})
+	insert := func(body string) {
+		t.Helper()
+		if _, err := primaryAdmin.Exec(ctx, `insert into note (owner, body) values ($1, $2)`, user, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert("read on the replica")
+	rec.waitAnswer(t, 10*time.Second, `"read on the replica"`)
+	if n := h.Stats().ReplicaRefreshes; n < 1 {
+		t.Fatalf("%d refreshes on the replica", n)
+	}
+
+	// A replica that does not replay would answer without the new row: the primary answers instead.
+	if _, err := replicaAdmin.Exec(ctx, `select pg_wal_replay_pause()`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = replicaAdmin.Exec(context.Background(), `select pg_wal_replay_resume()`) })
+	before := h.Stats().ReplicaRefreshes
+	insert("while the replica is paused")
+	rec.waitAnswer(t, 10*time.Second, `"while the replica is paused"`)
+	if n := h.Stats().ReplicaRefreshes; n != before {
+		t.Fatalf("the paused replica answered %d refreshes", n-before)
 	}
 }

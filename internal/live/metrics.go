@@ -15,6 +15,7 @@ type metrics struct {
 	refreshSeconds           prometheus.Histogram
 	// The counters again, readable (Stats).
 	nRefreshes, nEvaluations, nPushes, nDrops atomic.Int64
+	replicaRefreshes                          atomic.Int64
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {

@@ -30,6 +30,10 @@ const (
 	RefusedConnectionCap = "connection_cap"
 	// RefusedUntrustedDocument: a document that is not trusted, where only trusted documents may run.
 	RefusedUntrustedDocument = "untrusted_document"
+	// RefusedPoolTimeout: no database connection became free within the pool timeout.
+	RefusedPoolTimeout = "pool_timeout"
+	// RefusedPoolShare: the client's credential, role or address held its share of the pool all along.
+	RefusedPoolShare = "pool_share"
 )
 
 // NewMetrics makes the metrics and their registry, with the Go runtime and process collectors.

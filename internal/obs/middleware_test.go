@@ -56,7 +56,7 @@ func TestNewRequestID(t *testing.T) {
 			t.Errorf("NewRequestID(%q) = %q", bad, got)
 		}
 	}
-	if NewRequestID("") == NewRequestID("") {
+	if first, second := NewRequestID(""), NewRequestID(""); first == second {
 		t.Error("two new ids are the same")
 	}
 }

@@ -347,6 +347,13 @@ func (e explainer) fieldCame(t *gqlschema.Type, field string, old *gqlschema.Sch
 		name := qualified(t.Table.Rel) + "." + tg.column.SQL.Name
 		if old != nil {
 			if r := findRelation(old, t.Table.Rel); r != nil && r.Column(tg.column.SQL.Name) == nil {
+				// The column's number survives a rename: an old column of that number whose name the new
+				// relation lacks is this one, renamed (columnGone's counterpart).
+				for _, c := range r.Columns {
+					if c.Num == tg.column.SQL.Num && t.Table.Rel.Column(c.Name) == nil {
+						return fmt.Sprintf("column %s renamed from %s", name, c.Name)
+					}
+				}
 				return fmt.Sprintf("column %s added", name)
 			}
 		}
@@ -465,8 +472,9 @@ var mutationFields = []struct{ prefix, privilege string }{
 	{"insertInto", "INSERT"}, {"update", "UPDATE"}, {"deleteFrom", "DELETE"},
 }
 
-// fromCurrent explains a removal when only the new side is a database (a snapshot file against the current
-// database, as check compares): what the database has now under the names the snapshot used.
+// fromCurrent explains a change when only the new side is a database (a snapshot file against the current
+// database, as check compares): for a removal, what the database has now under the names the snapshot used;
+// for an addition, the database object behind it.
 func fromCurrent(c *Change, cur *gqlschema.Schema, oldSchema *ast.Schema) string {
 	table := func(typeName string) *gqlschema.Table {
 		if t := cur.Types[typeName]; t != nil && t.Role == gqlschema.RoleNode {
@@ -478,6 +486,10 @@ func fromCurrent(c *Change, cur *gqlschema.Schema, oldSchema *ast.Schema) string
 		return fmt.Sprintf("%s revoked from %s on %s", privilege, cur.Catalog.Role, qualified(t.Rel))
 	}
 	switch {
+	case c.kind == typeAdded:
+		return explainer{new: cur}.typeCame(cur.Types[c.typeName], nil)
+	case c.kind == fieldAdded:
+		return explainer{new: cur}.fieldCame(cur.Types[c.typeName], c.field, nil)
 	case c.kind == typeRemoved:
 		for _, m := range mutationTypes {
 			if base, ok := strings.CutSuffix(c.typeName, m.suffix); ok && table(base) != nil {
@@ -492,10 +504,13 @@ func fromCurrent(c *Change, cur *gqlschema.Schema, oldSchema *ast.Schema) string
 			}
 		}
 	case c.kind == fieldRemoved:
-		t := table(c.typeName)
-		if t == nil {
+		// The table's object type, or one of its input types (insert, update, filter, order by), whose
+		// fields are named as the object type's.
+		ct := cur.Types[c.typeName]
+		if ct == nil || ct.Table == nil {
 			return ""
 		}
+		t := ct.Table
 		for _, col := range t.Rel.Columns {
 			if col.Name == c.field || col.Directives.Name == c.field {
 				if !col.CanSelect {
@@ -504,8 +519,9 @@ func fromCurrent(c *Change, cur *gqlschema.Schema, oldSchema *ast.Schema) string
 				return fmt.Sprintf("column %s.%s", qualified(t.Rel), col.Name)
 			}
 		}
-		// A field of a scalar or enum type stood for a column; others are relationships or functions.
-		if def := oldSchema.Types[c.typeName]; def != nil {
+		// A field of a scalar or enum type of the table's object type stood for a column; others are
+		// relationships or functions.
+		if def := oldSchema.Types[t.TypeName]; def != nil {
 			if f := def.Fields.ForName(c.field); f != nil {
 				if k := oldSchema.Types[f.Type.Name()]; k != nil && (k.Kind == ast.Scalar || k.Kind == ast.Enum) {
 					return fmt.Sprintf("no column %s.%s in the database (dropped or renamed)", qualified(t.Rel), c.field)

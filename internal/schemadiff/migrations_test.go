@@ -69,6 +69,11 @@ func TestMigrationsClassified(t *testing.T) {
 			schemadiff.Breaking, "account.email", "column public.account.email dropped", 1},
 		{"rename column", `alter table account rename column bio to about`, "authenticated",
 			schemadiff.Breaking, "account.bio", "column public.account.bio renamed to about", 1},
+		// Issue 22: the new field of a renamed column was reported as "column ... added".
+		{"rename column: the new field", `alter table account rename column bio to about`, "authenticated",
+			schemadiff.Safe, "account.about", "column public.account.about renamed from bio", 1},
+		{"rename column: the new input field", `alter table account rename column bio to about`, "authenticated",
+			schemadiff.Safe, "accountInsertInput.about", "column public.account.about renamed from bio", 1},
 		{"change type", `alter table account alter column bio type integer using length(bio)`, "authenticated",
 			schemadiff.Breaking, "account.bio", "column public.account.bio changed type from text to integer", 1},
 		{"add not null", `alter table blog alter column title set not null`, "authenticated",
@@ -222,5 +227,50 @@ func TestSnapshotStable(t *testing.T) {
 	}
 	if !bytes.Equal(sdl.Print(fromJSON), a) {
 		t.Errorf("SDL printed from the introspection JSON differs")
+	}
+}
+
+// Issue 22: a snapshot checked against the database (check) named the database object of the object type's
+// field only, leaving the input fields of the same column, and every addition, without one.
+func TestCheckNamesTheColumnOfEveryField(t *testing.T) {
+	conn := newDB(t)
+	before := load(t, conn, "authenticated")
+	snapshot, err := sdl.Parse("authenticated.graphql", sdl.Print(before.Schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(context.Background(), `alter table account drop column email;
+		alter table account rename column bio to about`); err != nil {
+		t.Fatal(err)
+	}
+	changes := schemadiff.Compare(schemadiff.Side{Schema: snapshot}, load(t, conn, "authenticated"))
+	reasons := map[string]string{}
+	for _, c := range changes {
+		reasons[c.Path] = c.Reason
+	}
+	for _, typeName := range []string{"account", "accountFilter", "accountInsertInput", "accountOrderBy", "accountUpdateInput"} {
+		for path, want := range map[string]string{
+			typeName + ".email": "no column public.account.email in the database (dropped or renamed)",
+			typeName + ".bio":   "no column public.account.bio in the database (dropped or renamed)",
+			typeName + ".about": "column public.account.about",
+		} {
+			got, ok := reasons[path]
+			if !ok {
+				t.Errorf("no change at %s among %v", path, reasons)
+			} else if got != want {
+				t.Errorf("%s: reason %q, want %q", path, got, want)
+			}
+		}
+	}
+	var markdown bytes.Buffer
+	if err := schemadiff.Write(&markdown, "markdown", changes); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(markdown.String(), "\n") {
+		if strings.HasPrefix(line, "| BREAKING") || strings.HasPrefix(line, "| SAFE") {
+			if strings.HasSuffix(line, "|  |") {
+				t.Errorf("markdown row without its database object: %s", line)
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -77,6 +78,78 @@ func prepareNothing(cfg *pgx.ConnConfig) {
 	}
 }
 
+// probeTimeout bounds each statement of the pooler probe; a statement that waits longer for a server session
+// while the probe's other connection holds one open is itself the sign of a pooler.
+const probeTimeout = 2 * time.Second
+
+// sharesSessions reports whether cfg's connections share server sessions, as they do through a pooler in
+// transaction mode (PgBouncer, Supavisor), whatever port the URL names: two client connections, both open, see
+// the same backend pid, or one waits for the session the other holds in a transaction. Each direct connection
+// (or one through a pooler in session mode) has a backend of its own for its whole life. The probe prepares
+// nothing; what it found is returned as a sentence for the log or the error.
+func sharesSessions(ctx context.Context, cfg *pgx.ConnConfig) (bool, string, error) {
+	cfg = cfg.Copy()
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	var conns [2]*pgx.Conn
+	for i := range conns {
+		c, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			return false, "", fmt.Errorf("connect to the database as %s: %w", cfg.User, err)
+		}
+		defer c.Close(context.WithoutCancel(ctx))
+		conns[i] = c
+	}
+	owner := map[uint32]int{}
+	// pid runs one statement on connection i; shared is set when its backend served the other connection.
+	var shared string
+	pid := func(ctx context.Context, i int, q interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) error {
+		ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		defer cancel()
+		var p uint32
+		if err := q.QueryRow(ctx, "select pg_backend_pid()").Scan(&p); err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				shared = "one connection waited for the server session another held in a transaction"
+				return nil
+			}
+			return fmt.Errorf("probe for a transaction pooler: %w", err)
+		}
+		if o, seen := owner[p]; seen && o != i {
+			shared = fmt.Sprintf("two connections were served by one server session (backend pid %d)", p)
+		}
+		owner[p] = i
+		return nil
+	}
+	// In turns: a pooler that reuses the session released last (PgBouncer's default) shows itself at once.
+	for range 3 {
+		for i, c := range conns {
+			if err := pid(ctx, i, c); err != nil || shared != "" {
+				return shared != "", shared, err
+			}
+		}
+	}
+	// With the first connection's session held in a transaction, the second gets another; once it is released,
+	// the next statement of either may run on the other's.
+	tx, err := conns[0].Begin(ctx)
+	if err != nil {
+		return false, "", fmt.Errorf("probe for a transaction pooler: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	for _, step := range []func() error{
+		func() error { return pid(ctx, 0, tx) },
+		func() error { return pid(ctx, 1, conns[1]) },
+		func() error { return tx.Commit(ctx) },
+		func() error { return pid(ctx, 1, conns[1]) },
+		func() error { return pid(ctx, 0, conns[0]) },
+	} {
+		if err := step(); err != nil || shared != "" {
+			return shared != "", shared, err
+		}
+	}
+	return false, "", nil
+}
+
 // statementMode is the engine's mode for pools of which some go through a transaction pooler.
 func statementMode(pooled bool) resolve.StatementMode {
 	if pooled {
@@ -90,7 +163,7 @@ func statementMode(pooled bool) resolve.StatementMode {
 // of them send unnamed statements.
 func (s *Stack) requestPools(ctx context.Context, o Options, size int) (primary *pgxpool.Pool, replicas []*pgxpool.Pool, pooled bool, err error) {
 	cfgs := make([]*pgxpool.Config, 0, 1+len(o.ReadURLs))
-	for _, u := range append([]string{o.RequestURL}, o.ReadURLs...) {
+	for i, u := range append([]string{o.RequestURL}, o.ReadURLs...) {
 		cfg, err := pgxpool.ParseConfig(u)
 		if err != nil {
 			return nil, nil, false, fmt.Errorf("parse database URL: %w", err)
@@ -99,17 +172,34 @@ func (s *Stack) requestPools(ctx context.Context, o Options, size int) (primary 
 		if err != nil {
 			return nil, nil, false, err
 		}
+		if !p && o.StatementMode != StatementModeUnnamed {
+			// The URL does not say; the connections do. Named statements (pgreflect's and pgx's own cache) would
+			// clash with another client's on a shared session, or be missing on the next one.
+			shared, found, err := sharesSessions(ctx, cfg.ConnConfig)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			switch {
+			case shared && o.StatementMode == StatementModePrepared:
+				return nil, nil, false, fmt.Errorf("%s goes through a pooler in transaction mode (%s), where --statement-mode prepared cannot work: use --statement-mode unnamed or auto (docs/deploy.md)", urlName(i), found)
+			case shared:
+				s.log.Warn("the database URL goes through a pooler in transaction mode: sending unnamed statements and polling the schema version (add pgbouncer=true to the URL to say so)",
+					"url", urlName(i), "found", found)
+				p = true
+			}
+		}
 		pooled = pooled || p
 		cfgs = append(cfgs, cfg)
 	}
 	for i, cfg := range cfgs {
-		if pooled {
-			prepareNothing(cfg.ConnConfig)
-		}
+		// Whatever the mode: pgreflect's own queries through pgx (the roles, the login role, the schema version,
+		// replay positions) are few, and pgx's statement cache names them by a hash of their SQL, which clashes
+		// with another client's on a server session that a pooler the probe missed shares.
+		prepareNothing(cfg.ConnConfig)
 		pool, err := openPool(ctx, cfg, size)
 		if err != nil {
 			if i > 0 {
-				err = fmt.Errorf("read replica %d: %w", i, err)
+				err = fmt.Errorf("%s: %w", urlName(i), err)
 			}
 			return nil, nil, false, err
 		}
@@ -128,4 +218,12 @@ func (s *Stack) requestPools(ctx context.Context, o Options, size int) (primary 
 		}
 	}
 	return primary, replicas, pooled, nil
+}
+
+// urlName names the i-th URL of requestPools in messages: the database URL, then the read replicas'.
+func urlName(i int) string {
+	if i == 0 {
+		return "the database URL"
+	}
+	return fmt.Sprintf("read replica %d", i)
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/pgreflect/pgreflect/config"
 	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/pgbouncertest"
+	"github.com/pgreflect/pgreflect/internal/stack"
 	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgcluster"
 	"github.com/pgreflect/pgreflect/pgtest"
@@ -46,6 +46,9 @@ func post(t *testing.T, method, url, key, token string, body any) (int, map[stri
 	return status, out
 }
 
+// testClient bounds every request of the tests: a server that does not answer fails the test, never hangs it.
+var testClient = &http.Client{Timeout: 30 * time.Second}
+
 // send makes a request and decodes its JSON answer; out is nil when the answer is not a JSON object. It does
 // not fail the test, so that goroutines may call it.
 func send(method, url, key, token string, body any) (status int, out map[string]any, raw []byte, err error) {
@@ -68,7 +71,7 @@ func send(method, url, key, token string, body any) (status int, out map[string]
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -150,14 +153,7 @@ func TestBehindPgBouncerInTransactionMode(t *testing.T) {
 	if !transactionsMoveBetweenBackends(t, bouncer.URL(t, s.DatabaseURL, "authenticator")) {
 		t.Fatal("every client stayed on one server session: is PgBouncer really pooling transactions?")
 	}
-	// And the prepared mode, which a misconfigured server could still run behind the pooler, never answers
-	// with another client's statement: its statement names are unique to each connection.
-	prepared := stacktest.New(t, stacktest.Options{DatabaseURL: s.DatabaseURL, LoginURL: through, StatementMode: "prepared"})
-	for _, f := range concurrently(t, prepared, 60) {
-		if !strings.Contains(f, `"errors"`) {
-			t.Errorf("a request in prepared mode behind the pooler answered neither data nor an error: %s", f)
-		}
-	}
+	// The prepared mode refuses to start behind it: TestPgBouncerWithoutHintIsDetected.
 }
 
 // transactionsMoveBetweenBackends runs short transactions from four connections at once and reports whether a
@@ -198,45 +194,8 @@ const stackPollSlack = 500 * time.Millisecond
 // startReplicatedPair starts a primary and a streaming replica of it (pg_basebackup -R) with database app.
 func startReplicatedPair(t *testing.T) (primary, replica *pgcluster.Cluster) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dir, err := os.MkdirTemp("", "pgreflect-replica-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	// The servers may run as an unprivileged OS user, which must reach the data directories.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	start := func(name string, init func(c *pgcluster.Cluster) error) *pgcluster.Cluster {
-		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		port, err := pgcluster.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, name, "data"), Port: port, Fast: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := init(c); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if err := c.Stop(ctx); err != nil {
-				t.Error(err)
-			}
-		})
-		return c
-	}
-	primary = start("primary", func(c *pgcluster.Cluster) error { return c.Init(ctx) })
+	ctx := context.Background()
+	primary = pgtest.StartCluster(t)
 	admin, err := pgx.Connect(ctx, primary.URL("postgres"))
 	if err != nil {
 		t.Fatal(err)
@@ -245,8 +204,7 @@ func startReplicatedPair(t *testing.T) (primary, replica *pgcluster.Cluster) {
 	if _, err := admin.Exec(ctx, "create database app"); err != nil {
 		t.Fatal(err)
 	}
-	replica = start("replica", func(c *pgcluster.Cluster) error { return c.InitReplica(ctx, primary.Port()) })
-	return primary, replica
+	return primary, pgtest.StartReplica(t, primary)
 }
 
 // loginURL is the URL of database app on c as the login role.
@@ -254,14 +212,17 @@ func loginURL(c *pgcluster.Cluster) string {
 	return strings.Replace(c.URL("app"), "postgres@", "authenticator@", 1)
 }
 
-func TestReadReplica(t *testing.T) {
+// replicatedStack serves database app of a primary and its streaming replica (queries go to the replica), once
+// the replica has replayed the setup and noteSchema; replicaAdmin is a superuser connection to the replica.
+func replicatedStack(t *testing.T, o stacktest.Options) (s *stacktest.Stack, replica *pgcluster.Cluster, replicaAdmin *pgx.Conn) {
+	t.Helper()
 	primary, replica := startReplicatedPair(t)
 	ctx := context.Background()
 	replicaAdmin, err := pgx.Connect(ctx, replica.URL("app"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer replicaAdmin.Close(ctx)
+	t.Cleanup(func() { replicaAdmin.Close(context.Background()) })
 	// The setup and the schema must have reached the replica before the server logs in there.
 	primaryAdmin, err := pgx.Connect(ctx, primary.URL("app"))
 	if err != nil {
@@ -285,7 +246,13 @@ func TestReadReplica(t *testing.T) {
 		}
 		return ""
 	})
-	s := stacktest.New(t, stacktest.Options{DatabaseURL: primary.URL("app"), ReadURLs: []string{loginURL(replica)}})
+	o.DatabaseURL, o.ReadURLs = primary.URL("app"), []string{loginURL(replica)}
+	return stacktest.New(t, o), replica, replicaAdmin
+}
+
+func TestReadReplica(t *testing.T) {
+	ctx := context.Background()
+	s, _, replicaAdmin := replicatedStack(t, stacktest.Options{})
 
 	// Queries run on the replica, mutations on the primary (a replica refuses writes).
 	testenv.Eventually(t, 5*time.Second, func() string {
@@ -407,4 +374,127 @@ func TestTwoInstancesOnOneDatabase(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// A replica that stops answering (its processes frozen) costs a query its statement timeout plus the engine's
+// grace, then the outage's one 503; mutations, which go to the primary, are answered meanwhile; /ready says 503
+// and names the replica; and queries are answered again once the replica answers.
+func TestFrozenReplicaIs503AndNotReady(t *testing.T) {
+	s, replica, _ := replicatedStack(t, stacktest.Options{StatementTimeout: time.Second, PoolTimeout: 2 * time.Second})
+	testenv.Eventually(t, 5*time.Second, func() string {
+		if got := graphql(t, s, `{ inRecovery }`); got != `{"data":{"inRecovery":true}}` {
+			return "query not answered by the replica: " + got
+		}
+		return ""
+	})
+	thaw := pgtest.Freeze(t, replica)
+	// Statement timeout 1s + grace 2s, or pool timeout 2s for a new connection; 2s of slack for a loaded machine.
+	const within = 5 * time.Second
+	for i := range 2 {
+		expectOutage(t, s, "{ inRecovery }", within, fmt.Sprintf("query %d while the replica is frozen", i))
+	}
+	if got := graphql(t, s, `mutation { insertIntoNoteCollection(objects: [{body: "hello"}]) { affectedCount } }`); got != `{"data":{"insertIntoNoteCollection":{"affectedCount":1}}}` {
+		t.Errorf("mutation while the replica is frozen: %s", got)
+	}
+	start := time.Now()
+	status, _, raw, err := send(http.MethodGet, s.URL+"/ready", "", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"status":"unavailable","checks":{"primary":"ok","replica_1":"unavailable","roles":"ok"}}`; status != 503 || string(raw) != want {
+		t.Errorf("/ready while the replica is frozen: %d %s, want 503 %s", status, raw, want)
+	}
+	if elapsed := time.Since(start); elapsed > within {
+		t.Errorf("/ready answered after %s", elapsed)
+	}
+	thaw()
+	testenv.Eventually(t, 15*time.Second, func() string {
+		if got := graphql(t, s, `{ inRecovery }`); got != `{"data":{"inRecovery":true}}` {
+			return "after the thaw: " + got
+		}
+		if status, _, raw, err := send(http.MethodGet, s.URL+"/ready", "", "", nil); err != nil || status != 200 {
+			return fmt.Sprintf("/ready after the thaw: %d %s %v", status, raw, err)
+		}
+		return ""
+	})
+}
+
+// Behind PgBouncer, with Postgres stopped, PgBouncer accepts the request's query and waits for a server it
+// cannot reach (server_login_retry): the request's deadline still answers the outage's 503 in time, and once
+// Postgres is back requests are answered again.
+func TestBehindPgBouncerPostgresDownIsA503InTime(t *testing.T) {
+	cluster := pgtest.StartCluster(t)
+	bouncer := pgbouncertest.Start(t, cluster.URL("postgres"), pgbouncertest.Options{PoolSize: 2, Users: map[string]string{"authenticator": ""}})
+	through := func(u string) string { return bouncer.URL(t, u, "authenticator") + "&pgbouncer=true" }
+	s := stacktest.New(t, stacktest.Options{DatabaseURL: cluster.URL("postgres"), Schema: noteSchema, LoginURL: through,
+		StatementTimeout: time.Second, PoolTimeout: 2 * time.Second})
+	const query = `{ noteCollection { edges { node { body } } } }`
+	if got := graphql(t, s, query); got != `{"data":{"noteCollection":{"edges":[]}}}` {
+		t.Fatalf("before the stop: %s", got)
+	}
+	if err := cluster.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Statement timeout 1s + grace 2s, or pool timeout 2s; 2s of slack for a loaded machine.
+	const within = 5 * time.Second
+	for i := range 3 {
+		expectOutage(t, s, query, within, fmt.Sprintf("request %d with Postgres stopped", i))
+	}
+	if err := cluster.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 15*time.Second, func() string {
+		if got := graphql(t, s, query); got != `{"data":{"noteCollection":{"edges":[]}}}` {
+			return "after the restart: " + got
+		}
+		return ""
+	})
+}
+
+// A URL that goes through PgBouncer in transaction mode without saying so (no pgbouncer=true, not port 6543): the
+// server finds out at start. In auto mode two instances then send unnamed statements and poll the schema version:
+// both start (pgx's own named statements made the second fail with 42P05), answer concurrent requests and see a
+// schema change. In prepared mode the server refuses to start, saying why.
+func TestPgBouncerWithoutHintIsDetected(t *testing.T) {
+	bouncer := pgbouncertest.Start(t, pgtest.ServerURL(t), pgbouncertest.Options{PoolSize: 2, Users: map[string]string{"authenticator": ""}})
+	through := func(u string) string { return bouncer.URL(t, u, "authenticator") }
+	a := stacktest.New(t, stacktest.Options{Schema: noteSchema, LoginURL: through})
+	b := stacktest.New(t, stacktest.Options{DatabaseURL: a.DatabaseURL, LoginURL: through})
+	for _, s := range []*stacktest.Stack{a, b} {
+		if failed := concurrently(t, s, 40); len(failed) > 0 {
+			t.Fatalf("%d of 40 requests failed, e.g. %s", len(failed), failed[0])
+		}
+	}
+	if _, err := a.Admin.Exec(context.Background(), "alter table note add column title text"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*stacktest.Stack{a, b} {
+		testenv.Eventually(t, time.Second+stackPollSlack, func() string {
+			if got := graphql(t, s, `{ noteCollection(first: 1) { edges { node { title } } } }`); strings.Contains(got, "errors") {
+				return got
+			}
+			return ""
+		})
+	}
+	_, err := stack.New(context.Background(), stack.Options{RequestURL: through(a.DatabaseURL), JWTSecret: stacktest.JWTSecret,
+		Config: config.Default(), StatementMode: stack.StatementModePrepared})
+	if err == nil || !strings.Contains(err.Error(), "goes through a pooler in transaction mode") || !strings.Contains(err.Error(), "--statement-mode prepared cannot work") {
+		t.Errorf("prepared mode behind PgBouncer: %v", err)
+	}
+}
+
+// expectOutage sends query and wants the outage's one 503 within the given time; what names the request.
+func expectOutage(t *testing.T, s *stacktest.Stack, query string, within time.Duration, what string) {
+	t.Helper()
+	start := time.Now()
+	status, out, raw, err := send(http.MethodPost, s.URL+"/graphql/v1", s.Service, "", map[string]any{"query": query})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if elapsed := time.Since(start); elapsed > within {
+		t.Errorf("%s: answered after %s, want within %s", what, elapsed, within)
+	}
+	if msg, _ := out["errors"].([]any); status != 503 || len(msg) != 1 || !strings.HasPrefix(fmt.Sprint(msg[0]), "map[message:Database unavailable (request id ") {
+		t.Errorf("%s: %d %s", what, status, raw)
+	}
 }

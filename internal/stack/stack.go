@@ -52,7 +52,13 @@ type Options struct {
 	Console http.Handler
 	// PoolSize bounds the connections of API requests; 0: Config's [db.pool] pool_size, else DefaultPoolSize.
 	PoolSize int
-	Limits   Limits
+	// PoolTimeout, PoolShare, ShareByRole and ShareByAddress bound a request's wait for a connection and
+	// each client's share of the pool (see httpapi.Options); zero values take httpapi's defaults.
+	PoolTimeout    time.Duration
+	PoolShare      float64
+	ShareByRole    bool
+	ShareByAddress bool
+	Limits         Limits
 	// RequestLimits and StatementTimeout bound each GraphQL request (see httpapi.Options).
 	RequestLimits    resolve.Limits
 	StatementTimeout time.Duration
@@ -192,9 +198,13 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		schemaPoll = SchemaPollInterval
 	}
 	var api *httpapi.Server // set before serving; the management API switches its engine's version
-	authSvc, err := s.authService(ctx, o, tracerProvider, func(v gqlschema.Version) { api.SetGraphQLVersion(v) })
+	authSvc, authPool, err := s.authService(ctx, o, tracerProvider, func(v gqlschema.Version) { api.SetGraphQLVersion(v) })
 	if err != nil {
 		return nil, err
+	}
+	var readyChecks map[string]func(context.Context) error
+	if authPool != nil {
+		readyChecks = map[string]func(context.Context) error{"auth": authPool.Ping}
 	}
 	var authHandler, managementHandler http.Handler
 	var pin func(context.Context, string) (gqlschema.Version, error)
@@ -228,6 +238,14 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		PollSchema:       schemaPoll,
 		GraphQLVersion:   version,
 		BuildVersion:     o.BuildVersion,
+		PoolTimeout:      o.PoolTimeout,
+		PoolShare:        o.PoolShare,
+		ReadyChecks:      readyChecks,
+		ShareByRole:      o.ShareByRole,
+		ShareByAddress:   o.ShareByAddress,
+		// No answer can be written after the write timeout: the database work stops before it, leaving a
+		// tenth of it to write the outage's answer.
+		RequestTimeout:   s.limits.WriteTimeout - s.limits.WriteTimeout/10,
 		ChangesURL:       changesURL(o),
 		LiveLimits:       o.LiveLimits,
 		PersistedQueries: o.Config.GraphQL.PersistedQueries,
@@ -295,22 +313,22 @@ func pinGraphQLVersion(ctx context.Context, configured string, pin func(context.
 const GraphQLVersionPollInterval = 500 * time.Millisecond
 
 // authService starts the service of /auth/v1/ and of the management API (/v1/), which also pins the GraphQL
-// version in the auth schema; without an AdminURL there is none.
-func (s *Stack) authService(ctx context.Context, o Options, tp trace.TracerProvider, setVersion func(gqlschema.Version)) (*authapi.Service, error) {
+// version in the auth schema, and returns it with its pool; without an AdminURL there is none.
+func (s *Stack) authService(ctx context.Context, o Options, tp trace.TracerProvider, setVersion func(gqlschema.Version)) (*authapi.Service, *pgxpool.Pool, error) {
 	if o.AdminURL == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	// The auth service runs a few short statements per sign-in: pgx's default size suits it.
 	pool, pooled, err := newPool(ctx, o.AdminURL, o.StatementMode, 0)
 	if err != nil {
-		return nil, fmt.Errorf("auth database: %w", err)
+		return nil, nil, fmt.Errorf("auth database: %w", err)
 	}
-	if pooled && o.StatementMode != StatementModeUnnamed { // the URL itself says so
+	if pooled && o.StatementMode != StatementModeUnnamed { // the URL or the connections say so
 		s.log.Warn("the auth database URL goes through a pooler in transaction mode, where the auth migrations' session lock does not hold: give a direct connection or a pooler in session mode (docs/deploy.md)")
 	}
 	s.closers = append(s.closers, pool.Close)
 	if err := s.metrics.RegisterPool("auth", pool); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	svc, err := authapi.New(ctx, authapi.Options{
 		Pool:             pool,
@@ -327,14 +345,15 @@ func (s *Stack) authService(ctx context.Context, o Options, tp trace.TracerProvi
 		HTTPClient:       providerClient(tp),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("start the auth service: %w", err)
+		return nil, nil, fmt.Errorf("start the auth service: %w", err)
 	}
 	s.closers = append(s.closers, svc.Close)
-	return svc, nil
+	return svc, pool, nil
 }
 
 // newPool opens a pool of at most size connections (0: pgx's default) with the statement mode (see
-// transactionPooled), checks that it connects, and reports whether it goes through a transaction pooler.
+// transactionPooled), checks that it connects, and reports whether it goes through a transaction pooler (as
+// the URL or the mode says, or as its connections show: sharesSessions).
 func newPool(ctx context.Context, connString, mode string, size int) (*pgxpool.Pool, bool, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
@@ -344,6 +363,12 @@ func newPool(ctx context.Context, connString, mode string, size int) (*pgxpool.P
 	if err != nil {
 		return nil, false, err
 	}
+	if !pooled && mode != StatementModeUnnamed {
+		// pgx's own named statements would clash with another client's on a shared server session.
+		if pooled, _, err = sharesSessions(ctx, cfg.ConnConfig); err != nil {
+			return nil, false, err
+		}
+	}
 	if pooled {
 		prepareNothing(cfg.ConnConfig)
 	}
@@ -351,11 +376,24 @@ func newPool(ctx context.Context, connString, mode string, size int) (*pgxpool.P
 	return pool, pooled, err
 }
 
+// DefaultConnectTimeout bounds a connection's whole start (TCP, TLS, authentication) when the URL's
+// connect_timeout does not: without it a connect to a server that accepts but does not answer waits forever,
+// and holds a place of the pool meanwhile.
+const DefaultConnectTimeout = 5 * time.Second
+
+// keepAlive probes an idle connection after 15 s without traffic, then every 5 s: a server gone from the
+// network (a partition, a host that died without closing its sockets) is noticed within about 30 s instead of
+// the kernel's two hours, for the schema watcher's LISTEN and for idle connections of the pool.
+var keepAlive = net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3}
+
 // openPool opens a pool of at most size connections (0: pgx's default) and checks that it connects.
 func openPool(ctx context.Context, cfg *pgxpool.Config, size int) (*pgxpool.Pool, error) {
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "pgreflect"
 	}
+	cfg.ConnConfig.ConnectTimeout = cmp.Or(cfg.ConnConfig.ConnectTimeout, DefaultConnectTimeout)
+	dialer := &net.Dialer{Timeout: cfg.ConnConfig.ConnectTimeout, KeepAliveConfig: keepAlive}
+	cfg.ConnConfig.DialFunc = dialer.DialContext
 	if size > 0 {
 		cfg.MaxConns = int32(size)
 	}

@@ -17,9 +17,16 @@ import (
 // the test's end closes.
 func SetupDB(t testing.TB, schema string) (string, *pgx.Conn) {
 	t.Helper()
-	ctx := context.Background()
 	url := pgtest.NewDB(t)
-	admin, err := pgx.Connect(ctx, url)
+	return url, Setup(t, url, schema)
+}
+
+// Setup applies pgreflect's setup to the database of superuserURL (a server of the test's own, say) and then
+// runs schema, and returns a superuser connection that the test's end closes.
+func Setup(t testing.TB, superuserURL, schema string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, superuserURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,19 +37,32 @@ func SetupDB(t testing.TB, schema string) (string, *pgx.Conn) {
 	if _, err := admin.Exec(ctx, schema); err != nil {
 		t.Fatal(err)
 	}
-	return url, admin
+	return admin
 }
 
 // LoginPool is a pool of the login role authenticator (which the setup creates, without a password under
 // pgtest's trust authentication) on the database of superuserURL, closed at the test's end.
 func LoginPool(t testing.TB, superuserURL string) *pgxpool.Pool {
 	t.Helper()
+	return LoginPoolOf(t, superuserURL, 0)
+}
+
+// LoginPoolOf is LoginPool with at most size connections (0: pgx's default).
+func LoginPoolOf(t testing.TB, superuserURL string, size int) *pgxpool.Pool {
+	t.Helper()
 	u, err := url.Parse(superuserURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u.User = url.User("authenticator")
-	pool, err := pgxpool.New(context.Background(), u.String())
+	cfg, err := pgxpool.ParseConfig(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size > 0 {
+		cfg.MaxConns = int32(size)
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

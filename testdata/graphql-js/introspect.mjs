@@ -3,7 +3,8 @@
 //
 //   node introspect.mjs query          prints the IntrospectionQuery of getIntrospectionQuery() (GraphiQL's default)
 //   node introspect.mjs query full     the same with every option GraphiQL may turn on (descriptions of the
-//                                      schema, specifiedByURL, isRepeatable, deprecation of input values)
+//                                      schema, specifiedByURL, isRepeatable, deprecation of input values,
+//                                      isOneOf)
 //   node introspect.mjs check          reads a response body {"data": {...}} on stdin and prints one line
 //                                      RESULT {"built": bool, "error": string, "invalid": [string], "sdl": string}
 import { buildClientSchema, getIntrospectionQuery, printSchema, validateSchema } from 'graphql';
@@ -12,7 +13,7 @@ const [mode, variant] = process.argv.slice(2);
 
 if (mode === 'query') {
   const options = variant === 'full'
-    ? { descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }
+    ? { descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true }
     : {};
   process.stdout.write(getIntrospectionQuery(options));
 } else if (mode === 'check') {

@@ -50,12 +50,12 @@ type statement struct {
 
 // cell accumulates one contender's rounds on one query.
 type cell struct {
-	sample              benchcmp.Sample
-	serverCPU, pgCPU    time.Duration
-	calls, plans        int64
-	pgMS                float64
-	statements          map[string]*statement
-	lastRSS, maxRSSSeen int64
+	sample           benchcmp.Sample
+	serverCPU, pgCPU time.Duration
+	calls, plans     int64
+	pgMS             float64
+	statements       map[string]*statement
+	maxRSSSeen       int64
 }
 
 type bench struct {
@@ -78,6 +78,7 @@ type bench struct {
 	reqs    map[string]map[string][]benchcmp.Request // contender → query → variants
 	checks  []string
 	cells   map[[2]string]*cell
+	slow    *benchcmp.SlowClients
 }
 
 func (b *bench) start(ctx context.Context) error {
@@ -114,7 +115,7 @@ func (b *bench) start(ctx context.Context) error {
 	if err := b.cluster.Start(ctx); err != nil {
 		return err
 	}
-	if b.postmaster, err = benchcmp.Postmaster(b.cluster.DataDir()); err != nil {
+	if b.postmaster, err = b.cluster.PostmasterPID(); err != nil {
 		return err
 	}
 	if b.admin, err = pgx.Connect(ctx, b.cluster.URL("postgres")); err != nil {
@@ -139,6 +140,9 @@ func (b *bench) start(ctx context.Context) error {
 	}
 	b.loadTime = time.Since(t0)
 	logf("loaded in %s", b.loadTime.Round(time.Millisecond))
+	if _, err := b.data.Exec(ctx, benchcmp.SlowFunctionSQL); err != nil {
+		return fmt.Errorf("the slow clients' function: %w", err)
+	}
 
 	secret, err := auth.RandomSecret()
 	if err != nil {
@@ -343,6 +347,47 @@ func (b *bench) measure(ctx context.Context) error {
 	return nil
 }
 
+// slowClientsQueries are the cheap requests measured beside the slow clients: a signed-in user's read (another
+// credential than the slow clients' anon key) and an anonymous one (the same key).
+var slowClientsQueries = []string{"Q5", "Q1"}
+
+// measureSlowClients runs issue 21's scenario on pgreflect: as many slow clients as the pool has connections, each
+// holding one for two seconds with the anon key, beside cheap requests.
+func (b *bench) measureSlowClients(ctx context.Context) error {
+	i := slices.IndexFunc(b.servers, func(s *server) bool { return s.name == "pgreflect" })
+	if i < 0 {
+		return nil
+	}
+	s := b.servers[i]
+	body, err := benchcmp.Body(benchcmp.SlowDocument, "Slow", nil)
+	if err != nil {
+		return err
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("apikey", b.anonKey)
+	slow := benchcmp.Request{Body: body, Header: h}
+	d := max(b.o.duration/2, 4*time.Second)
+	b.slow = &benchcmp.SlowClients{Contender: s.name, PoolSize: b.o.poolSize, SlowClients: b.o.poolSize,
+		CheapClients: b.o.poolSize, Seconds: d.Seconds()}
+	for _, name := range slowClientsQueries {
+		q := b.queries[slices.IndexFunc(b.queries, func(q benchcmp.Query) bool { return q.Name == name })]
+		cheap, slowSample := benchcmp.DriveBesideSlow(ctx, s.target, slow, b.o.poolSize, b.reqs[s.name][name], b.o.poolSize, d)
+		run := benchcmp.StarvedRun{Query: name, As: q.As, Requests: cheap.Requests, Errors: cheap.Errors,
+			FirstError: cheap.FirstError, ReqPerSec: float64(cheap.Requests) / cheap.Elapsed.Seconds(),
+			P50Ms: ms(cheap.Percentile(50)), P99Ms: ms(cheap.Percentile(99))}
+		b.slow.Cheap = append(b.slow.Cheap, run)
+		b.slow.SlowRequests += slowSample.Requests
+		b.slow.SlowErrors += slowSample.Errors
+		logf("slow clients: %s (%s) beside %d slow clients: %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms  errors %d",
+			name, q.As, b.o.poolSize, run.ReqPerSec, run.P50Ms, run.P99Ms, run.Errors)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
 func (b *bench) slot(ctx context.Context, s *server, q benchcmp.Query, d time.Duration) error {
 	key := [2]string{s.name, q.Name}
 	c := b.cells[key]
@@ -434,7 +479,8 @@ func (b *bench) report(ctx context.Context) error {
 			"bin/benchcmp -duration " + b.o.duration.String() + " -rounds " + strconv.Itoa(b.o.rounds) + " -go-bench bench/go-bench.txt",
 			"# shorter: make bench BENCH_DURATION=4s",
 		},
-		Checks: b.checks,
+		Checks:      b.checks,
+		SlowClients: b.slow,
 	}
 	r.Machine.PostgreSQL = b.pgVersion
 	r.Machine.LoadBefore = b.loadStart

@@ -116,6 +116,9 @@ func run(args []string) error {
 	if err := b.measure(ctx); err != nil {
 		return err
 	}
+	if err := b.measureSlowClients(ctx); err != nil {
+		return err
+	}
 	return b.report(ctx)
 }
 

@@ -1,0 +1,149 @@
+package httpapi
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/pgreflect/pgreflect/pgtest"
+)
+
+// slowSchema has a function that holds its connection for two seconds, granted to every API role.
+const slowSchema = `create table t(id int primary key); insert into t values (1);
+	create function slow() returns int language sql stable as $$ select 1 from pg_sleep(2) $$;
+	grant select on t to anon, service_role; grant execute on function slow() to anon, service_role;`
+
+const (
+	slowQuery  = `{"query": "{ slow }"}`
+	cheapQuery = `{"query": "{ tCollection { edges { node { id } } } }"}`
+	cheapData  = `{"data": {"tCollection": {"edges": [{"node": {"id": 1}}]}}}`
+)
+
+// startSlow sends n slow requests with key at once and returns a wait for their answers' statuses.
+func startSlow(t *testing.T, f *fixture, key string, n int) func() []int {
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { statuses[i], _, _ = postGraphQL(t, f.srv.URL, key, slowQuery) })
+	}
+	time.Sleep(300 * time.Millisecond) // for them to take their connections
+	return func() []int { wg.Wait(); return statuses }
+}
+
+// A request that gets no connection within the pool timeout, every connection being in use, is answered 503
+// "Database busy" with the request id, instead of waiting as long as the slow requests run.
+func TestPoolTimeoutIsBusy503(t *testing.T) {
+	f := newFixtureOn(t, pgtest.NewDB(t), slowSchema, 2, Options{PoolShare: 1, PoolTimeout: 500 * time.Millisecond})
+	postGraphQL(t, f.srv.URL, f.anon, cheapQuery) // the schema and roles loaded
+	wait := startSlow(t, f, f.anon, 2)
+	start := time.Now()
+	status, body, id := postGraphQL(t, f.srv.URL, f.anon, cheapQuery)
+	if elapsed := time.Since(start); elapsed > 1500*time.Millisecond {
+		t.Errorf("answered after %s with a pool timeout of 500ms", elapsed)
+	}
+	if want := `{"data":null,"errors":[{"message":"Database busy: no connection free within 500ms (request id ` + id + `)"}]}`; status != 503 || body != want {
+		t.Errorf("got %d %s\nwant 503 %s", status, body, want)
+	}
+	if got := wait(); got[0] != 200 || got[1] != 200 {
+		t.Errorf("the slow requests: %v", got)
+	}
+}
+
+// One API key holds at most its share of the pool: the anon key's slow requests take two of the four
+// connections, a third waits for one of them and is refused (429) when its wait passes the pool timeout,
+// and the service_role key's cheap request is answered at once on a connection anon could not take.
+func TestPoolShareKeepsConnectionsForOthers(t *testing.T) {
+	f := newFixtureOn(t, pgtest.NewDB(t), slowSchema, 4, Options{PoolShare: 0.5, PoolTimeout: time.Second})
+	postGraphQL(t, f.srv.URL, f.anon, cheapQuery)
+	postGraphQL(t, f.srv.URL, f.service, cheapQuery)
+	wait := startSlow(t, f, f.anon, 2)
+	start := time.Now()
+	status, body, id := postGraphQL(t, f.srv.URL, f.anon, slowQuery)
+	if want := `{"data":null,"errors":[{"message":"Too many concurrent requests of this API key or token: at most 2 of them may use the database at once (request id ` + id + `)"}]}`; status != 429 || body != want {
+		t.Errorf("a third slow anon request: %d %s\nwant 429 %s", status, body, want)
+	}
+	if elapsed := time.Since(start); elapsed < time.Second {
+		t.Errorf("refused after %s, before the pool timeout of 1s", elapsed)
+	}
+	wait2 := startSlow(t, f, f.anon, 4) // as many as the pool has connections
+	start = time.Now()
+	status, body, _ = postGraphQL(t, f.srv.URL, f.service, cheapQuery)
+	if elapsed := time.Since(start); elapsed > 500*time.Millisecond {
+		t.Errorf("service_role's cheap request took %s while anon's slow ones ran", elapsed)
+	}
+	if status != 200 || body != cheapData {
+		t.Errorf("service_role's cheap request: %d %s", status, body)
+	}
+	for _, got := range append(wait(), wait2()...) {
+		if got != 200 && got != 429 {
+			t.Errorf("slow anon requests: %v", got)
+		}
+	}
+}
+
+// With ShareByAddress one client address holds at most its share too, whatever keys it sends: 127.0.0.2's
+// slow requests with two keys take two connections and its third waits, while 127.0.0.1 is answered at once.
+func TestPoolShareByAddress(t *testing.T) {
+	f := newFixtureOn(t, pgtest.NewDB(t), slowSchema, 4, Options{PoolShare: 0.5, ShareByAddress: true, PoolTimeout: time.Second})
+	postGraphQL(t, f.srv.URL, f.anon, cheapQuery)
+	postGraphQL(t, f.srv.URL, f.service, cheapQuery)
+	from := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext}}
+	post := func(client *http.Client, key, body string) (int, string) {
+		return sendWith(t, client, f.srv.URL, map[string]string{"apikey": key}, body)
+	}
+	var wg sync.WaitGroup
+	for _, key := range []string{f.anon, f.service} {
+		wg.Go(func() { post(from, key, slowQuery) })
+	}
+	time.Sleep(300 * time.Millisecond)
+	if status, body := post(from, f.service, slowQuery); status != 429 || !strings.Contains(body, "Too many concurrent requests of this client address: at most 2") {
+		t.Errorf("a third slow request from 127.0.0.2: %d %s", status, body)
+	}
+	start := time.Now()
+	if status, body := post(testClient, f.service, cheapQuery); status != 200 || body != cheapData || time.Since(start) > 500*time.Millisecond {
+		t.Errorf("a cheap request from 127.0.0.1: %d %s after %s", status, body, time.Since(start))
+	}
+	wg.Wait()
+}
+
+// With ShareByRole one role holds at most its share too, whatever tokens its requests carry: two users of role
+// anon take two connections and a third user's request waits, then is refused.
+func TestPoolShareByRole(t *testing.T) {
+	f := newFixtureOn(t, pgtest.NewDB(t), slowSchema, 4, Options{PoolShare: 0.5, ShareByRole: true, PoolTimeout: time.Second})
+	postGraphQL(t, f.srv.URL, f.anon, cheapQuery)
+	user := func(sub string) map[string]string {
+		return map[string]string{"apikey": f.anon, "Authorization": "Bearer " + f.userToken(jwt.MapClaims{"role": "anon", "sub": sub, "exp": time.Now().Add(time.Hour).Unix()})}
+	}
+	var wg sync.WaitGroup
+	for _, sub := range []string{"a", "b"} {
+		wg.Go(func() { sendWith(t, testClient, f.srv.URL, user(sub), slowQuery) })
+	}
+	time.Sleep(300 * time.Millisecond)
+	if status, body := sendWith(t, testClient, f.srv.URL, user("c"), slowQuery); status != 429 || !strings.Contains(body, "Too many concurrent requests of this role: at most 2") {
+		t.Errorf("a third user's slow request: %d %s", status, body)
+	}
+	wg.Wait()
+}
+
+// sendWith posts body to /graphql/v1 of baseURL with headers through client; it may run in any goroutine.
+func sendWith(t *testing.T, client *http.Client, baseURL string, headers map[string]string, body string) (int, string) {
+	req, _ := http.NewRequest(http.MethodPost, baseURL+"/graphql/v1", strings.NewReader(body))
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}

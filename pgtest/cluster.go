@@ -1,0 +1,157 @@
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pgreflect/pgreflect/pgcluster"
+)
+
+// StartCluster starts a cluster of the calling test's own, for a test that stops, crashes or freezes its
+// server, which the binary's shared server must never be; it is stopped when the test ends.
+func StartCluster(t testing.TB) *pgcluster.Cluster {
+	t.Helper()
+	return startCluster(t, func(ctx context.Context, c *pgcluster.Cluster) error { return c.Init(ctx) })
+}
+
+// StartReplica starts a streaming replica of primary (pg_basebackup -R), stopped when the test ends.
+func StartReplica(t testing.TB, primary *pgcluster.Cluster) *pgcluster.Cluster {
+	t.Helper()
+	// The npm packages of the other PostgreSQL versions (.ci/pg-versions) ship no pg_basebackup: replicas are
+	// tested on the default server, whose packages have it.
+	if dir, err := pgcluster.BinDir(); err == nil && os.Getenv("PGREFLECT_PG_BINDIR") != "" {
+		if _, err := os.Stat(filepath.Join(dir, "pg_basebackup")); err != nil {
+			t.Skipf("a replica needs pg_basebackup, which %s lacks (the npm packages of other versions ship none)", dir)
+		}
+	}
+	return startCluster(t, func(ctx context.Context, c *pgcluster.Cluster) error { return c.InitReplica(ctx, primary.Port()) })
+}
+
+// startCluster makes a cluster's data directory with init and starts it.
+func startCluster(t testing.TB, init func(context.Context, *pgcluster.Cluster) error) *pgcluster.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Not t.TempDir: its parent is private, and PostgreSQL may run as another OS user (when tests run as root).
+	dir, err := os.MkdirTemp("", "pgreflect-cluster-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port, err := pgcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true, Settings: liveSettings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := init(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if c.Running(ctx) {
+			if err := c.Stop(ctx); err != nil {
+				t.Errorf("pgtest: stop the cluster: %v", err)
+			}
+		}
+	})
+	return c
+}
+
+// Freeze stops the postmaster of c and every process it started with SIGSTOP: the server keeps its sockets
+// open and the kernel keeps accepting and acknowledging, but nothing answers, as with a stuck host or a
+// network partition. The returned thaw (SIGCONT) is also registered to run when the test ends, so that no
+// server stays stopped (and a watchdog process thaws it after maxFrozen should the test binary die); calling it
+// more than once is harmless.
+func Freeze(t testing.TB, c *pgcluster.Cluster) (thaw func()) {
+	t.Helper()
+	postmaster, err := c.PostmasterPID()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	// The postmaster first, so that it starts no process while its children are stopped.
+	pids := []int{postmaster}
+	if err := syscall.Kill(postmaster, syscall.SIGSTOP); err != nil {
+		t.Fatalf("pgtest: stop the postmaster: %v", err)
+	}
+	var once sync.Once
+	var watchdog *exec.Cmd
+	thaw = func() {
+		once.Do(func() {
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGCONT)
+			}
+			if watchdog != nil {
+				_ = syscall.Kill(-watchdog.Process.Pid, syscall.SIGKILL) // its group: the shell and its sleep
+				_ = watchdog.Wait()
+			}
+		})
+	}
+	t.Cleanup(thaw)
+	for _, pid := range childrenOf(t, postmaster) {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	// A test binary that dies (a panic, go test's -timeout) runs no cleanup: a process of its own, which
+	// outlives it, thaws the server after maxFrozen whatever happens.
+	list := make([]string, len(pids))
+	for i, pid := range pids {
+		list[i] = strconv.Itoa(pid)
+	}
+	watchdog = exec.Command("sh", "-c", fmt.Sprintf("sleep %d; kill -CONT %s", int(maxFrozen.Seconds()), strings.Join(list, " ")))
+	watchdog.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := watchdog.Start(); err != nil {
+		watchdog = nil
+		thaw()
+		t.Fatalf("pgtest: start the thaw watchdog: %v", err)
+	}
+	return thaw
+}
+
+// maxFrozen bounds how long Freeze leaves a server stopped when the test cannot thaw it.
+const maxFrozen = 2 * time.Minute
+
+// childrenOf lists the processes whose parent is pid, from /proc.
+func childrenOf(t testing.TB, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatalf("pgtest: list processes: %v", err)
+	}
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // it has exited
+		}
+		// The fields after the command's parenthesis: state, then the parent's pid.
+		_, rest, ok := strings.Cut(string(stat), ") ")
+		if fields := strings.Fields(rest); ok && len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
+}

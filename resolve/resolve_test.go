@@ -39,6 +39,17 @@ func newTestDB(t testing.TB, fixture string) *testDB {
 	return &testDB{t: t, conn: conn, engine: NewEngine(Options{})}
 }
 
+// sibling is another connection to d's database sharing d's engine, as the connections of a server's pool do.
+func (d *testDB) sibling() *testDB {
+	d.t.Helper()
+	conn, err := pgx.Connect(context.Background(), d.conn.Config().ConnString())
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.t.Cleanup(func() { conn.Close(context.Background()) })
+	return &testDB{t: d.t, conn: conn, engine: d.engine}
+}
+
 // exec runs SQL as the superuser and forgets cached schemas (the tests do not run the LISTEN watcher).
 func (d *testDB) exec(sql string) {
 	d.t.Helper()

@@ -1,0 +1,96 @@
+package resolve
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pgreflect/pgreflect/internal/benchdata"
+)
+
+// BenchmarkLargeCatalog measures issue 18's large catalogs at 1,000 and 5,000 tables: the first request after a
+// schema change (one role, and three roles at once), and an introspection request (the first after a change,
+// then the ones answered from the same schema generation), with the heap an introspection answer keeps.
+func BenchmarkLargeCatalog(b *testing.B) {
+	for _, tables := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("tables=%d", tables), func(b *testing.B) {
+			ctx := context.Background()
+			d := newTestDB(b, "")
+			t0 := time.Now()
+			if err := benchdata.Catalog(ctx, d.conn, tables); err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("generated %d tables in %s", tables, time.Since(t0).Round(time.Millisecond))
+			const probe = `{ t1Collection(first: 1) { edges { node { id } } } }`
+			wantProbe := `{"data": {"t1Collection": {"edges": []}}}`
+			// the connections of the roles that ask at once, each with its own session as a server's pool has
+			conns := []*testDB{d, d.sibling(), d.sibling()}
+			roles := []string{"anon", "authenticated", "service_role"}
+			change := func(i int) {
+				d.exec(fmt.Sprintf("comment on table t_%d is 'changed %d'", tables/2, i))
+			}
+
+			b.Run("first-request-after-ddl", func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					b.StopTimer()
+					change(i)
+					i++
+					b.StartTimer()
+					if got := d.as("anon", nil, probe, ""); got != wantProbe {
+						b.Fatalf("got %.300s", got)
+					}
+				}
+			})
+			b.Run("first-request-after-ddl-3-roles", func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					b.StopTimer()
+					change(i)
+					i++
+					b.StartTimer()
+					var wg sync.WaitGroup
+					answers := make([]string, len(roles))
+					for r := range roles {
+						wg.Go(func() { answers[r] = conns[r].as(roles[r], nil, probe, "") })
+					}
+					wg.Wait()
+					for r, got := range answers {
+						if got != wantProbe {
+							b.Fatalf("%s got %.300s", roles[r], got)
+						}
+					}
+				}
+			})
+			b.Run("introspection", func(b *testing.B) {
+				change(-1)
+				d.as("anon", nil, probe, "") // the schema is built: what follows is introspection alone
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				t0 := time.Now()
+				first := d.as("anon", nil, IntrospectionQuery, "")
+				firstTook := time.Since(t0)
+				if !bytes.Contains([]byte(first), []byte(`"name": "T1Connection"`)) {
+					b.Fatalf("introspection lacks T1Connection: %.300s", first)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportAllocs()
+				for b.Loop() {
+					if got := d.as("anon", nil, IntrospectionQuery, ""); len(got) != len(first) {
+						b.Fatalf("answer of %d bytes, the first had %d", len(got), len(first))
+					}
+				}
+				// reported after the loop, which resets what was reported before it
+				b.ReportMetric(float64(firstTook.Milliseconds()), "ms-first")
+				b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "MB-retained")
+				b.ReportMetric(float64(len(first))/(1<<20), "MB-answer")
+			})
+		})
+	}
+}

@@ -66,12 +66,19 @@ func BenchmarkCatalogScale(b *testing.B) {
 	var docBytes int
 	load := func() (*reflect.Catalog, *gqlschema.Schema) {
 		t0 := time.Now()
-		var doc []byte
-		if err := conn.QueryRow(ctx, reflect.CatalogQuery).Scan(&doc); err != nil {
+		var doc, privileges []byte
+		if err := conn.QueryRow(ctx, reflect.CatalogQuery, nil).Scan(&doc); err != nil {
+			b.Fatal(err)
+		}
+		if err := conn.QueryRow(ctx, reflect.PrivilegesQuery).Scan(&privileges); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		cat, err := reflect.Decode(doc)
+		shared, err := reflect.Parse(doc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cat, err := shared.ForRole(privileges)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -68,8 +68,10 @@ type Options struct {
 // Engine resolves requests. It caches the generated schema per (schema generation, role, search_path) and
 // each compiled request per (schema, document, operation, variables); it is safe for concurrent use.
 type Engine struct {
-	opts     Options
-	schemas  *reflect.Cache[*roleSchema]
+	opts    Options
+	schemas *reflect.Cache[*roleSchema]
+	// catalogs are the catalog reads every role of a search path shares (keyed by search path alone).
+	catalogs *reflect.Cache[*reflect.Shared]
 	compiled *compiledCache
 	version  atomic.Pointer[gqlschema.Version]
 }
@@ -99,7 +101,8 @@ func NewEngine(opts Options) *Engine {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	e := &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes)}
+	e := &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize),
+		catalogs: reflect.NewCache[*reflect.Shared](sharedCatalogs), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes)}
 	e.SetVersion(opts.Version)
 	return e
 }
@@ -120,8 +123,12 @@ func (e *Engine) SetVersion(v gqlschema.Version) {
 // Version is the pg_graphql behaviour version the engine follows.
 func (e *Engine) Version() gqlschema.Version { return *e.version.Load() }
 
-// Invalidate forgets every cached schema and compiled request.
+// sharedCatalogs bounds the catalog reads kept: one per search path, and servers use one or two.
+const sharedCatalogs = 4
+
+// Invalidate forgets every cached catalog, schema and compiled request.
 func (e *Engine) Invalidate() {
+	e.catalogs.Invalidate()
 	e.schemas.Invalidate()
 	e.compiled.purge()
 }

@@ -47,22 +47,45 @@ const roleSettingsSQL = `select coalesce((select split_part(c, '=', 2)
 	  and c like 'statement\_timeout=%'
 	order by s.setdatabase desc limit 1), '')`
 
-// loadAs loads the catalog as the session's role (after the prelude switched to it) and builds its schema, in
-// one round trip. No statement timeout applies: the catalog query is the server's own.
+// loadAs builds the session's role's schema: the catalog, read once for every role of the search path (one
+// round trip on a miss), and the role's privileges and settings (one round trip). No statement timeout
+// applies: the catalog queries are the server's own.
 func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSchema, error) {
 	prelude, err := sessionPrelude(s, "0")
 	if err != nil {
 		return nil, err
 	}
-	results, err := runPipeline(ctx, conn, e.opts.StatementMode, s.Role, []statement{prelude, {sql: reflect.CatalogQuery}, {sql: roleSettingsSQL}})
+	shared, err := e.catalogs.Get(ctx, "", s.SearchPath, func(ctx context.Context) (*reflect.Shared, error) {
+		results, err := runPipeline(ctx, conn, e.opts.StatementMode, s.Role, []statement{prelude, {sql: reflect.CatalogQuery, args: []any{schemaList(s.SearchPath)}}})
+		if err != nil {
+			return nil, err
+		}
+		return reflect.Parse(results[1])
+	})
 	if err != nil {
 		return nil, err
 	}
-	cat, err := reflect.Decode(results[1])
+	results, err := runPipeline(ctx, conn, e.opts.StatementMode, s.Role, []statement{prelude, {sql: reflect.PrivilegesQuery}, {sql: roleSettingsSQL}})
+	if err != nil {
+		return nil, err
+	}
+	cat, err := shared.ForRole(results[1])
 	if err != nil {
 		return nil, err
 	}
 	return &roleSchema{schema: e.build(cat), statementTimeout: string(results[2])}, nil
+}
+
+// schemaList is the catalog query's parameter for a search path: its schemas, or NULL (the session's).
+func schemaList(searchPath []string) any {
+	if searchPath == nil {
+		return nil
+	}
+	list := make([]*string, len(searchPath))
+	for i := range searchPath {
+		list[i] = &searchPath[i]
+	}
+	return list
 }
 
 // statementTimeout is the statement_timeout a request of the role runs with.

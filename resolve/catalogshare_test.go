@@ -1,0 +1,80 @@
+package resolve
+
+import (
+	"strings"
+	"testing"
+)
+
+// Roles share one catalog read per schema generation, and each sees it through its own privileges: a role
+// whose schema is built after another's uses the same read (a table created since, with no change announced,
+// is not in it), a grant to one role is seen by that role only, column grants and revoked EXECUTE and USAGE
+// apply per role, and after a change every role reads the new catalog.
+func TestRolesShareOneCatalogRead(t *testing.T) {
+	d := newTestDB(t, blogFixture+`
+		create schema private;
+		grant usage on schema private to service_role;
+		create table private.secret (id int primary key);
+		grant select on private.secret to anon, authenticated, service_role;
+		create function blog_rank(b blog) returns int stable language sql as 'select 1';
+		revoke execute on function blog_rank(blog) from public, anon;
+		grant execute on function blog_rank(blog) to authenticated;`)
+	ask := func(role, query string) string {
+		t.Helper()
+		return d.as(role, nil, query, "")
+	}
+	const blogs = `{ blogCollection(first: 1) { edges { node { id } } } }`
+	if got := ask("anon", blogs); !strings.Contains(got, `"id": 1`) {
+		t.Fatalf("anon: %s", got)
+	}
+	// created without the announcement a watcher would invalidate on: a role loading now uses anon's read
+	d.conn.Exec(t.Context(), `create table late (id int primary key); grant select on late to anon, authenticated`)
+	const late = `{ lateCollection { edges { node { id } } } }`
+	if got := ask("authenticated", late); !strings.Contains(got, `Unknown field`) {
+		t.Errorf("authenticated's schema was not built from the catalog read anon's was: %s", got)
+	}
+	d.exec(`grant select on late to anon`) // now announced (d.exec invalidates)
+	for _, role := range []string{"anon", "authenticated"} {
+		if got := ask(role, late); got != `{"data": {"lateCollection": {"edges": []}}}` {
+			t.Errorf("%s after the change: %s", role, got)
+		}
+	}
+
+	// a grant to one role, seen by that role only
+	d.exec(`create table news (id int primary key, title text, body text); insert into news values (1, 'hi', 'there');
+		revoke all on news from anon, authenticated, service_role; grant select on news to authenticated; grant select (id, title) on news to anon`)
+	const news = `{ newsCollection { edges { node { id title body } } } }`
+	if got := ask("authenticated", news); got != `{"data": {"newsCollection": {"edges": [{"node": {"id": 1, "body": "there", "title": "hi"}}]}}}` {
+		t.Errorf("authenticated, granted the table: %s", got)
+	}
+	if got := ask("anon", news); !strings.Contains(got, `Unknown field`) || !strings.Contains(got, `body`) {
+		t.Errorf("anon, granted two columns, asked for a third: %s", got)
+	}
+	if got := ask("anon", `{ newsCollection { edges { node { id title } } } }`); got != `{"data": {"newsCollection": {"edges": [{"node": {"id": 1, "title": "hi"}}]}}}` {
+		t.Errorf("anon, granted two columns: %s", got)
+	}
+	if got := ask("service_role", news); !strings.Contains(got, `Unknown field`) {
+		t.Errorf("service_role, granted nothing on news: %s", got)
+	}
+
+	// EXECUTE revoked from anon, granted to authenticated
+	const rank = `{ blogCollection(first: 1) { edges { node { blogRank } } } }`
+	if got := ask("authenticated", rank); got != `{"data": {"blogCollection": {"edges": [{"node": {"blogRank": 1}}]}}}` {
+		t.Errorf("authenticated, who may execute blog_rank: %s", got)
+	}
+	if got := ask("anon", rank); !strings.Contains(got, `Unknown field`) {
+		t.Errorf("anon, who may not execute blog_rank: %s", got)
+	}
+
+	// a schema on the search path that only service_role may use, read first by anon (for whom PostgreSQL's
+	// current_schemas leaves it out)
+	for _, c := range []struct {
+		role string
+		sees bool
+	}{{"anon", false}, {"service_role", true}} {
+		s := Session{Role: c.role, Claims: map[string]any{"role": c.role}, SearchPath: []string{"public", "private"}}
+		got := string(d.engine.ExecuteAs(t.Context(), d.conn, s, Request{Query: `{ secretCollection { edges { node { id } } } }`}))
+		if sees := got == `{"data": {"secretCollection": {"edges": []}}}`; sees != c.sees {
+			t.Errorf("%s, USAGE on private %v: %s", c.role, c.sees, got)
+		}
+	}
+}

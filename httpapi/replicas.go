@@ -113,3 +113,9 @@ func (f fanout) Invalidate() {
 		c.Invalidate()
 	}
 }
+
+func (f fanout) InvalidatePrivileges() {
+	for _, c := range f {
+		reflect.InvalidatePrivileges(c)
+	}
+}

@@ -232,6 +232,11 @@ func (c countingInvalidator) Invalidate() {
 	c.Invalidator.Invalidate()
 }
 
+func (c countingInvalidator) InvalidatePrivileges() {
+	c.metrics.SchemaReloaded()
+	reflect.InvalidatePrivileges(c.Invalidator)
+}
+
 // Close stops the schema watcher and the subscriptions (their sockets are closed with 1013, so that clients
 // reconnect to another instance).
 func (s *Server) Close() {

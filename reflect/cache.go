@@ -47,6 +47,25 @@ func NewCache[V any](max int) *Cache[V] {
 // Invalidator is anything Watch can invalidate.
 type Invalidator interface{ Invalidate() }
 
+// PrivilegesInvalidator is an Invalidator that can also forget only what depends on the roles' privileges,
+// keeping the catalog read every role shares: what a GRANT or REVOKE changes.
+type PrivilegesInvalidator interface {
+	Invalidator
+	InvalidatePrivileges()
+}
+
+// InvalidatePrivileges calls c's InvalidatePrivileges, or Invalidate when c has none.
+func InvalidatePrivileges(c Invalidator) {
+	if p, ok := c.(PrivilegesInvalidator); ok {
+		p.InvalidatePrivileges()
+		return
+	}
+	c.Invalidate()
+}
+
+// privilegesOnly is how an announcement (dbsetup's event trigger) says that only privileges changed.
+const privilegesOnly = " privileges"
+
 // Invalidate retires every cached catalog; the next request of each role loads afresh.
 func (c *Cache[V]) Invalidate() {
 	c.mu.Lock()
@@ -108,7 +127,8 @@ func (c *Cache[V]) evictLocked() {
 	}
 }
 
-// Watch invalidates cache whenever a schema change is announced on channel, until ctx ends. It holds one
+// Watch invalidates cache whenever a schema change is announced on channel, until ctx ends; a change of
+// privileges only (GRANT, REVOKE) invalidates the privileges only, when cache can (PrivilegesInvalidator). It holds one
 // dedicated connection that LISTENs; when the connection is lost it reconnects and invalidates, since
 // announcements may have been missed meanwhile. ready, if not nil, is closed once the first LISTEN is active;
 // logf receives connection failures.
@@ -149,12 +169,17 @@ func listen(ctx context.Context, connect func(context.Context) (*pgx.Conn, error
 		*ready = nil
 	}
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return fmt.Errorf("wait for schema change: %w", err)
 		}
-		cache.Invalidate()
+		if strings.HasSuffix(n.Payload, privilegesOnly) {
+			InvalidatePrivileges(cache)
+		} else {
+			cache.Invalidate()
+		}
 	}
 }

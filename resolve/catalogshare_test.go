@@ -1,8 +1,15 @@
 package resolve
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/reflect"
 )
 
 // Roles share one catalog read per schema generation, and each sees it through its own privileges: a role
@@ -77,4 +84,53 @@ func TestRolesShareOneCatalogRead(t *testing.T) {
 			t.Errorf("%s, USAGE on private %v: %s", c.role, c.sees, got)
 		}
 	}
+}
+
+// A GRANT or REVOKE, announced by dbsetup's event trigger as a change of privileges only, makes every role
+// re-read its privileges and keeps the catalog read: the granted role sees the table within a second, a table
+// created unannounced meanwhile stays unseen, and the next announced DDL brings it.
+func TestGrantReloadsPrivilegesOnly(t *testing.T) {
+	d := newTestDB(t, `create table t1 (id int primary key);
+		revoke all on t1 from anon, authenticated;
+		grant select on t1 to anon;`)
+	ctx, cancel := context.WithCancel(t.Context())
+	ready, done := make(chan struct{}), make(chan struct{})
+	connect := func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, d.conn.Config().ConnString()) }
+	go func() { reflect.Watch(ctx, connect, dbsetup.NotifyChannel, d.engine, ready, t.Logf); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-ready
+	const t1 = `{ t1Collection { edges { node { id } } } }`
+	const empty = `{"data": {"t1Collection": {"edges": []}}}`
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within a second", what)
+			}
+		}
+	}
+	eventually("anon reads t1", func() bool { return d.as("anon", nil, t1, "") == empty })
+	if got := d.as("authenticated", nil, t1, ""); !strings.Contains(got, "Unknown field") {
+		t.Fatalf("authenticated, granted nothing: %s", got)
+	}
+	// event triggers do not fire for a session in replica mode: this change is not announced
+	if _, err := d.conn.Exec(t.Context(), `set session_replication_role = replica;
+		create table late (id int primary key); grant select on late to anon, authenticated;
+		reset session_replication_role`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.conn.Exec(t.Context(), `grant select on t1 to authenticated`); err != nil {
+		t.Fatal(err)
+	}
+	eventually("authenticated reads t1 after the GRANT", func() bool { return d.as("authenticated", nil, t1, "") == empty })
+	const late = `{ lateCollection { edges { node { id } } } }`
+	for _, role := range []string{"anon", "authenticated"} {
+		if got := d.as(role, nil, late, ""); !strings.Contains(got, "Unknown field") {
+			t.Errorf("%s: a GRANT re-read the catalog: %s", role, got)
+		}
+	}
+	if _, err := d.conn.Exec(t.Context(), `comment on table t1 is 'announced'`); err != nil {
+		t.Fatal(err)
+	}
+	eventually("anon reads late after a DDL", func() bool { return d.as("anon", nil, late, "") == `{"data": {"lateCollection": {"edges": []}}}` })
 }

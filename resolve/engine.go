@@ -126,6 +126,13 @@ func (e *Engine) Version() gqlschema.Version { return *e.version.Load() }
 // sharedCatalogs bounds the catalog reads kept: one per search path, and servers use one or two.
 const sharedCatalogs = 4
 
+// InvalidatePrivileges forgets every schema and compiled request, keeping the catalog reads: after a GRANT or
+// REVOKE each role's next request re-reads its privileges only.
+func (e *Engine) InvalidatePrivileges() {
+	e.schemas.Invalidate()
+	e.compiled.purge()
+}
+
 // Invalidate forgets every cached catalog, schema and compiled request.
 func (e *Engine) Invalidate() {
 	e.catalogs.Invalidate()

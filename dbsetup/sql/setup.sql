@@ -29,7 +29,11 @@ create or replace function pgreflect.bump_schema_version()
   set search_path = ''
 as $$
 begin
-  perform pg_notify('pgreflect_schema_version', nextval('pgreflect.schema_version')::text);
+  -- GRANT, REVOKE and ALTER DEFAULT PRIVILEGES change what roles may do, not the catalog a server reads: their
+  -- announcement says so (the version, a space, "privileges"; reflect.Watch reads it), and servers re-read
+  -- each role's privileges only.
+  perform pg_notify('pgreflect_schema_version', nextval('pgreflect.schema_version')::text ||
+    case when tg_tag in ('GRANT', 'REVOKE', 'ALTER DEFAULT PRIVILEGES') then ' privileges' else '' end);
 end
 $$;
 revoke all on function pgreflect.bump_schema_version() from public;

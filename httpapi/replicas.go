@@ -119,3 +119,9 @@ func (f fanout) InvalidatePrivileges() {
 		reflect.InvalidatePrivileges(c)
 	}
 }
+
+func (f fanout) InvalidateRelations(relations []uint32) {
+	for _, c := range f {
+		reflect.InvalidateRelations(c, relations)
+	}
+}

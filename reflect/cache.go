@@ -3,6 +3,7 @@ package reflect
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -63,8 +64,50 @@ func InvalidatePrivileges(c Invalidator) {
 	c.Invalidate()
 }
 
-// privilegesOnly is how an announcement (dbsetup's event trigger) says that only privileges changed.
-const privilegesOnly = " privileges"
+// RelationsInvalidator is an Invalidator that can also forget only what it holds of some relations (oids),
+// keeping the rest of the catalog read: what DDL and COMMENT on tables, views and their columns change.
+type RelationsInvalidator interface {
+	Invalidator
+	InvalidateRelations(relations []uint32)
+}
+
+// InvalidateRelations calls c's InvalidateRelations, or Invalidate when c has none.
+func InvalidateRelations(c Invalidator, relations []uint32) {
+	if r, ok := c.(RelationsInvalidator); ok {
+		r.InvalidateRelations(relations)
+		return
+	}
+	c.Invalidate()
+}
+
+// How an announcement (dbsetup's event trigger: the version, then what changed) says what changed: privileges
+// only, or the relations listed (oids, comma-separated). Any other announcement is of any change.
+const (
+	privilegesOnly  = " privileges"
+	relationsPrefix = " relations "
+)
+
+// announce passes an announcement's payload on to cache.
+func announce(cache Invalidator, payload string) {
+	if strings.HasSuffix(payload, privilegesOnly) {
+		InvalidatePrivileges(cache)
+		return
+	}
+	if _, list, ok := strings.Cut(payload, relationsPrefix); ok {
+		var relations []uint32
+		for _, field := range strings.Split(list, ",") {
+			oid, err := strconv.ParseUint(field, 10, 32)
+			if err != nil {
+				cache.Invalidate() // not ours to read: reload everything rather than miss a change
+				return
+			}
+			relations = append(relations, uint32(oid))
+		}
+		InvalidateRelations(cache, relations)
+		return
+	}
+	cache.Invalidate()
+}
 
 // Invalidate retires every cached catalog; the next request of each role loads afresh.
 func (c *Cache[V]) Invalidate() {
@@ -128,7 +171,8 @@ func (c *Cache[V]) evictLocked() {
 }
 
 // Watch invalidates cache whenever a schema change is announced on channel, until ctx ends; a change of
-// privileges only (GRANT, REVOKE) invalidates the privileges only, when cache can (PrivilegesInvalidator). It holds one
+// privileges only (GRANT, REVOKE) or of some relations only invalidates only that, when cache can
+// (PrivilegesInvalidator, RelationsInvalidator). It holds one
 // dedicated connection that LISTENs; when the connection is lost it reconnects and invalidates, since
 // announcements may have been missed meanwhile. ready, if not nil, is closed once the first LISTEN is active;
 // logf receives connection failures.
@@ -176,10 +220,6 @@ func listen(ctx context.Context, connect func(context.Context) (*pgx.Conn, error
 			}
 			return fmt.Errorf("wait for schema change: %w", err)
 		}
-		if strings.HasSuffix(n.Payload, privilegesOnly) {
-			InvalidatePrivileges(cache)
-		} else {
-			cache.Invalidate()
-		}
+		announce(cache, n.Payload)
 	}
 }

@@ -2,11 +2,23 @@
 -- on the schemas it is given ($1, the search path's, in order; null for current_schemas(false)) and on no role:
 -- roles share one read, and privileges.sql, run as each role, says what that role may see of it. (Not
 -- current_schemas(false) alone: it leaves out the schemas the current role may not use, which another may.)
+-- $2, when not null, restricts the read to those relations (oids) and the foreign keys that touch them: what
+-- Shared.Update merges into an earlier read after the event triggers announced a change of those only.
 with
 schemas as (
     select n.oid, n.nspname, obj_description(n.oid, 'pg_namespace') as comment, p.pos
     from unnest(coalesce($1::text[], current_schemas(false))) with ordinality as p(name, pos)
     join pg_namespace n on n.nspname = p.name
+),
+-- every relation that can be shown, whichever are read
+shown as (
+    select c.oid
+    from pg_class c
+    join schemas s on s.oid = c.relnamespace
+    -- As in pg_graphql, partitions are shown as the ordinary tables they are (relkind r, or f) and partitioned
+    -- tables (relkind p) are not. A top-level partitioned table is read too: Decode shows it, and hides its
+    -- partitions, when its comment opts in ({"partitions": "hidden"}). Nested partitioned tables never show.
+    where c.relkind in ('r', 'v', 'm', 'f') or (c.relkind = 'p' and not c.relispartition)
 ),
 rels as (
     select c.oid, c.relname, c.relkind, c.relnamespace, c.reltype, c.relrowsecurity,
@@ -16,11 +28,8 @@ rels as (
            case when c.relispartition then obj_description(pg_partition_root(c.oid), 'pg_class') end
                as partition_root_comment
     from pg_class c
-    join schemas s on s.oid = c.relnamespace
-    -- As in pg_graphql, partitions are shown as the ordinary tables they are (relkind r, or f) and partitioned
-    -- tables (relkind p) are not. A top-level partitioned table is read too: Decode shows it, and hides its
-    -- partitions, when its comment opts in ({"partitions": "hidden"}). Nested partitioned tables never show.
-    where c.relkind in ('r', 'v', 'm', 'f') or (c.relkind = 'p' and not c.relispartition)
+    join shown on shown.oid = c.oid
+    where $2::oid[] is null or c.oid = any($2::oid[])
 ),
 -- PostgreSQL 18 records NOT NULL as constraints, and one added NOT VALID sets attnotnull while rows may still
 -- hold NULL: such a column is nullable until the constraint is validated. (Before 18 no relation has
@@ -91,8 +100,9 @@ fks as (
       -- OVERLAPS key, an exclusion index (18 requires PERIOD there): an index probe, where conperiod would need
       -- the query to differ by version.
       and not exists (select 1 from pg_index ki where ki.indexrelid = con.conindid and ki.indisexclusion)
-      and con.conrelid in (select oid from rels)
-      and con.confrelid in (select oid from rels)
+      and con.conrelid in (select oid from shown)
+      and con.confrelid in (select oid from shown)
+      and ($2::oid[] is null or con.conrelid = any($2::oid[]) or con.confrelid = any($2::oid[]))
 ),
 funcs as (
     select p.oid, p.proname, p.pronamespace, p.provolatile, p.proretset, p.prorettype, p.prorows, p.prokind,

@@ -1,18 +1,21 @@
 package reflect
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
 
 // CatalogQuery is the catalog query, for callers that send it in a batch of their own; Parse reads its result.
-// Its one parameter is the schemas to read ([]string, a search path), or nil for the session's
-// current_schemas(false). Its answer depends on no role: every role shares it.
+// Its parameters are the schemas to read ([]string, a search path; nil for the session's current_schemas(false))
+// and the relations to read (oids; nil for all, see Shared.Update). Its answer depends on no role: every role
+// shares it.
 //
 //go:embed catalog.sql
 var CatalogQuery string
@@ -30,7 +33,7 @@ type Querier interface {
 // Load runs the catalog and privileges queries on q, as q's current role and search_path, and builds the model.
 func Load(ctx context.Context, q Querier) (*Catalog, error) {
 	var doc, privileges string
-	if err := q.QueryRow(ctx, CatalogQuery, nil).Scan(&doc); err != nil {
+	if err := q.QueryRow(ctx, CatalogQuery, nil, nil).Scan(&doc); err != nil {
 		return nil, fmt.Errorf("catalog query: %w", err)
 	}
 	if err := q.QueryRow(ctx, PrivilegesQuery).Scan(&privileges); err != nil {
@@ -56,6 +59,110 @@ func Parse(doc []byte) (*Shared, error) {
 		return nil, fmt.Errorf("decode catalog: %w", err)
 	}
 	return s, nil
+}
+
+// rawRelation is a relation of the catalog query's answer, with its indexes and columns.
+type rawRelation struct {
+	OID         uint32  `json:"oid"`
+	Name        string  `json:"name"`
+	Kind        string  `json:"kind"`
+	SchemaOID   uint32  `json:"schema_oid"`
+	RowType     uint32  `json:"row_type"`
+	RLS         bool    `json:"rls"`
+	Comment     *string `json:"comment"`
+	Partition   bool    `json:"partition"`
+	RootComment *string `json:"partition_root_comment"`
+	Indexes     []struct {
+		Name       string   `json:"name"`
+		Primary    bool     `json:"primary"`
+		Expression bool     `json:"expression"`
+		Exclusion  bool     `json:"exclusion"`
+		Columns    []string `json:"columns"`
+	} `json:"indexes"`
+	Columns []struct {
+		Num        int     `json:"num"`
+		Name       string  `json:"name"`
+		Type       uint32  `json:"type"`
+		TypeMod    int     `json:"typmod"`
+		FormatType string  `json:"format_type"`
+		NotNull    bool    `json:"not_null"`
+		HasDefault bool    `json:"has_default"`
+		Generated  bool    `json:"generated"`
+		Serial     bool    `json:"serial"`
+		Comment    *string `json:"comment"`
+	} `json:"columns"`
+}
+
+// rawForeignKey is a foreign key of the catalog query's answer.
+type rawForeignKey struct {
+	OID            uint32   `json:"oid"`
+	Name           string   `json:"name"`
+	Local          uint32   `json:"local_relation"`
+	Foreign        uint32   `json:"foreign_relation"`
+	LocalColumns   []string `json:"local_columns"`
+	ForeignColumns []string `json:"foreign_columns"`
+	Unchecked      bool     `json:"unchecked"`
+	Comment        *string  `json:"comment"`
+}
+
+// rawType is a type of the catalog query's answer.
+type rawType struct {
+	OID        uint32      `json:"oid"`
+	Name       string      `json:"name"`
+	SchemaOID  uint32      `json:"schema_oid"`
+	Schema     string      `json:"schema"`
+	Kind       string      `json:"kind"`
+	Category   string      `json:"category"`
+	Elem       uint32      `json:"elem"`
+	Relation   uint32      `json:"relation"`
+	Comment    *string     `json:"comment"`
+	EnumValues []string    `json:"enum_values"`
+	Attributes []Attribute `json:"attributes"`
+}
+
+// Update returns the catalog with some relations read again: doc is the catalog query's answer for those
+// relations only (its second parameter), which replaces what s holds of them (a relation doc lacks was dropped,
+// or left the search path) and of the foreign keys that touch them. The schemas and functions, which the
+// query reads whole whatever the relations, are doc's; the types are s's and doc's, doc's first (a type no
+// longer used stays, unseen). s is not changed.
+func (s *Shared) Update(doc []byte, relations []uint32) (*Shared, error) {
+	part, err := Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	changed := make(map[uint32]bool, len(relations))
+	for _, oid := range relations {
+		changed[oid] = true
+	}
+	out := &Shared{raw: part.raw}
+	for _, r := range s.raw.Relations {
+		if !changed[r.OID] {
+			out.raw.Relations = append(out.raw.Relations, r)
+		}
+	}
+	for _, fk := range s.raw.ForeignKeys {
+		if !changed[fk.Local] && !changed[fk.Foreign] {
+			out.raw.ForeignKeys = append(out.raw.ForeignKeys, fk)
+		}
+	}
+	read := make(map[uint32]bool, len(part.raw.Types))
+	for _, t := range part.raw.Types {
+		read[t.OID] = true
+	}
+	for _, t := range s.raw.Types {
+		if !read[t.OID] {
+			out.raw.Types = append(out.raw.Types, t)
+		}
+	}
+	// the catalog query's order, which the schema built from it follows
+	sortByOID(out.raw.Relations, func(r rawRelation) uint32 { return r.OID })
+	sortByOID(out.raw.ForeignKeys, func(fk rawForeignKey) uint32 { return fk.OID })
+	sortByOID(out.raw.Types, func(t rawType) uint32 { return t.OID })
+	return out, nil
+}
+
+func sortByOID[T any](list []T, oid func(T) uint32) {
+	slices.SortFunc(list, func(a, b T) int { return cmp.Compare(oid(a), oid(b)) })
 }
 
 // rawPrivileges is the privileges query's answer.
@@ -86,46 +193,9 @@ type rawCatalog struct {
 		Name    string  `json:"name"`
 		Comment *string `json:"comment"`
 	} `json:"schemas"`
-	Relations []struct {
-		OID         uint32  `json:"oid"`
-		Name        string  `json:"name"`
-		Kind        string  `json:"kind"`
-		SchemaOID   uint32  `json:"schema_oid"`
-		RowType     uint32  `json:"row_type"`
-		RLS         bool    `json:"rls"`
-		Comment     *string `json:"comment"`
-		Partition   bool    `json:"partition"`
-		RootComment *string `json:"partition_root_comment"`
-		Indexes     []struct {
-			Name       string   `json:"name"`
-			Primary    bool     `json:"primary"`
-			Expression bool     `json:"expression"`
-			Exclusion  bool     `json:"exclusion"`
-			Columns    []string `json:"columns"`
-		} `json:"indexes"`
-		Columns []struct {
-			Num        int     `json:"num"`
-			Name       string  `json:"name"`
-			Type       uint32  `json:"type"`
-			TypeMod    int     `json:"typmod"`
-			FormatType string  `json:"format_type"`
-			NotNull    bool    `json:"not_null"`
-			HasDefault bool    `json:"has_default"`
-			Generated  bool    `json:"generated"`
-			Serial     bool    `json:"serial"`
-			Comment    *string `json:"comment"`
-		} `json:"columns"`
-	} `json:"relations"`
-	ForeignKeys []struct {
-		Name           string   `json:"name"`
-		Local          uint32   `json:"local_relation"`
-		Foreign        uint32   `json:"foreign_relation"`
-		LocalColumns   []string `json:"local_columns"`
-		ForeignColumns []string `json:"foreign_columns"`
-		Unchecked      bool     `json:"unchecked"`
-		Comment        *string  `json:"comment"`
-	} `json:"foreign_keys"`
-	Functions []struct {
+	Relations   []rawRelation   `json:"relations"`
+	ForeignKeys []rawForeignKey `json:"foreign_keys"`
+	Functions   []struct {
 		OID         uint32   `json:"oid"`
 		Name        string   `json:"name"`
 		SchemaOID   uint32   `json:"schema_oid"`
@@ -142,19 +212,7 @@ type rawCatalog struct {
 		ArgDefaults *string  `json:"arg_defaults"`
 		Comment     *string  `json:"comment"`
 	} `json:"functions"`
-	Types []struct {
-		OID        uint32      `json:"oid"`
-		Name       string      `json:"name"`
-		SchemaOID  uint32      `json:"schema_oid"`
-		Schema     string      `json:"schema"`
-		Kind       string      `json:"kind"`
-		Category   string      `json:"category"`
-		Elem       uint32      `json:"elem"`
-		Relation   uint32      `json:"relation"`
-		Comment    *string     `json:"comment"`
-		EnumValues []string    `json:"enum_values"`
-		Attributes []Attribute `json:"attributes"`
-	} `json:"types"`
+	Types []rawType `json:"types"`
 }
 
 // ForRole builds the model a role sees from the privileges query's JSON, run as that role: the schemas it may

@@ -70,8 +70,8 @@ type Options struct {
 type Engine struct {
 	opts    Options
 	schemas *reflect.Cache[*roleSchema]
-	// catalogs are the catalog reads every role of a search path shares (keyed by search path alone).
-	catalogs *reflect.Cache[*reflect.Shared]
+	// catalogs are the catalog reads every role of a search path shares.
+	catalogs *catalogReads
 	compiled *compiledCache
 	version  atomic.Pointer[gqlschema.Version]
 }
@@ -102,7 +102,7 @@ func NewEngine(opts Options) *Engine {
 		opts.Logger = slog.Default()
 	}
 	e := &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize),
-		catalogs: reflect.NewCache[*reflect.Shared](sharedCatalogs), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes)}
+		catalogs: newCatalogReads(), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes)}
 	e.SetVersion(opts.Version)
 	return e
 }
@@ -123,9 +123,6 @@ func (e *Engine) SetVersion(v gqlschema.Version) {
 // Version is the pg_graphql behaviour version the engine follows.
 func (e *Engine) Version() gqlschema.Version { return *e.version.Load() }
 
-// sharedCatalogs bounds the catalog reads kept: one per search path, and servers use one or two.
-const sharedCatalogs = 4
-
 // InvalidatePrivileges forgets every schema and compiled request, keeping the catalog reads: after a GRANT or
 // REVOKE each role's next request re-reads its privileges only.
 func (e *Engine) InvalidatePrivileges() {
@@ -133,9 +130,17 @@ func (e *Engine) InvalidatePrivileges() {
 	e.compiled.purge()
 }
 
+// InvalidateRelations forgets every schema and compiled request, and what the catalog reads hold of relations
+// (oids): the next request re-reads those relations only.
+func (e *Engine) InvalidateRelations(relations []uint32) {
+	e.catalogs.invalidateRelations(relations)
+	e.schemas.Invalidate()
+	e.compiled.purge()
+}
+
 // Invalidate forgets every cached catalog, schema and compiled request.
 func (e *Engine) Invalidate() {
-	e.catalogs.Invalidate()
+	e.catalogs.invalidate()
 	e.schemas.Invalidate()
 	e.compiled.purge()
 }

@@ -55,12 +55,13 @@ func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSc
 	if err != nil {
 		return nil, err
 	}
-	shared, err := e.catalogs.Get(ctx, "", s.SearchPath, func(ctx context.Context) (*reflect.Shared, error) {
-		results, err := runPipeline(ctx, conn, e.opts.StatementMode, s.Role, []statement{prelude, {sql: reflect.CatalogQuery, args: []any{schemaList(s.SearchPath)}}})
+	shared, err := e.catalogs.get(ctx, s.SearchPath, func(ctx context.Context, relations []uint32) ([]byte, error) {
+		results, err := runPipeline(ctx, conn, e.opts.StatementMode, s.Role, []statement{prelude,
+			{sql: reflect.CatalogQuery, args: []any{schemaList(s.SearchPath), oidList(relations)}}})
 		if err != nil {
 			return nil, err
 		}
-		return reflect.Parse(results[1])
+		return results[1], nil
 	})
 	if err != nil {
 		return nil, err
@@ -84,6 +85,19 @@ func schemaList(searchPath []string) any {
 	list := make([]*string, len(searchPath))
 	for i := range searchPath {
 		list[i] = &searchPath[i]
+	}
+	return list
+}
+
+// oidList is the catalog query's parameter for relations: their oids, or NULL (all).
+func oidList(oids []uint32) any {
+	if oids == nil {
+		return nil
+	}
+	list := make([]*string, len(oids))
+	for i, oid := range oids {
+		text := strconv.FormatUint(uint64(oid), 10)
+		list[i] = &text
 	}
 	return list
 }

@@ -83,7 +83,16 @@ func BenchmarkLargeCatalog(b *testing.B) {
 				// a comment on a function: the whole catalog is read again
 				{"after-other-ddl", "comment on function f_1(t_5) is 'changed %d'"},
 			} {
+				// every role's schema built, as on a server in use: what a change retires is then known
+				warm := func() {
+					for r := range roles {
+						if got := conns[r].as(roles[r], nil, probe, ""); got != wantProbe {
+							b.Fatalf("%s got %.300s", roles[r], got)
+						}
+					}
+				}
 				b.Run(c.name, func(b *testing.B) {
+					warm()
 					i := 0
 					for b.Loop() {
 						b.StopTimer()
@@ -96,6 +105,7 @@ func BenchmarkLargeCatalog(b *testing.B) {
 					}
 				})
 				b.Run(c.name+"-3-roles", func(b *testing.B) {
+					warm()
 					i := 0
 					for b.Loop() {
 						b.StopTimer()

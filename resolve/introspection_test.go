@@ -757,6 +757,14 @@ func TestIntrospectionAnswerKeptPerRoleAndGeneration(t *testing.T) {
 	if again := ask("anon"); !same(anon, again) {
 		t.Errorf("the second introspection of one role and schema generation was built again")
 	}
+	// kept once, not beside the parts it was written from
+	d.engine.compiled.large.mu.Lock()
+	for _, el := range d.engine.compiled.large.entries {
+		if e := el.Value.(*compiledEntry); e.size > len(e.value.response)+len(IntrospectionQuery)+1024 {
+			t.Errorf("an answer of %d bytes takes %d bytes of the budget", len(e.value.response), e.size)
+		}
+	}
+	d.engine.compiled.large.mu.Unlock()
 	authenticated := ask("authenticated")
 	if same(anon, authenticated) || bytes.Contains(authenticated, []byte(`"name": "BlogPost"`)) ||
 		!bytes.Contains(anon, []byte(`"name": "BlogPost"`)) {

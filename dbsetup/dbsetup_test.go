@@ -257,8 +257,10 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		{`comment on table public.widget is 'a widget'`, relations},
 		{`revoke select on public.widget from anon`, " privileges"},
 		{`grant select (id) on public.widget to anon`, " privileges"},
-		{`create function public.widget_label(w public.widget) returns text language sql as 'select w.name'`, ""},
-		{`drop function public.widget_label(public.widget)`, ""},
+		{`create function public.widget_label(w public.widget) returns text language sql as 'select w.name'`, " relations "},
+		{`drop function public.widget_label(public.widget)`, " relations "},
+		{`comment on schema public is 'the public schema'`, " relations "},
+		{`create type public.widget_mood as enum ('ok')`, ""},
 		{`drop table public.widget`, relations},
 	} {
 		stmt := c.stmt

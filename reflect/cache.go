@@ -81,7 +81,8 @@ func InvalidateRelations(c Invalidator, relations []uint32) {
 }
 
 // How an announcement (dbsetup's event trigger: the version, then what changed) says what changed: privileges
-// only, or the relations listed (oids, comma-separated). Any other announcement is of any change.
+// only, or the relations listed (oids, comma-separated; none when only functions or a schema's comment
+// changed). Any other announcement is of any change.
 const (
 	privilegesOnly  = " privileges"
 	relationsPrefix = " relations "
@@ -94,8 +95,11 @@ func announce(cache Invalidator, payload string) {
 		return
 	}
 	if _, list, ok := strings.Cut(payload, relationsPrefix); ok {
-		var relations []uint32
-		for _, field := range strings.Split(list, ",") {
+		relations := []uint32{} // none: functions or a schema comment changed, which every read reads whole
+		for field := range strings.SplitSeq(list, ",") {
+			if list == "" {
+				break
+			}
 			oid, err := strconv.ParseUint(field, 10, 32)
 			if err != nil {
 				cache.Invalidate() // not ours to read: reload everything rather than miss a change

@@ -80,8 +80,8 @@ func BenchmarkLargeCatalog(b *testing.B) {
 				{"after-table-comment", fmt.Sprintf("comment on table t_%d is 'changed %%d'", tables/2)},
 				// a GRANT: the privileges are read again
 				{"after-grant", fmt.Sprintf("grant select on t_%d to anon", tables/2)},
-				// a comment on a function: the whole catalog is read again
-				{"after-other-ddl", "comment on function f_1(t_5) is 'changed %d'"},
+				// a comment on a type: the whole catalog is read again
+				{"after-other-ddl", "comment on type e_1 is 'changed %d'"},
 			} {
 				// every role's schema built, as on a server in use: what a change retires is then known
 				warm := func() {

@@ -31,21 +31,22 @@ func newCatalogReads() *catalogReads {
 }
 
 // get returns the catalog of searchPath for this schema generation; read runs the catalog query for the given
-// relations (nil: all of them).
+// relations (nil: all of them; empty: none, and the functions, types and schemas that every read reads).
 func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(ctx context.Context, relations []uint32) ([]byte, error)) (*reflect.Shared, error) {
 	return c.cache.Get(ctx, "", searchPath, func(ctx context.Context) (*reflect.Shared, error) {
 		key := strings.Join(searchPath, ",")
 		c.mu.Lock()
 		generation := c.cache.Generation()
 		base := c.latest[key]
-		var relations []uint32
-		for oid := range c.changed[key] {
+		changed, partly := c.changed[key]
+		relations := make([]uint32, 0, len(changed)) // not nil: nil reads every relation
+		for oid := range changed {
 			relations = append(relations, oid)
 		}
 		c.mu.Unlock()
 
 		var shared *reflect.Shared
-		if base != nil && len(relations) > 0 {
+		if base != nil && partly {
 			doc, err := read(ctx, relations)
 			if err != nil {
 				return nil, err

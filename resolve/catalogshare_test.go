@@ -137,7 +137,8 @@ func TestGrantReloadsPrivilegesOnly(t *testing.T) {
 
 // DDL and COMMENT on tables, announced by dbsetup's event trigger with the relations they changed, make the
 // next request re-read those relations only, merged into the catalog read before: every role sees the change
-// within a second (a new column, a new table and its foreign key from both ends, a comment, a dropped table),
+// within a second (a new column, a new table and its foreign key from both ends, a comment, a function, a
+// dropped table),
 // while a change made unannounced to another table meanwhile stays unseen until a change of any kind.
 func TestRelationChangesReloadThoseRelationsOnly(t *testing.T) {
 	d := newTestDB(t, `create table author (id int primary key, name text);
@@ -191,6 +192,9 @@ func TestRelationChangesReloadThoseRelationsOnly(t *testing.T) {
 			t.Fatalf("%s: a change of other relations re-read the whole catalog: %s", role, got)
 		}
 	}
+	run(`create function author_initial(a author) returns text stable language sql as 'select left(a.name, 1)'`)
+	eventually("a new computed field", `{ authorCollection { edges { node { initial: authorInitial } } } }`,
+		`{"data": {"authorCollection": {"edges": [{"node": {"initial": "a"}}]}}}`)
 	run(`drop table book`)
 	eventually("a dropped table", `{ authorCollection { edges { node { id } } } }`,
 		`{"data": {"authorCollection": {"edges": [{"node": {"id": 1}}]}}}`)

@@ -1,15 +1,9 @@
 package resolve
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-
-	"github.com/pgreflect/pgreflect/dbsetup"
-	"github.com/pgreflect/pgreflect/reflect"
 )
 
 // Roles share one catalog read per schema generation, and each sees it through its own privileges: a role
@@ -93,12 +87,7 @@ func TestGrantReloadsPrivilegesOnly(t *testing.T) {
 	d := newTestDB(t, `create table t1 (id int primary key);
 		revoke all on t1 from anon, authenticated;
 		grant select on t1 to anon;`)
-	ctx, cancel := context.WithCancel(t.Context())
-	ready, done := make(chan struct{}), make(chan struct{})
-	connect := func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, d.conn.Config().ConnString()) }
-	go func() { reflect.Watch(ctx, connect, dbsetup.NotifyChannel, d.engine, ready, t.Logf); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-ready
+	d.watch(d.engine)
 	const t1 = `{ t1Collection { edges { node { id } } } }`
 	const empty = `{"data": {"t1Collection": {"edges": []}}}`
 	eventually := func(what string, cond func() bool) {
@@ -145,12 +134,7 @@ func TestRelationChangesReloadThoseRelationsOnly(t *testing.T) {
 		create table other (id int primary key);
 		insert into author values (1, 'ann');
 		comment on schema public is '@graphql({"inflect_names": true})';`)
-	ctx, cancel := context.WithCancel(t.Context())
-	ready, done := make(chan struct{}), make(chan struct{})
-	connect := func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, d.conn.Config().ConnString()) }
-	go func() { reflect.Watch(ctx, connect, dbsetup.NotifyChannel, d.engine, ready, t.Logf); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-ready
+	d.watch(d.engine)
 	roles := []string{"anon", "authenticated"}
 	eventually := func(what, query, want string) {
 		t.Helper()

@@ -32,9 +32,12 @@ type Querier interface {
 
 // Load runs the catalog and privileges queries on q, as q's current role and search_path, and builds the model.
 func Load(ctx context.Context, q Querier) (*Catalog, error) {
-	var doc, privileges string
+	var doc, role, privileges string
 	if err := q.QueryRow(ctx, CatalogQuery, nil, nil).Scan(&doc); err != nil {
 		return nil, fmt.Errorf("catalog query: %w", err)
+	}
+	if err := q.QueryRow(ctx, "select current_user::text").Scan(&role); err != nil {
+		return nil, fmt.Errorf("current role: %w", err)
 	}
 	if err := q.QueryRow(ctx, PrivilegesQuery).Scan(&privileges); err != nil {
 		return nil, fmt.Errorf("privileges query: %w", err)
@@ -43,7 +46,7 @@ func Load(ctx context.Context, q Querier) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return shared.ForRole([]byte(privileges))
+	return shared.ForRole(role, []byte(privileges))
 }
 
 // Shared is a catalog read once for every role of a search_path: what the catalog query answered, before any
@@ -167,7 +170,6 @@ func sortByOID[T any](list []T, oid func(T) uint32) {
 
 // rawPrivileges is the privileges query's answer.
 type rawPrivileges struct {
-	Role       string   `json:"role"`
 	SearchPath []string `json:"search_path"`
 	Schemas    []uint32 `json:"schemas"`
 	// Relations are each relation's table privileges as letters (s, i, u, d).
@@ -215,9 +217,9 @@ type rawCatalog struct {
 	Types []rawType `json:"types"`
 }
 
-// ForRole builds the model a role sees from the privileges query's JSON, run as that role: the schemas it may
+// ForRole builds the model role sees from the privileges query's JSON, run as that role: the schemas it may
 // use, and what it may do with each relation, column, function and type. The shared catalog is not changed.
-func (s *Shared) ForRole(privilegesDoc []byte) (*Catalog, error) {
+func (s *Shared) ForRole(role string, privilegesDoc []byte) (*Catalog, error) {
 	var p rawPrivileges
 	if err := json.Unmarshal(privilegesDoc, &p); err != nil {
 		return nil, fmt.Errorf("decode privileges: %w", err)
@@ -240,7 +242,7 @@ func (s *Shared) ForRole(privilegesDoc []byte) (*Catalog, error) {
 	}
 	raw := &s.raw
 	c := &Catalog{
-		Role:          p.Role,
+		Role:          role,
 		SearchPath:    p.SearchPath,
 		Types:         map[uint32]*Type{},
 		schemaByOID:   map[uint32]*Schema{},

@@ -278,11 +278,11 @@ func TestUpdateEqualsAFullRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := updated.ForRole(privileges)
+	got, err := updated.ForRole("postgres", privileges)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := read().ForRole(privileges)
+	want, err := read().ForRole("postgres", privileges)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func benchmarkCatalogScale(b *testing.B, tables int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cat, err := shared.ForRole(privileges)
+		cat, err := shared.ForRole("postgres", privileges)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -72,6 +72,9 @@ type Engine struct {
 	schemas *reflect.Cache[*roleSchema]
 	// catalogs are the catalog reads every role of a search path shares.
 	catalogs *catalogReads
+	// builds are the schemas built, by what their roles see (a hash of the privileges answer) and search path:
+	// roles with equal privileges share one.
+	builds   *reflect.Cache[*gqlschema.Schema]
 	compiled *compiledCache
 	version  atomic.Pointer[gqlschema.Version]
 }
@@ -102,7 +105,7 @@ func NewEngine(opts Options) *Engine {
 		opts.Logger = slog.Default()
 	}
 	e := &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize),
-		catalogs: newCatalogReads(), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes)}
+		catalogs: newCatalogReads(), builds: reflect.NewCache[*gqlschema.Schema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes)}
 	e.SetVersion(opts.Version)
 	return e
 }
@@ -126,6 +129,7 @@ func (e *Engine) Version() gqlschema.Version { return *e.version.Load() }
 // InvalidatePrivileges forgets every schema and compiled request, keeping the catalog reads: after a GRANT or
 // REVOKE each role's next request re-reads its privileges only.
 func (e *Engine) InvalidatePrivileges() {
+	e.builds.Invalidate()
 	e.schemas.Invalidate()
 	e.compiled.purge()
 }
@@ -134,6 +138,7 @@ func (e *Engine) InvalidatePrivileges() {
 // (oids): the next request re-reads those relations only.
 func (e *Engine) InvalidateRelations(relations []uint32) {
 	e.catalogs.invalidateRelations(relations)
+	e.builds.Invalidate()
 	e.schemas.Invalidate()
 	e.compiled.purge()
 }
@@ -141,6 +146,7 @@ func (e *Engine) InvalidateRelations(relations []uint32) {
 // Invalidate forgets every cached catalog, schema and compiled request.
 func (e *Engine) Invalidate() {
 	e.catalogs.invalidate()
+	e.builds.Invalidate()
 	e.schemas.Invalidate()
 	e.compiled.purge()
 }

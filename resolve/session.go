@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/reflect"
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
@@ -70,11 +72,20 @@ func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSc
 	if err != nil {
 		return nil, err
 	}
-	cat, err := shared.ForRole(results[1])
+	// Roles that see the same (their privileges answers are equal) share one schema: one build, and one of
+	// each compiled request and introspection answer.
+	seen := sha256.Sum256(results[1])
+	schema, err := e.builds.Get(ctx, string(seen[:]), s.SearchPath, func(context.Context) (*gqlschema.Schema, error) {
+		cat, err := shared.ForRole(s.Role, results[1])
+		if err != nil {
+			return nil, err
+		}
+		return e.build(cat), nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &roleSchema{schema: e.build(cat), statementTimeout: string(results[2])}, nil
+	return &roleSchema{schema: schema, statementTimeout: string(results[2])}, nil
 }
 
 // schemaList is the catalog query's parameter for a search path: its schemas, or NULL (the session's).

@@ -2,9 +2,11 @@ package dbsetup
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -321,21 +323,33 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 	if payload == nil {
 		t.Fatal("no notification after commit of create table")
 	}
-	v, err := strconv.ParseInt(*payload, 10, 64)
-	if err != nil || v <= start {
-		t.Fatalf("payload %q: want a version above %d", *payload, start)
+	var widget uint32
+	if err := ddl.QueryRow(ctx, `select 'public.widget'::regclass::oid`).Scan(&widget); err != nil {
+		t.Fatal(err)
+	}
+	// the version, then what changed: the table alone (its index and sequence stand for it)
+	relations := fmt.Sprintf(" relations %d", widget)
+	version, what, _ := strings.Cut(*payload, " ")
+	v, err := strconv.ParseInt(version, 10, 64)
+	if err != nil || v <= start || " "+what != relations {
+		t.Fatalf("payload %q: want a version above %d and%s", *payload, start, relations)
 	}
 	if now := schemaVersion(t, ddl); now < v {
 		t.Fatalf("sequence at %d, below the announced %d", now, v)
 	}
 
-	// COMMENT, GRANT, REVOKE and DROP each move the version and announce it.
-	for _, stmt := range []string{
-		`comment on table public.widget is 'a widget'`,
-		`revoke select on public.widget from anon`,
-		`grant select (id) on public.widget to anon`,
-		`drop table public.widget`,
+	// COMMENT, GRANT, REVOKE and DROP each move the version and announce it, with what changed.
+	for _, c := range []struct{ stmt, what string }{
+		{`comment on table public.widget is 'a widget'`, relations},
+		{`revoke select on public.widget from anon`, " privileges"},
+		{`grant select (id) on public.widget to anon`, " privileges"},
+		{`create function public.widget_label(w public.widget) returns text language sql as 'select w.name'`, " relations "},
+		{`drop function public.widget_label(public.widget)`, " relations "},
+		{`comment on schema public is 'the public schema'`, " relations "},
+		{`create type public.widget_mood as enum ('ok')`, ""},
+		{`drop table public.widget`, relations},
 	} {
+		stmt := c.stmt
 		before := schemaVersion(t, ddl)
 		if _, err := ddl.Exec(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
@@ -346,6 +360,8 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		got := waitNotification(listener, 5*time.Second)
 		if got == nil {
 			t.Errorf("%s: no notification", stmt)
+		} else if _, what, _ := strings.Cut(*got, " "); strings.TrimPrefix(c.what, " ") != what {
+			t.Errorf("%s: announced %q, want the version and %q", stmt, *got, c.what)
 		}
 		// Drain any further notifications of the same statement (drop fires sql_drop and ddl_command_end).
 		for waitNotification(listener, 100*time.Millisecond) != nil {

@@ -115,3 +115,15 @@ func (f fanout) Invalidate() {
 		c.Invalidate()
 	}
 }
+
+func (f fanout) InvalidatePrivileges() {
+	for _, c := range f {
+		reflect.InvalidatePrivileges(c)
+	}
+}
+
+func (f fanout) InvalidateRelations(relations []uint32) {
+	for _, c := range f {
+		reflect.InvalidateRelations(c, relations)
+	}
+}

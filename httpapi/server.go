@@ -299,6 +299,16 @@ func (c countingInvalidator) Invalidate() {
 	c.Invalidator.Invalidate()
 }
 
+func (c countingInvalidator) InvalidatePrivileges() {
+	c.metrics.SchemaReloaded()
+	reflect.InvalidatePrivileges(c.Invalidator)
+}
+
+func (c countingInvalidator) InvalidateRelations(relations []uint32) {
+	c.metrics.SchemaReloaded()
+	reflect.InvalidateRelations(c.Invalidator, relations)
+}
+
 // Close stops the schema watcher and the subscriptions (their sockets are closed with 1013, so that clients
 // reconnect to another instance).
 func (s *Server) Close() {

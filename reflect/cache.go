@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,71 @@ func NewCache[V any](max int) *Cache[V] {
 
 // Invalidator is anything Watch can invalidate.
 type Invalidator interface{ Invalidate() }
+
+// PrivilegesInvalidator is an Invalidator that can also forget only what depends on the roles' privileges,
+// keeping the catalog read every role shares: what a GRANT or REVOKE changes.
+type PrivilegesInvalidator interface {
+	Invalidator
+	InvalidatePrivileges()
+}
+
+// InvalidatePrivileges calls c's InvalidatePrivileges, or Invalidate when c has none.
+func InvalidatePrivileges(c Invalidator) {
+	if p, ok := c.(PrivilegesInvalidator); ok {
+		p.InvalidatePrivileges()
+		return
+	}
+	c.Invalidate()
+}
+
+// RelationsInvalidator is an Invalidator that can also forget only what it holds of some relations (oids),
+// keeping the rest of the catalog read: what DDL and COMMENT on tables, views and their columns change.
+type RelationsInvalidator interface {
+	Invalidator
+	InvalidateRelations(relations []uint32)
+}
+
+// InvalidateRelations calls c's InvalidateRelations, or Invalidate when c has none.
+func InvalidateRelations(c Invalidator, relations []uint32) {
+	if r, ok := c.(RelationsInvalidator); ok {
+		r.InvalidateRelations(relations)
+		return
+	}
+	c.Invalidate()
+}
+
+// How an announcement (dbsetup's event trigger: the version, then what changed) says what changed: privileges
+// only, or the relations listed (oids, comma-separated; none when only functions or a schema's comment
+// changed). Any other announcement is of any change.
+const (
+	privilegesOnly  = " privileges"
+	relationsPrefix = " relations "
+)
+
+// announce passes an announcement's payload on to cache.
+func announce(cache Invalidator, payload string) {
+	if strings.HasSuffix(payload, privilegesOnly) {
+		InvalidatePrivileges(cache)
+		return
+	}
+	if _, list, ok := strings.Cut(payload, relationsPrefix); ok {
+		relations := []uint32{} // none: functions or a schema comment changed, which every read reads whole
+		for field := range strings.SplitSeq(list, ",") {
+			if list == "" {
+				break
+			}
+			oid, err := strconv.ParseUint(field, 10, 32)
+			if err != nil {
+				cache.Invalidate() // not ours to read: reload everything rather than miss a change
+				return
+			}
+			relations = append(relations, uint32(oid))
+		}
+		InvalidateRelations(cache, relations)
+		return
+	}
+	cache.Invalidate()
+}
 
 // Invalidate retires every cached catalog; the next request of each role loads afresh.
 func (c *Cache[V]) Invalidate() {
@@ -124,7 +190,9 @@ func (c *Cache[V]) evictLocked() {
 	}
 }
 
-// Watch invalidates cache whenever a schema change is announced on channel, until ctx ends. It holds one
+// Watch invalidates cache whenever a schema change is announced on channel, until ctx ends; a change of
+// privileges only (GRANT, REVOKE) or of some relations only invalidates only that, when cache can
+// (PrivilegesInvalidator, RelationsInvalidator). It holds one
 // dedicated connection that LISTENs; when the connection is lost it reconnects and invalidates, since
 // announcements may have been missed meanwhile. ready, if not nil, is closed once the first LISTEN is active;
 // logf receives connection failures.
@@ -165,12 +233,13 @@ func listen(ctx context.Context, connect func(context.Context) (*pgx.Conn, error
 		*ready = nil
 	}
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return fmt.Errorf("wait for schema change: %w", err)
 		}
-		cache.Invalidate()
+		announce(cache, n.Payload)
 	}
 }

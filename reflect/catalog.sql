@@ -1,30 +1,35 @@
--- The one catalog query: everything the GraphQL schema needs, as one JSON document, in one round trip.
--- It runs as the request's role with the request's search_path, so the has_*_privilege checks and
--- current_schemas(false) describe exactly what that role may see.
+-- The catalog query: everything the GraphQL schema needs, as one JSON document, in one round trip. It depends
+-- on the schemas it is given ($1, the search path's, in order; null for current_schemas(false)) and on no role:
+-- roles share one read, and privileges.sql, run as each role, says what that role may see of it. (Not
+-- current_schemas(false) alone: it leaves out the schemas the current role may not use, which another may.)
+-- $2, when not null, restricts the read to those relations (oids) and the foreign keys that touch them: what
+-- Shared.Update merges into an earlier read after the event triggers announced a change of those only.
 with
 schemas as (
     select n.oid, n.nspname, obj_description(n.oid, 'pg_namespace') as comment, p.pos
-    from unnest(current_schemas(false)) with ordinality as p(name, pos)
+    from unnest(coalesce($1::text[], current_schemas(false))) with ordinality as p(name, pos)
     join pg_namespace n on n.nspname = p.name
-    where has_schema_privilege(n.oid, 'USAGE')
 ),
-rels as (
-    select c.oid, c.relname, c.relkind, c.relnamespace, c.reltype, c.relrowsecurity,
-           obj_description(c.oid, 'pg_class') as comment,
-           has_table_privilege(c.oid, 'SELECT') as can_select,
-           has_table_privilege(c.oid, 'INSERT') as can_insert,
-           has_table_privilege(c.oid, 'UPDATE') as can_update,
-           has_table_privilege(c.oid, 'DELETE') as can_delete,
-           c.relispartition as partition,
-           -- a partition is hidden when its root table says so; the root may be outside the search path
-           case when c.relispartition then obj_description(pg_partition_root(c.oid), 'pg_class') end
-               as partition_root_comment
+-- every relation that can be shown, whichever are read
+shown as (
+    select c.oid
     from pg_class c
     join schemas s on s.oid = c.relnamespace
     -- As in pg_graphql, partitions are shown as the ordinary tables they are (relkind r, or f) and partitioned
     -- tables (relkind p) are not. A top-level partitioned table is read too: Decode shows it, and hides its
     -- partitions, when its comment opts in ({"partitions": "hidden"}). Nested partitioned tables never show.
     where c.relkind in ('r', 'v', 'm', 'f') or (c.relkind = 'p' and not c.relispartition)
+),
+rels as (
+    select c.oid, c.relname, c.relkind, c.relnamespace, c.reltype, c.relrowsecurity,
+           obj_description(c.oid, 'pg_class') as comment,
+           c.relispartition as partition,
+           -- a partition is hidden when its root table says so; the root may be outside the search path
+           case when c.relispartition then obj_description(pg_partition_root(c.oid), 'pg_class') end
+               as partition_root_comment
+    from pg_class c
+    join shown on shown.oid = c.oid
+    where $2::oid[] is null or c.oid = any($2::oid[])
 ),
 -- PostgreSQL 18 records NOT NULL as constraints, and one added NOT VALID sets attnotnull while rows may still
 -- hold NULL: such a column is nullable until the constraint is validated. (Before 18 no relation has
@@ -45,11 +50,7 @@ cols as (
                   and d.refobjid = a.attrelid and d.refobjsubid = a.attnum
                   and d.deptype in ('a', 'i') and seq.relkind = 'S')) as serial,
            format_type(a.atttypid, a.atttypmod) as format_type,
-           d.description as comment,
-           -- a privilege on the table covers every column: ask per column only where it does not
-           c.can_select or has_column_privilege(a.attrelid, a.attnum, 'SELECT') as can_select,
-           c.can_insert or has_column_privilege(a.attrelid, a.attnum, 'INSERT') as can_insert,
-           c.can_update or has_column_privilege(a.attrelid, a.attnum, 'UPDATE') as can_update
+           d.description as comment
     from pg_attribute a
     join rels c on c.oid = a.attrelid
     left join pg_description d
@@ -61,8 +62,7 @@ rel_columns as (
     select a.attrelid, json_agg(json_build_object(
             'num', a.attnum, 'name', a.attname, 'type', a.atttypid::int8, 'typmod', a.atttypmod,
             'format_type', a.format_type, 'not_null', a.attnotnull, 'has_default', a.atthasdef,
-            'generated', a.generated, 'serial', a.serial, 'comment', a.comment,
-            'can_select', a.can_select, 'can_insert', a.can_insert, 'can_update', a.can_update)
+            'generated', a.generated, 'serial', a.serial, 'comment', a.comment)
             order by a.attnum) as columns
     from cols a
     group by a.attrelid
@@ -100,8 +100,9 @@ fks as (
       -- OVERLAPS key, an exclusion index (18 requires PERIOD there): an index probe, where conperiod would need
       -- the query to differ by version.
       and not exists (select 1 from pg_index ki where ki.indexrelid = con.conindid and ki.indisexclusion)
-      and con.conrelid in (select oid from rels)
-      and con.confrelid in (select oid from rels)
+      and con.conrelid in (select oid from shown)
+      and con.confrelid in (select oid from shown)
+      and ($2::oid[] is null or con.conrelid = any($2::oid[]) or con.confrelid = any($2::oid[]))
 ),
 funcs as (
     select p.oid, p.proname, p.pronamespace, p.provolatile, p.proretset, p.prorettype, p.prorows, p.prokind,
@@ -110,7 +111,6 @@ funcs as (
            coalesce(p.proargmodes, array[]::"char"[]) as arg_modes,
            p.proargtypes::oid[] as arg_types,
            pg_get_expr(p.proargdefaults, 0) as arg_defaults,
-           has_function_privilege(p.oid, 'EXECUTE') as can_execute,
            obj_description(p.oid, 'pg_proc') as comment
     from pg_proc p
     join schemas s on s.oid = p.pronamespace
@@ -128,7 +128,6 @@ used_types as (
 ),
 types as (
     select t.oid, t.typname, t.typnamespace, n.nspname, t.typtype, t.typcategory, t.typelem, t.typrelid,
-           has_type_privilege(t.oid, 'USAGE') as can_use,
            obj_description(t.oid, 'pg_type') as comment
     from pg_type t
     join pg_namespace n on n.oid = t.typnamespace
@@ -136,15 +135,11 @@ types as (
        or t.oid in (select e.typelem from pg_type e where e.oid in (select oid from used_types))
 )
 select json_build_object(
-    'role', current_user,
-    'search_path', to_json(current_schemas(false)),
     'schemas', coalesce((select json_agg(json_build_object(
             'oid', s.oid::int8, 'name', s.nspname, 'comment', s.comment) order by s.pos) from schemas s), '[]'),
     'relations', coalesce((select json_agg(json_build_object(
             'oid', c.oid::int8, 'name', c.relname, 'kind', c.relkind, 'schema_oid', c.relnamespace::int8,
             'row_type', c.reltype::int8, 'rls', c.relrowsecurity, 'comment', c.comment,
-            'can_select', c.can_select, 'can_insert', c.can_insert,
-            'can_update', c.can_update, 'can_delete', c.can_delete,
             'partition', c.partition, 'partition_root_comment', c.partition_root_comment,
             'indexes', coalesce(ri.indexes, '[]'),
             'columns', coalesce(rc.columns, '[]')
@@ -160,11 +155,11 @@ select json_build_object(
             'num_args', p.pronargs, 'num_defaults', p.pronargdefaults, 'variadic', p.variadic,
             'arg_names', to_json(p.arg_names), 'arg_modes', to_json(p.arg_modes::text[]),
             'arg_types', to_json(p.arg_types::int8[]), 'arg_defaults', p.arg_defaults,
-            'can_execute', p.can_execute, 'comment', p.comment) order by p.oid) from funcs p), '[]'),
+            'comment', p.comment) order by p.oid) from funcs p), '[]'),
     'types', coalesce((select json_agg(json_build_object(
             'oid', t.oid::int8, 'name', t.typname, 'schema_oid', t.typnamespace::int8, 'schema', t.nspname,
             'kind', t.typtype, 'category', t.typcategory, 'elem', t.typelem::int8, 'relation', t.typrelid::int8,
-            'can_use', t.can_use, 'comment', t.comment,
+            'comment', t.comment,
             'enum_values', case when t.typtype = 'e' then (select json_agg(e.enumlabel order by e.enumsortorder)
                 from pg_enum e where e.enumtypid = t.oid) end,
             'attributes', case when t.typtype = 'c' then (select json_agg(json_build_object(

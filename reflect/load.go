@@ -1,89 +1,203 @@
 package reflect
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// CatalogQuery is the catalog query, for callers that send it in a batch of their own; Decode reads its result.
+// CatalogQuery is the catalog query, for callers that send it in a batch of their own; Parse reads its result.
+// Its parameters are the schemas to read ([]string, a search path; nil for the session's current_schemas(false))
+// and the relations to read (oids; nil for all, see Shared.Update). Its answer depends on no role: every role
+// shares it.
 //
 //go:embed catalog.sql
 var CatalogQuery string
+
+// PrivilegesQuery says what the current role may see and do of the catalog; Shared.ForRole reads its result.
+//
+//go:embed privileges.sql
+var PrivilegesQuery string
 
 // Querier is what Load needs: a connection, a pool or a transaction.
 type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// Load runs the catalog query on q, as q's current role and search_path, and builds the model.
+// Load runs the catalog and privileges queries on q, as q's current role and search_path, and builds the model.
 func Load(ctx context.Context, q Querier) (*Catalog, error) {
-	var doc string
-	if err := q.QueryRow(ctx, CatalogQuery).Scan(&doc); err != nil {
+	var doc, role, privileges string
+	if err := q.QueryRow(ctx, CatalogQuery, nil, nil).Scan(&doc); err != nil {
 		return nil, fmt.Errorf("catalog query: %w", err)
 	}
-	return Decode([]byte(doc))
+	if err := q.QueryRow(ctx, "select current_user::text").Scan(&role); err != nil {
+		return nil, fmt.Errorf("current role: %w", err)
+	}
+	if err := q.QueryRow(ctx, PrivilegesQuery).Scan(&privileges); err != nil {
+		return nil, fmt.Errorf("privileges query: %w", err)
+	}
+	shared, err := Parse([]byte(doc))
+	if err != nil {
+		return nil, err
+	}
+	return shared.ForRole(role, []byte(privileges))
+}
+
+// Shared is a catalog read once for every role of a search_path: what the catalog query answered, before any
+// role's privileges apply. It is immutable.
+type Shared struct {
+	raw rawCatalog
+}
+
+// Parse reads the catalog query's JSON.
+func Parse(doc []byte) (*Shared, error) {
+	s := &Shared{}
+	if err := json.Unmarshal(doc, &s.raw); err != nil {
+		return nil, fmt.Errorf("decode catalog: %w", err)
+	}
+	return s, nil
+}
+
+// rawRelation is a relation of the catalog query's answer, with its indexes and columns.
+type rawRelation struct {
+	OID         uint32  `json:"oid"`
+	Name        string  `json:"name"`
+	Kind        string  `json:"kind"`
+	SchemaOID   uint32  `json:"schema_oid"`
+	RowType     uint32  `json:"row_type"`
+	RLS         bool    `json:"rls"`
+	Comment     *string `json:"comment"`
+	Partition   bool    `json:"partition"`
+	RootComment *string `json:"partition_root_comment"`
+	Indexes     []struct {
+		Name       string   `json:"name"`
+		Primary    bool     `json:"primary"`
+		Expression bool     `json:"expression"`
+		Exclusion  bool     `json:"exclusion"`
+		Columns    []string `json:"columns"`
+	} `json:"indexes"`
+	Columns []struct {
+		Num        int     `json:"num"`
+		Name       string  `json:"name"`
+		Type       uint32  `json:"type"`
+		TypeMod    int     `json:"typmod"`
+		FormatType string  `json:"format_type"`
+		NotNull    bool    `json:"not_null"`
+		HasDefault bool    `json:"has_default"`
+		Generated  bool    `json:"generated"`
+		Serial     bool    `json:"serial"`
+		Comment    *string `json:"comment"`
+	} `json:"columns"`
+}
+
+// rawForeignKey is a foreign key of the catalog query's answer.
+type rawForeignKey struct {
+	OID            uint32   `json:"oid"`
+	Name           string   `json:"name"`
+	Local          uint32   `json:"local_relation"`
+	Foreign        uint32   `json:"foreign_relation"`
+	LocalColumns   []string `json:"local_columns"`
+	ForeignColumns []string `json:"foreign_columns"`
+	Unchecked      bool     `json:"unchecked"`
+	Comment        *string  `json:"comment"`
+}
+
+// rawType is a type of the catalog query's answer.
+type rawType struct {
+	OID        uint32      `json:"oid"`
+	Name       string      `json:"name"`
+	SchemaOID  uint32      `json:"schema_oid"`
+	Schema     string      `json:"schema"`
+	Kind       string      `json:"kind"`
+	Category   string      `json:"category"`
+	Elem       uint32      `json:"elem"`
+	Relation   uint32      `json:"relation"`
+	Comment    *string     `json:"comment"`
+	EnumValues []string    `json:"enum_values"`
+	Attributes []Attribute `json:"attributes"`
+}
+
+// Update returns the catalog with some relations read again: doc is the catalog query's answer for those
+// relations only (its second parameter), which replaces what s holds of them (a relation doc lacks was dropped,
+// or left the search path) and of the foreign keys that touch them. The schemas and functions, which the
+// query reads whole whatever the relations, are doc's; the types are s's and doc's, doc's first (a type no
+// longer used stays, unseen). s is not changed.
+func (s *Shared) Update(doc []byte, relations []uint32) (*Shared, error) {
+	part, err := Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	changed := make(map[uint32]bool, len(relations))
+	for _, oid := range relations {
+		changed[oid] = true
+	}
+	out := &Shared{raw: part.raw}
+	for _, r := range s.raw.Relations {
+		if !changed[r.OID] {
+			out.raw.Relations = append(out.raw.Relations, r)
+		}
+	}
+	for _, fk := range s.raw.ForeignKeys {
+		if !changed[fk.Local] && !changed[fk.Foreign] {
+			out.raw.ForeignKeys = append(out.raw.ForeignKeys, fk)
+		}
+	}
+	read := make(map[uint32]bool, len(part.raw.Types))
+	for _, t := range part.raw.Types {
+		read[t.OID] = true
+	}
+	for _, t := range s.raw.Types {
+		if !read[t.OID] {
+			out.raw.Types = append(out.raw.Types, t)
+		}
+	}
+	// the catalog query's order, which the schema built from it follows
+	sortByOID(out.raw.Relations, func(r rawRelation) uint32 { return r.OID })
+	sortByOID(out.raw.ForeignKeys, func(fk rawForeignKey) uint32 { return fk.OID })
+	sortByOID(out.raw.Types, func(t rawType) uint32 { return t.OID })
+	return out, nil
+}
+
+func sortByOID[T any](list []T, oid func(T) uint32) {
+	slices.SortFunc(list, func(a, b T) int { return cmp.Compare(oid(a), oid(b)) })
+}
+
+// rawPrivileges is the privileges query's answer.
+type rawPrivileges struct {
+	SearchPath []string `json:"search_path"`
+	Schemas    []uint32 `json:"schemas"`
+	// Relations are each relation's table privileges as letters (s, i, u, d).
+	Relations map[uint32]string `json:"relations"`
+	// Columns are the column privileges that exceed their table's (s, i, u).
+	Columns []struct {
+		Relation uint32 `json:"relation"`
+		Num      int    `json:"num"`
+		Can      string `json:"can"`
+	} `json:"columns"`
+	FunctionsDenied []uint32 `json:"functions_denied"`
+	TypesDenied     []uint32 `json:"types_denied"`
+}
+
+type columnKey struct {
+	relation uint32
+	num      int
 }
 
 type rawCatalog struct {
-	Role       string   `json:"role"`
-	SearchPath []string `json:"search_path"`
-	Schemas    []struct {
+	Schemas []struct {
 		OID     uint32  `json:"oid"`
 		Name    string  `json:"name"`
 		Comment *string `json:"comment"`
 	} `json:"schemas"`
-	Relations []struct {
-		OID         uint32  `json:"oid"`
-		Name        string  `json:"name"`
-		Kind        string  `json:"kind"`
-		SchemaOID   uint32  `json:"schema_oid"`
-		RowType     uint32  `json:"row_type"`
-		RLS         bool    `json:"rls"`
-		Comment     *string `json:"comment"`
-		CanSelect   bool    `json:"can_select"`
-		CanInsert   bool    `json:"can_insert"`
-		CanUpdate   bool    `json:"can_update"`
-		CanDelete   bool    `json:"can_delete"`
-		Partition   bool    `json:"partition"`
-		RootComment *string `json:"partition_root_comment"`
-		Indexes     []struct {
-			Name       string   `json:"name"`
-			Primary    bool     `json:"primary"`
-			Expression bool     `json:"expression"`
-			Exclusion  bool     `json:"exclusion"`
-			Columns    []string `json:"columns"`
-		} `json:"indexes"`
-		Columns []struct {
-			Num        int     `json:"num"`
-			Name       string  `json:"name"`
-			Type       uint32  `json:"type"`
-			TypeMod    int     `json:"typmod"`
-			FormatType string  `json:"format_type"`
-			NotNull    bool    `json:"not_null"`
-			HasDefault bool    `json:"has_default"`
-			Generated  bool    `json:"generated"`
-			Serial     bool    `json:"serial"`
-			Comment    *string `json:"comment"`
-			CanSelect  bool    `json:"can_select"`
-			CanInsert  bool    `json:"can_insert"`
-			CanUpdate  bool    `json:"can_update"`
-		} `json:"columns"`
-	} `json:"relations"`
-	ForeignKeys []struct {
-		Name           string   `json:"name"`
-		Local          uint32   `json:"local_relation"`
-		Foreign        uint32   `json:"foreign_relation"`
-		LocalColumns   []string `json:"local_columns"`
-		ForeignColumns []string `json:"foreign_columns"`
-		Unchecked      bool     `json:"unchecked"`
-		Comment        *string  `json:"comment"`
-	} `json:"foreign_keys"`
-	Functions []struct {
+	Relations   []rawRelation   `json:"relations"`
+	ForeignKeys []rawForeignKey `json:"foreign_keys"`
+	Functions   []struct {
 		OID         uint32   `json:"oid"`
 		Name        string   `json:"name"`
 		SchemaOID   uint32   `json:"schema_oid"`
@@ -98,39 +212,46 @@ type rawCatalog struct {
 		ArgModes    []string `json:"arg_modes"`
 		ArgTypes    []uint32 `json:"arg_types"`
 		ArgDefaults *string  `json:"arg_defaults"`
-		CanExecute  bool     `json:"can_execute"`
 		Comment     *string  `json:"comment"`
 	} `json:"functions"`
-	Types []struct {
-		OID        uint32      `json:"oid"`
-		Name       string      `json:"name"`
-		SchemaOID  uint32      `json:"schema_oid"`
-		Schema     string      `json:"schema"`
-		Kind       string      `json:"kind"`
-		Category   string      `json:"category"`
-		Elem       uint32      `json:"elem"`
-		Relation   uint32      `json:"relation"`
-		CanUse     bool        `json:"can_use"`
-		Comment    *string     `json:"comment"`
-		EnumValues []string    `json:"enum_values"`
-		Attributes []Attribute `json:"attributes"`
-	} `json:"types"`
+	Types []rawType `json:"types"`
 }
 
-// Decode builds the model from the catalog query's JSON.
-func Decode(doc []byte) (*Catalog, error) {
-	var raw rawCatalog
-	if err := json.Unmarshal(doc, &raw); err != nil {
-		return nil, fmt.Errorf("decode catalog: %w", err)
+// ForRole builds the model role sees from the privileges query's JSON, run as that role: the schemas it may
+// use, and what it may do with each relation, column, function and type. The shared catalog is not changed.
+func (s *Shared) ForRole(role string, privilegesDoc []byte) (*Catalog, error) {
+	var p rawPrivileges
+	if err := json.Unmarshal(privilegesDoc, &p); err != nil {
+		return nil, fmt.Errorf("decode privileges: %w", err)
 	}
+	usable := make(map[uint32]bool, len(p.Schemas))
+	for _, oid := range p.Schemas {
+		usable[oid] = true
+	}
+	columnPrivileges := make(map[columnKey]string, len(p.Columns))
+	for _, c := range p.Columns {
+		columnPrivileges[columnKey{c.Relation, c.Num}] = c.Can
+	}
+	functionDenied := make(map[uint32]bool, len(p.FunctionsDenied))
+	for _, oid := range p.FunctionsDenied {
+		functionDenied[oid] = true
+	}
+	typeDenied := make(map[uint32]bool, len(p.TypesDenied))
+	for _, oid := range p.TypesDenied {
+		typeDenied[oid] = true
+	}
+	raw := &s.raw
 	c := &Catalog{
-		Role:          raw.Role,
-		SearchPath:    raw.SearchPath,
+		Role:          role,
+		SearchPath:    p.SearchPath,
 		Types:         map[uint32]*Type{},
 		schemaByOID:   map[uint32]*Schema{},
 		relationByOID: map[uint32]*Relation{},
 	}
 	for _, rs := range raw.Schemas {
+		if !usable[rs.OID] {
+			continue // without USAGE the role sees nothing in it
+		}
 		s := &Schema{OID: rs.OID, Name: rs.Name}
 		if err := parseDirective(rs.Comment, &s.Directives); err != nil {
 			return nil, err
@@ -140,7 +261,7 @@ func Decode(doc []byte) (*Catalog, error) {
 	}
 	for _, rt := range raw.Types {
 		t := &Type{OID: rt.OID, Name: rt.Name, SchemaOID: rt.SchemaOID, SchemaName: rt.Schema, Kind: rt.Kind,
-			Category: rt.Category, Elem: rt.Elem, Relation: rt.Relation, CanUse: rt.CanUse, EnumValues: rt.EnumValues,
+			Category: rt.Category, Elem: rt.Elem, Relation: rt.Relation, CanUse: !typeDenied[rt.OID], EnumValues: rt.EnumValues,
 			Attributes: rt.Attributes}
 		if t.Kind == "e" {
 			if err := parseDirective(rt.Comment, &t.Directives); err != nil {
@@ -153,9 +274,14 @@ func Decode(doc []byte) (*Catalog, error) {
 		if rr.Kind == "p" && !partitionsHidden(rr.Comment) || rr.Partition && partitionsHidden(rr.RootComment) {
 			continue
 		}
-		r := &Relation{OID: rr.OID, Schema: c.schemaByOID[rr.SchemaOID], Name: rr.Name, Kind: rr.Kind,
+		schema := c.schemaByOID[rr.SchemaOID]
+		if schema == nil {
+			continue // a schema the role may not use
+		}
+		can := p.Relations[rr.OID]
+		r := &Relation{OID: rr.OID, Schema: schema, Name: rr.Name, Kind: rr.Kind,
 			RowType: rr.RowType, RLS: rr.RLS,
-			CanSelect: rr.CanSelect, CanInsert: rr.CanInsert, CanUpdate: rr.CanUpdate, CanDelete: rr.CanDelete}
+			CanSelect: has(can, 's'), CanInsert: has(can, 'i'), CanUpdate: has(can, 'u'), CanDelete: has(can, 'd')}
 		for _, ix := range rr.Indexes {
 			if ix.Primary {
 				r.PrimaryKey = ix.Columns
@@ -170,9 +296,11 @@ func Decode(doc []byte) (*Catalog, error) {
 			return nil, err
 		}
 		for _, rc := range rr.Columns {
+			colCan := columnPrivileges[columnKey{rr.OID, rc.Num}]
 			col := &Column{Num: rc.Num, Name: rc.Name, Type: rc.Type, TypeMod: rc.TypeMod, FormatType: rc.FormatType,
 				NotNull: rc.NotNull, HasDefault: rc.HasDefault, Generated: rc.Generated, Serial: rc.Serial,
-				CanSelect: rc.CanSelect, CanInsert: rc.CanInsert, CanUpdate: rc.CanUpdate}
+				CanSelect: r.CanSelect || has(colCan, 's'), CanInsert: r.CanInsert || has(colCan, 'i'),
+				CanUpdate: r.CanUpdate || has(colCan, 'u')}
 			if err := parseDirective(rc.Comment, &col.Directives); err != nil {
 				return nil, err
 			}
@@ -197,10 +325,14 @@ func Decode(doc []byte) (*Catalog, error) {
 	}
 	c.addDirectiveForeignKeys()
 	for _, rf := range raw.Functions {
-		f := &Function{OID: rf.OID, Schema: c.schemaByOID[rf.SchemaOID], Name: rf.Name, Volatility: rf.Volatility,
+		schema := c.schemaByOID[rf.SchemaOID]
+		if schema == nil {
+			continue // a schema the role may not use
+		}
+		f := &Function{OID: rf.OID, Schema: schema, Name: rf.Name, Volatility: rf.Volatility,
 			ReturnsSet: rf.ReturnsSet, ReturnType: rf.ReturnType, Rows: rf.Rows, NumArgs: rf.NumArgs,
 			NumDefaults: rf.NumDefaults, Variadic: rf.Variadic, ArgNames: rf.ArgNames, ArgModes: rf.ArgModes,
-			ArgTypes: rf.ArgTypes, CanExecute: rf.CanExecute}
+			ArgTypes: rf.ArgTypes, CanExecute: !functionDenied[rf.OID]}
 		if rf.ArgDefaults != nil {
 			f.ArgDefaults = *rf.ArgDefaults
 		}
@@ -211,6 +343,9 @@ func Decode(doc []byte) (*Catalog, error) {
 	}
 	return c, nil
 }
+
+// has reports whether privileges, as the privileges query writes them, hold letter.
+func has(privileges string, letter byte) bool { return strings.IndexByte(privileges, letter) >= 0 }
 
 // partitionsHidden reports whether a partitioned table's comment asks for it to be shown as one collection with
 // its partitions hidden: @graphql({"partitions": "hidden"}). It is read leniently, apart from the relation's

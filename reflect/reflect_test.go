@@ -224,3 +224,95 @@ func TestPartitionsDirective(t *testing.T) {
 		}
 	}
 }
+
+// A catalog brought up to date by reading only the changed relations (Shared.Update) is the catalog a full read
+// gives: for a new column, a renamed one that an unchanged table's foreign key references, a comment, a new
+// table with a foreign key to an unchanged one, a new foreign key to a changed table, and a dropped table.
+func TestUpdateEqualsAFullRead(t *testing.T) {
+	ctx := context.Background()
+	conn := connect(t, `
+		create table author (id int primary key, name text);
+		create table book (id int primary key, author_id int references author (id), title text);
+		create table shelf (id int primary key, book_id int);
+		create table gone (id int primary key, author_id int references author (id));
+		create table quote (id int primary key, book_id int references book (id));`)
+	read := func() *Shared {
+		t.Helper()
+		s, err := Parse(docOf(t, conn, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	oids := func(names ...string) ([]uint32, []string) {
+		var list []uint32
+		var text []string
+		for _, n := range names {
+			var oid uint32
+			if err := conn.QueryRow(ctx, `select $1::regclass::oid`, n).Scan(&oid); err != nil {
+				t.Fatal(err)
+			}
+			list, text = append(list, oid), append(text, fmt.Sprint(oid))
+		}
+		return list, text
+	}
+	before := read()
+	changed, changedText := oids("book", "shelf", "gone")
+	if _, err := conn.Exec(ctx, `
+		alter table book add column pages int;
+		comment on table book is '@graphql({"name": "Volume"})';
+		alter table shelf add foreign key (book_id) references book (id);
+		drop table gone;
+		create table review (id int primary key, book_id int references book (id), stars int);
+		alter table book rename column id to ident;`); err != nil {
+		t.Fatal(err)
+	}
+	review, reviewText := oids("review")
+	changed, changedText = append(changed, review...), append(changedText, reviewText...)
+
+	var privileges []byte
+	if err := conn.QueryRow(ctx, PrivilegesQuery).Scan(&privileges); err != nil {
+		t.Fatal(err)
+	}
+	updated, err := before.Update(docOf(t, conn, changedText), changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := updated.ForRole("postgres", privileges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := read().ForRole("postgres", privileges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := describe(got), describe(want); g != w {
+		t.Errorf("updated catalog:\n%s\nfull read:\n%s", g, w)
+	}
+}
+
+func docOf(t *testing.T, conn *pgx.Conn, relations []string) []byte {
+	t.Helper()
+	var doc []byte
+	if err := conn.QueryRow(context.Background(), CatalogQuery, nil, relations).Scan(&doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// describe writes what a catalog holds of relations, columns and foreign keys, in its order.
+func describe(c *Catalog) string {
+	var b strings.Builder
+	for _, r := range c.Relations {
+		fmt.Fprintf(&b, "%s %+v pk %v:", r.Name, r.Directives, r.PrimaryKey)
+		for _, col := range r.Columns {
+			fmt.Fprintf(&b, " %s/%d", col.Name, col.Type)
+		}
+		b.WriteString("\n")
+	}
+	for _, fk := range c.ForeignKeys {
+		fmt.Fprintf(&b, "fk %s %s%v -> %s%v\n", fk.Name, fk.Local.Name, fk.LocalColumns, fk.Foreign.Name, fk.ForeignColumns)
+	}
+	fmt.Fprintf(&b, "%d functions, %d types\n", len(c.Functions), len(c.Types))
+	return b.String()
+}

@@ -140,6 +140,9 @@ func assemble(stmts []statement, plans []*rootPlan, fieldErrors []error) *compil
 	}
 	if len(stmts) == 0 {
 		c.response = c.respond(nil)
+		// The answer is whole: the parts it was written from would only double what a kept entry holds (an
+		// introspection answer is tens of megabytes).
+		c.roots, c.errors = nil, nil
 	}
 	return c
 }
@@ -179,9 +182,17 @@ func (c *compiled) respond(results [][]byte) []byte {
 
 // compiledCache holds compiled requests, bounded by the bytes they hold (query, variables, SQL, rendered
 // answers), least recently used first out: a client sending many large distinct queries cannot make it grow
-// past its budget. Requests larger than maxCompiledKey are compiled every time.
+// past its budget. Requests larger than maxCompiledKey are compiled every time, and so are entries larger than
+// maxEntry, except answers that need no database (introspection), which large keeps.
 type compiledCache struct {
 	maxBytes int
+	// maxEntry bounds one entry, so that one cannot take a large share of the budget.
+	maxEntry int
+	// large keeps the answers that need no database and exceed maxEntry, in a budget of their own: the
+	// introspection answer of a schema of thousands of tables is tens of megabytes, costs seconds to build, and
+	// stays valid for as long as the role's schema does (the cache is purged with the schemas). nil when
+	// disabled.
+	large *compiledCache
 
 	mu      sync.Mutex
 	bytes   int
@@ -209,8 +220,18 @@ type compiledKey struct {
 	cursor string
 }
 
-func newCompiledCache(maxBytes int) *compiledCache {
-	return &compiledCache{maxBytes: maxBytes, order: list.New(), entries: map[compiledKey]*list.Element{}}
+// newCompiledCache returns a cache of maxBytes for compiled requests and, when largeBytes is positive, one of
+// largeBytes for answers too large for the first that need no database.
+func newCompiledCache(maxBytes, largeBytes int) *compiledCache {
+	c := newLRU(maxBytes, maxBytes/8)
+	if maxBytes > 0 && largeBytes > 0 {
+		c.large = newLRU(largeBytes, largeBytes)
+	}
+	return c
+}
+
+func newLRU(maxBytes, maxEntry int) *compiledCache {
+	return &compiledCache{maxBytes: maxBytes, maxEntry: maxEntry, order: list.New(), entries: map[compiledKey]*list.Element{}}
 }
 
 // get returns the compiled request, compiling it on a miss. A compilation cut short by ctx is not kept.
@@ -221,27 +242,47 @@ func (c *compiledCache) get(ctx context.Context, schema *gqlschema.Schema, req R
 	}
 	key := compiledKey{schema: schema, query: req.Query, operation: req.OperationName, variables: string(req.Variables), live: live,
 		cursor: string(req.StreamCursor)}
-	c.mu.Lock()
-	if el, ok := c.entries[key]; ok {
-		c.order.MoveToFront(el)
-		c.mu.Unlock()
+	if v := c.lookup(key); v != nil {
 		noteCompileCache(ctx, true)
-		return el.Value.(*compiledEntry).value
+		return v
 	}
-	c.mu.Unlock()
+	if c.large != nil {
+		if v := c.large.lookup(key); v != nil {
+			noteCompileCache(ctx, true)
+			return v
+		}
+	}
 	noteCompileCache(ctx, false)
 	v := compileFn()
 	if ctx.Err() != nil {
 		return v
 	}
 	size := v.size() + len(key.query) + len(key.operation) + len(key.variables)
-	if size > c.maxBytes/8 {
-		return v // one entry may not take a large share of the budget
+	switch {
+	case size <= c.maxEntry:
+		c.put(key, v, size)
+	case c.large != nil && v.stmts == nil && size <= c.large.maxEntry:
+		c.large.put(key, v, size)
 	}
+	return v
+}
+
+func (c *compiledCache) lookup(key compiledKey) *compiled {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	if !ok {
+		return nil
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*compiledEntry).value
+}
+
+func (c *compiledCache) put(key compiledKey, v *compiled, size int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.entries[key]; ok {
-		return v // compiled concurrently by another request
+		return // compiled concurrently by another request
 	}
 	c.entries[key] = c.order.PushFront(&compiledEntry{key: key, value: v, size: size})
 	c.bytes += size
@@ -252,7 +293,6 @@ func (c *compiledCache) get(ctx context.Context, schema *gqlschema.Schema, req R
 		delete(c.entries, e.key)
 		c.bytes -= e.size
 	}
-	return v
 }
 
 // noteCompileCache records on the request's trace span, when it has one that records, whether its compiled
@@ -263,7 +303,11 @@ func noteCompileCache(ctx context.Context, cached bool) {
 	}
 }
 
+// purge empties the cache and its cache of large answers.
 func (c *compiledCache) purge() {
+	if c.large != nil {
+		c.large.purge()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.order.Init()

@@ -13,7 +13,7 @@ import (
 // recently used ones, compiles a hit no more, and does not keep what a cancelled request compiled.
 func TestCompiledCacheIsBoundedByBytes(t *testing.T) {
 	const budget = 64 << 10
-	c := newCompiledCache(budget)
+	c := newCompiledCache(budget, 0)
 	schema := &gqlschema.Schema{}
 	ctx := context.Background()
 	compiles := 0

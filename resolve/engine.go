@@ -49,6 +49,10 @@ type Options struct {
 	// CompiledCacheBytes bounds the memory compiled requests are kept in (query, SQL, rendered answers);
 	// default 32 MiB, negative disables the cache.
 	CompiledCacheBytes int
+	// AnswerCacheBytes bounds the memory kept for answers that need no database but are too large for the
+	// compiled-request cache: the introspection answer of a large schema, kept per role and schema generation
+	// (about 17 MiB at 1,000 tables). Default 192 MiB; negative disables.
+	AnswerCacheBytes int
 	// StatementTimeout applies to ExecuteAs requests whose role sets no statement_timeout of its own (ALTER
 	// ROLE ... SET statement_timeout, as Supabase configures anon and authenticated); default 8s, negative
 	// disables.
@@ -88,8 +92,13 @@ const schemaLoadTimeout = 30 * time.Second
 // Engine resolves requests. It caches the generated schema per (schema generation, role, search_path) and
 // each compiled request per (schema, document, operation, variables); it is safe for concurrent use.
 type Engine struct {
-	opts     Options
-	schemas  *reflect.Cache[*roleSchema]
+	opts    Options
+	schemas *reflect.Cache[*roleSchema]
+	// catalogs are the catalog reads every role of a search path shares.
+	catalogs *catalogReads
+	// builds are the schemas built, by what their roles see (a hash of the privileges answer) and search path:
+	// roles with equal privileges share one.
+	builds   *reflect.Cache[*gqlschema.Schema]
 	compiled *compiledCache
 	version  atomic.Pointer[gqlschema.Version]
 }
@@ -110,6 +119,9 @@ func NewEngine(opts Options) *Engine {
 	if opts.CompiledCacheBytes == 0 {
 		opts.CompiledCacheBytes = 32 << 20
 	}
+	if opts.AnswerCacheBytes == 0 {
+		opts.AnswerCacheBytes = 192 << 20
+	}
 	if opts.StatementTimeout == 0 {
 		opts.StatementTimeout = 8 * time.Second
 	}
@@ -117,7 +129,8 @@ func NewEngine(opts Options) *Engine {
 		opts.Logger = slog.Default()
 	}
 	opts.AnswerGrace = cmp.Or(opts.AnswerGrace, 2*time.Second)
-	e := &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheBytes)}
+	e := &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize),
+		catalogs: newCatalogReads(), builds: reflect.NewCache[*gqlschema.Schema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes)}
 	e.SetVersion(opts.Version)
 	return e
 }
@@ -138,8 +151,27 @@ func (e *Engine) SetVersion(v gqlschema.Version) {
 // Version is the pg_graphql behaviour version the engine follows.
 func (e *Engine) Version() gqlschema.Version { return *e.version.Load() }
 
-// Invalidate forgets every cached schema and compiled request.
+// InvalidatePrivileges forgets every schema and compiled request, keeping the catalog reads: after a GRANT or
+// REVOKE each role's next request re-reads its privileges only.
+func (e *Engine) InvalidatePrivileges() {
+	e.builds.Invalidate()
+	e.schemas.Invalidate()
+	e.compiled.purge()
+}
+
+// InvalidateRelations forgets every schema and compiled request, and what the catalog reads hold of relations
+// (oids): the next request re-reads those relations only.
+func (e *Engine) InvalidateRelations(relations []uint32) {
+	e.catalogs.invalidateRelations(relations)
+	e.builds.Invalidate()
+	e.schemas.Invalidate()
+	e.compiled.purge()
+}
+
+// Invalidate forgets every cached catalog, schema and compiled request.
 func (e *Engine) Invalidate() {
+	e.catalogs.invalidate()
+	e.builds.Invalidate()
 	e.schemas.Invalidate()
 	e.compiled.purge()
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 
@@ -730,4 +731,61 @@ func introNode(t *testing.T, stdin []byte, args ...string) []byte {
 		t.Fatalf("node introspect.mjs %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.Bytes()
+}
+
+// An introspection answer too large for the compiled-request cache is still kept, per role and schema
+// generation: the next introspection of the role is the same answer, not a second build, a role with the same
+// privileges shares it, a role with others has its own, and a schema change replaces it. AnswerCacheBytes < 0 turns the keeping off.
+func TestIntrospectionAnswerKeptPerRoleAndGeneration(t *testing.T) {
+	d := newTestDB(t, blogFixture+`
+		comment on schema public is '@graphql({"inflect_names": true, "introspection": true})';
+		revoke all on blog_post from authenticated;`)
+	// The compiled-request cache keeps nothing over 2 KiB; the introspection answer is far larger.
+	d.engine = NewEngine(Options{CompiledCacheBytes: 16 << 10})
+	ctx := context.Background()
+	ask := func(role string) []byte {
+		t.Helper()
+		body := d.engine.ExecuteAs(ctx, d.conn, Session{Role: role, Claims: map[string]any{"role": role}, SearchPath: []string{"public"}},
+			Request{Query: IntrospectionQuery})
+		if !bytes.Contains(body, []byte(`"name": "Blog"`)) {
+			t.Fatalf("%s: not an introspection answer: %.300s", role, body)
+		}
+		if len(body) <= 2<<10 {
+			t.Fatalf("the answer has %d bytes, too few for the test", len(body))
+		}
+		return body
+	}
+	same := func(a, b []byte) bool { return unsafe.SliceData(a) == unsafe.SliceData(b) }
+
+	anon := ask("anon")
+	if again := ask("anon"); !same(anon, again) {
+		t.Errorf("the second introspection of one role and schema generation was built again")
+	}
+	// kept once, not beside the parts it was written from
+	d.engine.compiled.large.mu.Lock()
+	for _, el := range d.engine.compiled.large.entries {
+		if e := el.Value.(*compiledEntry); e.size > len(e.value.response)+len(IntrospectionQuery)+1024 {
+			t.Errorf("an answer of %d bytes takes %d bytes of the budget", len(e.value.response), e.size)
+		}
+	}
+	d.engine.compiled.large.mu.Unlock()
+	// service_role may do what anon may here: they share one schema, and its introspection answer
+	if service := ask("service_role"); !same(anon, service) {
+		t.Errorf("service_role, with anon's privileges, was not answered from anon's schema")
+	}
+	authenticated := ask("authenticated")
+	if same(anon, authenticated) || bytes.Contains(authenticated, []byte(`"name": "BlogPost"`)) ||
+		!bytes.Contains(anon, []byte(`"name": "BlogPost"`)) {
+		t.Errorf("authenticated, who cannot read blog_post, was answered anon's introspection")
+	}
+	d.exec(`comment on table blog is '@graphql({"description": "Blogs, changed"})'`)
+	changed := ask("anon")
+	if same(anon, changed) || !bytes.Contains(changed, []byte(`"description": "Blogs, changed"`)) {
+		t.Errorf("after a schema change the old introspection answer was kept")
+	}
+
+	d.engine = NewEngine(Options{CompiledCacheBytes: 16 << 10, AnswerCacheBytes: -1})
+	if first, second := ask("anon"), ask("anon"); same(first, second) {
+		t.Errorf("AnswerCacheBytes < 0 kept the answer")
+	}
 }

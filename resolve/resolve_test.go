@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/reflect"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -37,6 +38,29 @@ func newTestDB(t testing.TB, fixture string) *testDB {
 		t.Fatalf("fixture: %v", err)
 	}
 	return &testDB{t: t, conn: conn, engine: NewEngine(Options{})}
+}
+
+// sibling is another connection to d's database sharing d's engine, as the connections of a server's pool do.
+func (d *testDB) sibling() *testDB {
+	d.t.Helper()
+	conn, err := pgx.Connect(context.Background(), d.conn.Config().ConnString())
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.t.Cleanup(func() { conn.Close(context.Background()) })
+	return &testDB{t: d.t, conn: conn, engine: d.engine}
+}
+
+// watch runs the schema watcher a server runs (reflect.Watch on dbsetup's channel) on d's database, passing
+// announcements on to inv, until the test ends; it returns once the watcher listens.
+func (d *testDB) watch(inv reflect.Invalidator) {
+	d.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready, done := make(chan struct{}), make(chan struct{})
+	connect := func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, d.conn.Config().ConnString()) }
+	go func() { reflect.Watch(ctx, connect, dbsetup.NotifyChannel, inv, ready, d.t.Logf); close(done) }()
+	d.t.Cleanup(func() { cancel(); <-done })
+	<-ready
 }
 
 // exec runs SQL as the superuser and forgets cached schemas (the tests do not run the LISTEN watcher).

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/reflect"
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
@@ -51,22 +53,68 @@ const roleSettingsSQL = `select coalesce((select split_part(c, '=', 2)
 	  and c like 'statement\_timeout=%'
 	order by s.setdatabase desc limit 1), '')`
 
-// loadAs loads the catalog as the session's role (after the prelude switched to it) and builds its schema, in
-// one round trip. No statement timeout applies: the catalog query is the server's own.
+// loadAs builds the session's role's schema: the catalog, read once for every role of the search path (one
+// round trip on a miss), and the role's privileges and settings (one round trip). No statement timeout
+// applies: the catalog queries are the server's own.
 func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSchema, error) {
 	prelude, err := sessionPrelude(s, "0")
 	if err != nil {
 		return nil, err
 	}
-	results, err := runPipeline(ctx, conn, e.opts.StatementMode, s.Role, []statement{prelude, {sql: reflect.CatalogQuery}, {sql: roleSettingsSQL}})
+	shared, err := e.catalogs.get(ctx, s.SearchPath, func(ctx context.Context, relations []uint32) ([]byte, error) {
+		results, err := runPipeline(ctx, conn, e.opts.StatementMode, s.Role, []statement{prelude,
+			{sql: reflect.CatalogQuery, args: []any{schemaList(s.SearchPath), oidList(relations)}}})
+		if err != nil {
+			return nil, err
+		}
+		return results[1], nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	cat, err := reflect.Decode(results[1])
+	results, err := runPipeline(ctx, conn, e.opts.StatementMode, s.Role, []statement{prelude, {sql: reflect.PrivilegesQuery}, {sql: roleSettingsSQL}})
 	if err != nil {
 		return nil, err
 	}
-	return &roleSchema{schema: e.build(cat), statementTimeout: string(results[2])}, nil
+	// Roles that see the same (their privileges answers are equal) share one schema: one build, and one of
+	// each compiled request and introspection answer.
+	seen := sha256.Sum256(results[1])
+	schema, err := e.builds.Get(ctx, string(seen[:]), s.SearchPath, func(context.Context) (*gqlschema.Schema, error) {
+		cat, err := shared.ForRole(s.Role, results[1])
+		if err != nil {
+			return nil, err
+		}
+		return e.build(cat), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &roleSchema{schema: schema, statementTimeout: string(results[2])}, nil
+}
+
+// schemaList is the catalog query's parameter for a search path: its schemas, or NULL (the session's).
+func schemaList(searchPath []string) any {
+	if searchPath == nil {
+		return nil
+	}
+	list := make([]*string, len(searchPath))
+	for i := range searchPath {
+		list[i] = &searchPath[i]
+	}
+	return list
+}
+
+// oidList is the catalog query's parameter for relations: their oids, or NULL (all).
+func oidList(oids []uint32) any {
+	if oids == nil {
+		return nil
+	}
+	list := make([]*string, len(oids))
+	for i, oid := range oids {
+		text := strconv.FormatUint(uint64(oid), 10)
+		list[i] = &text
+	}
+	return list
 }
 
 // statementTimeout is the statement_timeout a request of the role runs with.

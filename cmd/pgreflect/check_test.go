@@ -9,10 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/pgreflect/pgreflect/dbsetup"
-	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/internal/testenv"
 )
 
 func runCmd(t *testing.T, args ...string) (int, string) {
@@ -27,18 +24,7 @@ func runCmd(t *testing.T, args ...string) (int, string) {
 // with the database.
 func TestSchemaAndCheck(t *testing.T) {
 	ctx := context.Background()
-	dbURL := pgtest.NewDB(t)
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if err := dbsetup.Apply(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `create table account (id serial primary key, email text)`); err != nil {
-		t.Fatal(err)
-	}
+	dbURL, conn := testenv.SetupDB(t, `create table account (id serial primary key, email text)`)
 	work := t.TempDir()
 	common := []string{"--db-url", dbURL, "--workdir", work}
 
@@ -88,18 +74,7 @@ func TestSchemaAndCheck(t *testing.T) {
 	}
 	// Two databases, before and after: every API role at once, each change naming its database object.
 	db := func(schema string) string {
-		u := pgtest.NewDB(t)
-		c, err := pgx.Connect(ctx, u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close(ctx)
-		if err := dbsetup.Apply(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Exec(ctx, schema); err != nil {
-			t.Fatal(err)
-		}
+		u, _ := testenv.SetupDB(t, schema)
 		return u
 	}
 	before := db(`create table account (id serial primary key, email text, bio text)`)

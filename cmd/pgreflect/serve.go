@@ -127,33 +127,20 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	consoleOpts := console.Options{APIURL: apiURL, AnonKey: anonKey, ServiceRoleKey: serviceRoleKey,
 		ProjectName: projectName(workdir), ProjectRef: projectRef, ManagementToken: managementToken,
 		MintToken: console.Minter(keys), SearchPath: searchPath}
-	srv, err := stack.New(setupCtx, stack.Options{
-		RequestURL:       dbURL,
-		AdminURL:         authDBURL,
-		JWTSecret:        jwtSecret,
-		AnonKey:          anonKey,
-		ServiceRoleKey:   serviceRoleKey,
-		ProjectRef:       projectRef,
-		ManagementToken:  managementToken,
-		SearchPath:       searchPath,
-		Config:           cfg,
-		APIURL:           apiURL,
-		Console:          console.Handler(consoleOpts),
-		PoolSize:         sf.poolSize,
-		PoolTimeout:      sf.poolTimeout,
-		PoolShare:        sf.poolShare,
-		ShareByRole:      sf.shareByRole,
-		ShareByAddress:   sf.shareByAddress,
-		RequestLimits:    sf.requests,
-		StatementTimeout: sf.statementTimeout,
-		Limits:           sf.limits,
-		Logger:           sf.logger(stderr),
-		ReadURLs:         readDBURLs,
-		StatementMode:    sf.statementMode,
-		BuildVersion:     buildVersion(),
-		LiveLimits:       sf.live,
-		ChangesURL:       sf.changesURL,
-	})
+	srv, err := stack.New(setupCtx, sf.stackOptions(stderr, stack.Options{
+		RequestURL:      dbURL,
+		AdminURL:        authDBURL,
+		JWTSecret:       jwtSecret,
+		AnonKey:         anonKey,
+		ServiceRoleKey:  serviceRoleKey,
+		ProjectRef:      projectRef,
+		ManagementToken: managementToken,
+		SearchPath:      searchPath,
+		Config:          cfg,
+		APIURL:          apiURL,
+		Console:         console.Handler(consoleOpts),
+		ReadURLs:        readDBURLs,
+	}))
 	if err != nil {
 		return err
 	}

@@ -107,6 +107,19 @@ func (f *serverFlags) check() error {
 	return nil
 }
 
+// stackOptions completes the options of a project (its database, keys and configuration) with what the flags
+// say of the server: pool, limits, logs, statement mode, subscriptions. start and serve both serve this way.
+func (f *serverFlags) stackOptions(stderr io.Writer, o stack.Options) stack.Options {
+	o.PoolSize, o.PoolTimeout, o.PoolShare = f.poolSize, f.poolTimeout, f.poolShare
+	o.ShareByRole, o.ShareByAddress = f.shareByRole, f.shareByAddress
+	o.RequestLimits, o.StatementTimeout, o.Limits = f.requests, f.statementTimeout, f.limits
+	o.Logger = f.logger(stderr)
+	o.StatementMode = f.statementMode
+	o.BuildVersion = buildVersion()
+	o.LiveLimits, o.ChangesURL = f.live, f.changesURL
+	return o
+}
+
 // logger writes to stderr in the chosen format. JSON logs write durations as the text logs do ("10s"), not
 // as slog's default integer of nanoseconds, which no reader of a log takes for ten seconds.
 func (f *serverFlags) logger(stderr io.Writer) *slog.Logger {

@@ -161,32 +161,19 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	consoleOpts := console.Options{APIURL: apiURL, AnonKey: secrets.AnonKey, ServiceRoleKey: secrets.ServiceRoleKey,
 		ProjectName: projectName(o.workdir), ProjectRef: secrets.ProjectRef, ManagementToken: secrets.ManagementToken,
 		MintToken: console.Minter(keys), SearchPath: searchPath}
-	srv, err := stack.New(setupCtx, stack.Options{
-		RequestURL:       requestURL,
-		AdminURL:         adminURL,
-		JWTSecret:        secrets.JWTSecret,
-		AnonKey:          secrets.AnonKey,
-		ServiceRoleKey:   secrets.ServiceRoleKey,
-		ProjectRef:       secrets.ProjectRef,
-		ManagementToken:  secrets.ManagementToken,
-		SearchPath:       searchPath,
-		Config:           cfg,
-		APIURL:           apiURL,
-		Console:          console.Handler(consoleOpts),
-		PoolSize:         sf.poolSize,
-		PoolTimeout:      sf.poolTimeout,
-		PoolShare:        sf.poolShare,
-		ShareByRole:      sf.shareByRole,
-		ShareByAddress:   sf.shareByAddress,
-		RequestLimits:    sf.requests,
-		StatementTimeout: sf.statementTimeout,
-		Limits:           sf.limits,
-		Logger:           sf.logger(stderr),
-		StatementMode:    sf.statementMode,
-		BuildVersion:     buildVersion(),
-		LiveLimits:       sf.live,
-		ChangesURL:       sf.changesURL,
-	})
+	srv, err := stack.New(setupCtx, sf.stackOptions(stderr, stack.Options{
+		RequestURL:      requestURL,
+		AdminURL:        adminURL,
+		JWTSecret:       secrets.JWTSecret,
+		AnonKey:         secrets.AnonKey,
+		ServiceRoleKey:  secrets.ServiceRoleKey,
+		ProjectRef:      secrets.ProjectRef,
+		ManagementToken: secrets.ManagementToken,
+		SearchPath:      searchPath,
+		Config:          cfg,
+		APIURL:          apiURL,
+		Console:         console.Handler(consoleOpts),
+	}))
 	if err != nil {
 		return err
 	}

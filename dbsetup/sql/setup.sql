@@ -22,14 +22,67 @@ comment on schema pgreflect is 'pgreflect internals: the schema version counter 
 create sequence if not exists pgreflect.schema_version as bigint;
 
 -- security definer: the event trigger runs as whoever issues the DDL, who need not have rights on the sequence.
+-- The announcement is the new version, then what changed when a server can reload less than everything
+-- (reflect.Watch reads it): " privileges" after GRANT, REVOKE and ALTER DEFAULT PRIVILEGES, which change what
+-- roles may do and not the catalog; " relations <oid>,<oid>..." when only tables, views and their columns,
+-- indexes and owned sequences changed, or functions, or a schema's comment (the list may be empty: a server
+-- re-reads those relations only, and functions and schemas whole); nothing more otherwise.
 create or replace function pgreflect.bump_schema_version()
   returns event_trigger
   language plpgsql
   security definer
   set search_path = ''
 as $$
+declare
+  what text := '';
+  relations oid[];
+  others boolean;
 begin
-  perform pg_notify('pgreflect_schema_version', nextval('pgreflect.schema_version')::text);
+  if tg_tag in ('GRANT', 'REVOKE', 'ALTER DEFAULT PRIVILEGES') then
+    what := ' privileges';
+  elsif tg_event = 'ddl_command_end' then
+    if tg_tag in ('DROP TABLE', 'DROP VIEW', 'DROP MATERIALIZED VIEW', 'DROP FOREIGN TABLE', 'DROP FUNCTION') then
+      return; -- announced by sql_drop, which lists what was dropped
+    end if;
+    -- An index or an owned sequence stands for its table. Partitioned tables and partitions are never listed:
+    -- a change of one shows or hides others.
+    select array_agg(distinct coalesce(i.indrelid, d.refobjid, c.objid))
+             filter (where c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass),
+           bool_or(not (c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+                        and c.object_type in ('table', 'table column', 'view', 'materialized view', 'foreign table',
+                                              'index', 'sequence')
+                        and not coalesce(r.relkind = 'p' or r.relispartition, false)
+                        -- the catalog read reads functions and schemas whole every time: no relation to list
+                        or c.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass and c.object_type = 'function'
+                        or c.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass and tg_tag = 'COMMENT'))
+      into relations, others
+      from pg_catalog.pg_event_trigger_ddl_commands() c
+      left join pg_catalog.pg_index i on i.indexrelid = c.objid
+      left join pg_catalog.pg_depend d
+        on c.object_type = 'sequence' and d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+       and d.objid = c.objid and d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass and d.deptype in ('a', 'i')
+      left join pg_catalog.pg_class r on r.oid = coalesce(i.indrelid, d.refobjid, c.objid);
+  elsif tg_tag = 'DROP FUNCTION' then
+    -- a function alone; with what CASCADE drops along (a column default, a view) it is another change
+    select bool_or(o.object_type <> 'function') into others from pg_catalog.pg_event_trigger_dropped_objects() o;
+    relations := '{}';
+  elsif tg_tag in ('DROP TABLE', 'DROP VIEW', 'DROP MATERIALIZED VIEW', 'DROP FOREIGN TABLE') then
+    -- what dropping a relation drops with it; anything else (a function, through CASCADE) is another change
+    select array_agg(distinct o.objid) filter (where o.object_type in ('table', 'view', 'materialized view', 'foreign table')),
+           bool_or(o.object_type not in ('table', 'view', 'materialized view', 'foreign table', 'index', 'sequence',
+                                         'type', 'table constraint', 'default value', 'toast table', 'table column',
+                                         'rule', 'trigger', 'policy'))
+      into relations, others
+      from pg_catalog.pg_event_trigger_dropped_objects() o;
+  end if;
+  -- an announcement holds at most 8,000 bytes
+  if not others then
+    relations := coalesce(relations, '{}');
+  end if;
+  if not others and pg_catalog.cardinality(relations) <= 500 then
+    what := ' relations ' || pg_catalog.array_to_string(relations, ',');
+  end if;
+  perform pg_notify('pgreflect_schema_version', nextval('pgreflect.schema_version')::text || what);
 end
 $$;
 revoke all on function pgreflect.bump_schema_version() from public;

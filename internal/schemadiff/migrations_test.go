@@ -9,9 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
+	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/resolve"
 	"github.com/pgreflect/pgreflect/sdl"
@@ -31,18 +31,7 @@ grant all on all sequences in schema public to anon, authenticated, service_role
 // newDB is a database set up for pgreflect with the base schema; conn is a superuser connection to it.
 func newDB(t *testing.T) *pgx.Conn {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.NewDB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	if err := dbsetup.Apply(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, baseSchema); err != nil {
-		t.Fatal(err)
-	}
+	_, conn := testenv.SetupDB(t, baseSchema)
 	return conn
 }
 

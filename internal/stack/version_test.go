@@ -11,14 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/config"
-	"github.com/pgreflect/pgreflect/dbsetup"
 	"github.com/pgreflect/pgreflect/httpapi"
 	"github.com/pgreflect/pgreflect/internal/stack"
-	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/internal/testenv"
 )
 
 const (
@@ -134,20 +131,8 @@ func wantVersion(t *testing.T, s *server, version string) {
 // The project's pg_graphql version is what config.toml says, is kept in the database across restarts, changes
 // only when asked (management API), and a restart does not move it.
 func TestGraphQLVersionPinned(t *testing.T) {
-	ctx := context.Background()
-	dbURL := pgtest.NewDB(t)
-	admin, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	if err := dbsetup.Apply(ctx, admin); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec(ctx, `create table item (id int primary key, name text);
-		insert into item values (1, 'one'); grant select on item to anon`); err != nil {
-		t.Fatal(err)
-	}
+	dbURL, _ := testenv.SetupDB(t, `create table item (id int primary key, name text);
+		insert into item values (1, 'one'); grant select on item to anon`)
 
 	s := startServer(t, dbURL, "1.5")
 	wantVersion(t, s, "1.5")
@@ -176,18 +161,10 @@ func TestGraphQLVersionPinned(t *testing.T) {
 // A version the build does not know stops the start with a clear error.
 func TestGraphQLVersionUnknown(t *testing.T) {
 	ctx := context.Background()
-	dbURL := pgtest.NewDB(t)
-	admin, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	if err := dbsetup.Apply(ctx, admin); err != nil {
-		t.Fatal(err)
-	}
+	dbURL, _ := testenv.SetupDB(t, "")
 	cfg := config.Default()
 	cfg.GraphQL.Version = "1.4"
-	_, err = stack.New(ctx, stack.Options{RequestURL: dbURL, AdminURL: dbURL, JWTSecret: jwtSecret, ProjectRef: projectRef,
+	_, err := stack.New(ctx, stack.Options{RequestURL: dbURL, AdminURL: dbURL, JWTSecret: jwtSecret, ProjectRef: projectRef,
 		Config: cfg, APIURL: "http://127.0.0.1:1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err == nil || !strings.Contains(err.Error(), `unsupported pg_graphql version "1.4"`) {
 		t.Errorf("start with version 1.4: %v", err)

@@ -1,0 +1,148 @@
+package resolve
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pgreflect/pgreflect/internal/benchdata"
+)
+
+// signalling passes the schema watcher's invalidations on to an engine, then tells.
+type signalling struct {
+	*Engine
+	done chan<- struct{}
+}
+
+func (s signalling) Invalidate()           { s.Engine.Invalidate(); s.done <- struct{}{} }
+func (s signalling) InvalidatePrivileges() { s.Engine.InvalidatePrivileges(); s.done <- struct{}{} }
+func (s signalling) InvalidateRelations(relations []uint32) {
+	s.Engine.InvalidateRelations(relations)
+	s.done <- struct{}{}
+}
+
+// BenchmarkLargeCatalog measures issue 18's large catalogs at 1,000 and 5,000 tables: the first request after a
+// schema change (one role, and three roles at once), announced by the event triggers and passed on by the
+// schema watcher as a server runs them, for a change of one relation, of privileges, and of anything else; and
+// an introspection request (the first after a change, then the ones answered from the same schema generation),
+// with the heap an introspection answer keeps.
+func BenchmarkLargeCatalog(b *testing.B) {
+	for _, tables := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("tables=%d", tables), func(b *testing.B) {
+			ctx := context.Background()
+			d := newTestDB(b, "")
+			t0 := time.Now()
+			if err := benchdata.Catalog(ctx, d.conn, tables); err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("generated %d tables in %s", tables, time.Since(t0).Round(time.Millisecond))
+			const probe = `{ t1Collection(first: 1) { edges { node { id } } } }`
+			wantProbe := `{"data": {"t1Collection": {"edges": []}}}`
+			// the connections of the roles that ask at once, each with its own session as a server's pool has
+			conns := []*testDB{d, d.sibling(), d.sibling()}
+			roles := []string{"anon", "authenticated", "service_role"}
+			// the server's schema watcher, telling when it has passed an announcement on
+			announced := make(chan struct{}, 16)
+			d.watch(signalling{d.engine, announced})
+			for len(announced) > 0 {
+				<-announced // the invalidation of the watcher's start
+			}
+			// change runs one statement and waits until the watcher has passed its announcements on
+			change := func(sql string) {
+				if _, err := d.conn.Exec(ctx, sql); err != nil {
+					b.Fatal(err)
+				}
+				<-announced
+				for len(announced) > 0 {
+					<-announced
+				}
+			}
+			for _, c := range []struct{ name, sql string }{
+				// a comment on a table: that relation is read again
+				{"after-table-comment", fmt.Sprintf("comment on table t_%d is 'changed %%d'", tables/2)},
+				// a GRANT: the privileges are read again
+				{"after-grant", fmt.Sprintf("grant select on t_%d to anon", tables/2)},
+				// a comment on a type: the whole catalog is read again
+				{"after-other-ddl", "comment on type e_1 is 'changed %d'"},
+			} {
+				// every role's schema built, as on a server in use: what a change retires is then known
+				warm := func() {
+					for r := range roles {
+						if got := conns[r].as(roles[r], nil, probe, ""); got != wantProbe {
+							b.Fatalf("%s got %.300s", roles[r], got)
+						}
+					}
+				}
+				// measure times ask, the first request(s) after each change
+				measure := func(b *testing.B, ask func()) {
+					warm()
+					i := 0
+					for b.Loop() {
+						b.StopTimer()
+						change(strings.ReplaceAll(c.sql, "%d", strconv.Itoa(i)))
+						i++
+						b.StartTimer()
+						ask()
+					}
+				}
+				b.Run(c.name, func(b *testing.B) {
+					measure(b, func() {
+						if got := d.as("anon", nil, probe, ""); got != wantProbe {
+							b.Fatalf("got %.300s", got)
+						}
+					})
+				})
+				b.Run(c.name+"-3-roles", func(b *testing.B) {
+					measure(b, func() {
+						var wg sync.WaitGroup
+						answers := make([]string, len(roles))
+						for r := range roles {
+							wg.Go(func() { answers[r] = conns[r].as(roles[r], nil, probe, "") })
+						}
+						wg.Wait()
+						for r, got := range answers {
+							if got != wantProbe {
+								b.Fatalf("%s got %.300s", roles[r], got)
+							}
+						}
+					})
+				})
+			}
+			b.Run("introspection", func(b *testing.B) {
+				change("comment on function f_1(t_5) is 'before introspection'")
+				d.as("anon", nil, probe, "") // the schema is built: what follows is introspection alone
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				t0 := time.Now()
+				introspect := func() []byte {
+					return d.engine.ExecuteAs(ctx, d.conn, Session{Role: "anon", Claims: map[string]any{"role": "anon"},
+						SearchPath: []string{"public"}}, Request{Query: IntrospectionQuery})
+				}
+				first := introspect()
+				firstTook := time.Since(t0)
+				if !bytes.Contains(first, []byte(`"name": "T1Connection"`)) {
+					b.Fatalf("introspection lacks T1Connection: %.300s", first)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportAllocs()
+				for b.Loop() {
+					if got := introspect(); len(got) != len(first) {
+						b.Fatalf("answer of %d bytes, the first had %d", len(got), len(first))
+					}
+				}
+				// reported after the loop, which resets what was reported before it
+				b.ReportMetric(float64(firstTook.Milliseconds()), "ms-first")
+				b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "MB-retained")
+				b.ReportMetric(float64(len(first))/(1<<20), "MB-answer")
+			})
+		})
+	}
+}

@@ -1,0 +1,99 @@
+package resolve
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/pgreflect/pgreflect/reflect"
+)
+
+// catalogReads keeps the catalog read that every role of a search path shares, and brings it up to date after
+// a change: after a change of some relations only (reflect.RelationsInvalidator) the next read asks for those
+// relations and merges them into the last read (reflect.Shared.Update), after any other change it reads the
+// whole catalog again.
+type catalogReads struct {
+	cache *reflect.Cache[*reflect.Shared]
+
+	mu sync.Mutex
+	// latest is the last read of each search path (by its key), and changed the relations changed since; both
+	// are forgotten on a change that is not of relations only.
+	latest  map[string]*reflect.Shared
+	changed map[string]map[uint32]bool
+}
+
+// sharedCatalogs bounds the catalog reads kept: one per search path, and servers use one or two.
+const sharedCatalogs = 4
+
+func newCatalogReads() *catalogReads {
+	return &catalogReads{cache: reflect.NewCache[*reflect.Shared](sharedCatalogs), latest: map[string]*reflect.Shared{},
+		changed: map[string]map[uint32]bool{}}
+}
+
+// get returns the catalog of searchPath for this schema generation; read runs the catalog query for the given
+// relations (nil: all of them; empty: none, and the functions, types and schemas that every read reads).
+func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(ctx context.Context, relations []uint32) ([]byte, error)) (*reflect.Shared, error) {
+	return c.cache.Get(ctx, "", searchPath, func(ctx context.Context) (*reflect.Shared, error) {
+		key := strings.Join(searchPath, ",")
+		c.mu.Lock()
+		generation := c.cache.Generation()
+		base := c.latest[key]
+		changed, partly := c.changed[key]
+		relations := make([]uint32, 0, len(changed)) // not nil: nil reads every relation
+		for oid := range changed {
+			relations = append(relations, oid)
+		}
+		c.mu.Unlock()
+
+		var shared *reflect.Shared
+		if base != nil && partly {
+			doc, err := read(ctx, relations)
+			if err != nil {
+				return nil, err
+			}
+			if shared, err = base.Update(doc, relations); err != nil {
+				return nil, err
+			}
+		} else {
+			doc, err := read(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			if shared, err = reflect.Parse(doc); err != nil {
+				return nil, err
+			}
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		// A change announced meanwhile may not be in this read: the next read starts from base again.
+		if c.cache.Generation() == generation {
+			c.latest[key] = shared
+			delete(c.changed, key)
+		}
+		return shared, nil
+	})
+}
+
+// invalidate forgets every read: the next one reads the whole catalog.
+func (c *catalogReads) invalidate() {
+	c.mu.Lock()
+	clear(c.latest)
+	clear(c.changed)
+	c.mu.Unlock()
+	c.cache.Invalidate()
+}
+
+// invalidateRelations retires every read, to be brought up to date by reading relations only.
+func (c *catalogReads) invalidateRelations(relations []uint32) {
+	c.mu.Lock()
+	for key := range c.latest {
+		if c.changed[key] == nil {
+			c.changed[key] = map[uint32]bool{}
+		}
+		for _, oid := range relations {
+			c.changed[key][oid] = true
+		}
+	}
+	c.mu.Unlock()
+	c.cache.Invalidate()
+}

@@ -1,0 +1,192 @@
+package resolve
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Roles share one catalog read per schema generation, and each sees it through its own privileges: a role
+// whose schema is built after another's uses the same read (a table created since, with no change announced,
+// is not in it), a grant to one role is seen by that role only, column grants and revoked EXECUTE and USAGE
+// apply per role, and after a change every role reads the new catalog.
+func TestRolesShareOneCatalogRead(t *testing.T) {
+	d := newTestDB(t, blogFixture+`
+		create schema private;
+		grant usage on schema private to service_role;
+		create table private.secret (id int primary key);
+		grant select on private.secret to anon, authenticated, service_role;
+		create function blog_rank(b blog) returns int stable language sql as 'select 1';
+		revoke execute on function blog_rank(blog) from public, anon;
+		grant execute on function blog_rank(blog) to authenticated;`)
+	ask := func(role, query string) string {
+		t.Helper()
+		return d.as(role, nil, query, "")
+	}
+	const blogs = `{ blogCollection(first: 1) { edges { node { id } } } }`
+	if got := ask("anon", blogs); !strings.Contains(got, `"id": 1`) {
+		t.Fatalf("anon: %s", got)
+	}
+	// created without the announcement a watcher would invalidate on: a role loading now uses anon's read
+	d.conn.Exec(t.Context(), `create table late (id int primary key); grant select on late to anon, authenticated`)
+	const late = `{ lateCollection { edges { node { id } } } }`
+	if got := ask("authenticated", late); !strings.Contains(got, `Unknown field`) {
+		t.Errorf("authenticated's schema was not built from the catalog read anon's was: %s", got)
+	}
+	d.exec(`grant select on late to anon`) // now announced (d.exec invalidates)
+	for _, role := range []string{"anon", "authenticated"} {
+		if got := ask(role, late); got != `{"data": {"lateCollection": {"edges": []}}}` {
+			t.Errorf("%s after the change: %s", role, got)
+		}
+	}
+
+	// a grant to one role, seen by that role only
+	d.exec(`create table news (id int primary key, title text, body text); insert into news values (1, 'hi', 'there');
+		revoke all on news from anon, authenticated, service_role; grant select on news to authenticated; grant select (id, title) on news to anon`)
+	const news = `{ newsCollection { edges { node { id title body } } } }`
+	if got := ask("authenticated", news); got != `{"data": {"newsCollection": {"edges": [{"node": {"id": 1, "body": "there", "title": "hi"}}]}}}` {
+		t.Errorf("authenticated, granted the table: %s", got)
+	}
+	if got := ask("anon", news); !strings.Contains(got, `Unknown field`) || !strings.Contains(got, `body`) {
+		t.Errorf("anon, granted two columns, asked for a third: %s", got)
+	}
+	if got := ask("anon", `{ newsCollection { edges { node { id title } } } }`); got != `{"data": {"newsCollection": {"edges": [{"node": {"id": 1, "title": "hi"}}]}}}` {
+		t.Errorf("anon, granted two columns: %s", got)
+	}
+	if got := ask("service_role", news); !strings.Contains(got, `Unknown field`) {
+		t.Errorf("service_role, granted nothing on news: %s", got)
+	}
+
+	// EXECUTE revoked from anon, granted to authenticated
+	const rank = `{ blogCollection(first: 1) { edges { node { blogRank } } } }`
+	if got := ask("authenticated", rank); got != `{"data": {"blogCollection": {"edges": [{"node": {"blogRank": 1}}]}}}` {
+		t.Errorf("authenticated, who may execute blog_rank: %s", got)
+	}
+	if got := ask("anon", rank); !strings.Contains(got, `Unknown field`) {
+		t.Errorf("anon, who may not execute blog_rank: %s", got)
+	}
+
+	// a schema on the search path that only service_role may use, read first by anon (for whom PostgreSQL's
+	// current_schemas leaves it out)
+	for _, c := range []struct {
+		role string
+		sees bool
+	}{{"anon", false}, {"service_role", true}} {
+		s := Session{Role: c.role, Claims: map[string]any{"role": c.role}, SearchPath: []string{"public", "private"}}
+		got := string(d.engine.ExecuteAs(t.Context(), d.conn, s, Request{Query: `{ secretCollection { edges { node { id } } } }`}))
+		if sees := got == `{"data": {"secretCollection": {"edges": []}}}`; sees != c.sees {
+			t.Errorf("%s, USAGE on private %v: %s", c.role, c.sees, got)
+		}
+	}
+}
+
+// A GRANT or REVOKE, announced by dbsetup's event trigger as a change of privileges only, makes every role
+// re-read its privileges and keeps the catalog read: the granted role sees the table within a second, a table
+// created unannounced meanwhile stays unseen, and the next DDL that is not of relations only brings it.
+func TestGrantReloadsPrivilegesOnly(t *testing.T) {
+	d := newTestDB(t, `create table t1 (id int primary key);
+		revoke all on t1 from anon, authenticated;
+		grant select on t1 to anon;`)
+	d.watch(d.engine)
+	const t1 = `{ t1Collection { edges { node { id } } } }`
+	const empty = `{"data": {"t1Collection": {"edges": []}}}`
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within a second", what)
+			}
+		}
+	}
+	eventually("anon reads t1", func() bool { return d.as("anon", nil, t1, "") == empty })
+	if got := d.as("authenticated", nil, t1, ""); !strings.Contains(got, "Unknown field") {
+		t.Fatalf("authenticated, granted nothing: %s", got)
+	}
+	// event triggers do not fire for a session in replica mode: this change is not announced
+	if _, err := d.conn.Exec(t.Context(), `set session_replication_role = replica;
+		create table late (id int primary key); grant select on late to anon, authenticated;
+		reset session_replication_role`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.conn.Exec(t.Context(), `grant select on t1 to authenticated`); err != nil {
+		t.Fatal(err)
+	}
+	eventually("authenticated reads t1 after the GRANT", func() bool { return d.as("authenticated", nil, t1, "") == empty })
+	const late = `{ lateCollection { edges { node { id } } } }`
+	for _, role := range []string{"anon", "authenticated"} {
+		if got := d.as(role, nil, late, ""); !strings.Contains(got, "Unknown field") {
+			t.Errorf("%s: a GRANT re-read the catalog: %s", role, got)
+		}
+	}
+	if _, err := d.conn.Exec(t.Context(), `create type mood as enum ('happy')`); err != nil { // not of relations only
+		t.Fatal(err)
+	}
+	eventually("anon reads late after a DDL", func() bool { return d.as("anon", nil, late, "") == `{"data": {"lateCollection": {"edges": []}}}` })
+}
+
+// DDL and COMMENT on tables, announced by dbsetup's event trigger with the relations they changed, make the
+// next request re-read those relations only, merged into the catalog read before: every role sees the change
+// within a second (a new column, a new table and its foreign key from both ends, a comment, a function, a
+// dropped table),
+// while a change made unannounced to another table meanwhile stays unseen until a change of any kind.
+func TestRelationChangesReloadThoseRelationsOnly(t *testing.T) {
+	d := newTestDB(t, `create table author (id int primary key, name text);
+		create table other (id int primary key);
+		insert into author values (1, 'ann');
+		comment on schema public is '@graphql({"inflect_names": true})';`)
+	d.watch(d.engine)
+	roles := []string{"anon", "authenticated"}
+	eventually := func(what, query, want string) {
+		t.Helper()
+		for _, role := range roles {
+			deadline := time.Now().Add(time.Second)
+			for got := d.as(role, nil, query, ""); got != want; got = d.as(role, nil, query, "") {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: %s answered %s, want %s (within a second)", what, role, got, want)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+	run := func(sql string) {
+		t.Helper()
+		if _, err := d.conn.Exec(t.Context(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const others = `{ otherCollection { edges { node { id } } } }`
+	eventually("start", others, `{"data": {"otherCollection": {"edges": []}}}`)
+	// unannounced (event triggers do not fire in replica mode): only a full re-read would show it
+	run(`set session_replication_role = replica; alter table other add column hidden int; reset session_replication_role`)
+	const hidden = `{ otherCollection { edges { node { hidden } } } }`
+
+	run(`alter table author add column email text; update author set email = 'ann@x'`)
+	eventually("a new column", `{ authorCollection { edges { node { email } } } }`,
+		`{"data": {"authorCollection": {"edges": [{"node": {"email": "ann@x"}}]}}}`)
+	run(`create table book (id int primary key, author_id int references author (id), title text);
+		insert into book values (1, 1, 'one')`)
+	eventually("a new table and its foreign key, from both ends",
+		`{ authorCollection { edges { node { bookCollection { edges { node { title author { name } } } } } } } }`,
+		`{"data": {"authorCollection": {"edges": [{"node": {"bookCollection": {"edges": [{"node": {"title": "one", "author": {"name": "ann"}}}]}}}]}}}`)
+	run(`comment on column book.title is '@graphql({"name": "heading"})'`)
+	eventually("a column comment", `{ bookCollection { edges { node { heading } } } }`,
+		`{"data": {"bookCollection": {"edges": [{"node": {"heading": "one"}}]}}}`)
+	for _, role := range roles {
+		if got := d.as(role, nil, hidden, ""); !strings.Contains(got, "Unknown field") {
+			t.Fatalf("%s: a change of other relations re-read the whole catalog: %s", role, got)
+		}
+	}
+	run(`create function author_initial(a author) returns text stable language sql as 'select left(a.name, 1)'`)
+	eventually("a new computed field", `{ authorCollection { edges { node { initial: authorInitial } } } }`,
+		`{"data": {"authorCollection": {"edges": [{"node": {"initial": "a"}}]}}}`)
+	run(`drop table book`)
+	eventually("a dropped table", `{ authorCollection { edges { node { id } } } }`,
+		`{"data": {"authorCollection": {"edges": [{"node": {"id": 1}}]}}}`)
+	for _, role := range roles {
+		if got := d.as(role, nil, `{ bookCollection { edges { node { id } } } }`, ""); !strings.Contains(got, "Unknown field") {
+			t.Errorf("%s still sees the dropped table: %s", role, got)
+		}
+	}
+	run(`create type mood as enum ('happy')`) // not a relation: everything is read again
+	eventually("a full re-read", hidden, `{"data": {"otherCollection": {"edges": []}}}`)
+}

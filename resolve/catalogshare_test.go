@@ -180,13 +180,12 @@ func TestRelationChangesReloadThoseRelationsOnly(t *testing.T) {
 	eventually("a new computed field", `{ authorCollection { edges { node { initial: authorInitial } } } }`,
 		`{"data": {"authorCollection": {"edges": [{"node": {"initial": "a"}}]}}}`)
 	run(`drop table book`)
-	eventually("a dropped table", `{ authorCollection { edges { node { id } } } }`,
+	// The dropped table's field goes (an answer that stays the same, such as authors', could not tell whether
+	// the reload happened yet).
+	eventually("a dropped table", `{ bookCollection { edges { node { id } } } }`,
+		`{"data": null, "errors": [{"message": "Unknown field \"bookCollection\" on type Query"}]}`)
+	eventually("the table that stays", `{ authorCollection { edges { node { id } } } }`,
 		`{"data": {"authorCollection": {"edges": [{"node": {"id": 1}}]}}}`)
-	for _, role := range roles {
-		if got := d.as(role, nil, `{ bookCollection { edges { node { id } } } }`, ""); !strings.Contains(got, "Unknown field") {
-			t.Errorf("%s still sees the dropped table: %s", role, got)
-		}
-	}
 	run(`create type mood as enum ('happy')`) // not a relation: everything is read again
 	eventually("a full re-read", hidden, `{"data": {"otherCollection": {"edges": []}}}`)
 }

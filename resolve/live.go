@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,19 +76,7 @@ func (rs *readSet) reads() Reads {
 		out.Relations = append(out.Relations, RelationName{Schema: rel.Schema.Name, Name: rel.Name})
 	}
 	slices.SortFunc(out.Relations, func(a, b RelationName) int {
-		if a.Schema != b.Schema {
-			if a.Schema < b.Schema {
-				return -1
-			}
-			return 1
-		}
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
+		return cmp.Or(strings.Compare(a.Schema, b.Schema), strings.Compare(a.Name, b.Name))
 	})
 	return out
 }
@@ -220,20 +209,6 @@ func sameAnswer(n int, a LiveAnswer) LiveRefresh {
 // replayedSQL tells whether the server has replayed the WAL up to $1 (a primary always has).
 const replayedSQL = "select coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, true)::text"
 
-// runGroups runs each group in its own transaction within one pipeline, retrying once on a fresh statement
-// cache when the server lost our prepared statements (see runPipeline).
-func runGroups(ctx context.Context, conn *pgx.Conn, mode StatementMode, role string, groups [][]statement) ([][][]byte, []error, error) {
-	if mode == StatementsUnnamed {
-		return sendGroups(ctx, conn, nil, role, groups)
-	}
-	out, errs, err := sendGroups(ctx, conn, statementsOf(conn.PgConn()), role, groups)
-	if err == nil && slices.ContainsFunc(errs, isForgottenStatement) {
-		forgetStatements(conn.PgConn())
-		out, errs, err = sendGroups(ctx, conn, statementsOf(conn.PgConn()), role, groups)
-	}
-	return out, errs, err
-}
-
 // compileLive compiles a subscription: its one root field is planned as the same field of the query root.
 func compileLive(ctx context.Context, schema *gqlschema.Schema, limits Limits, req Request) *compiled {
 	doc, op, variables, err := parse(req.Query, req.OperationName, req.Variables)
@@ -273,10 +248,4 @@ func compileLive(ctx context.Context, schema *gqlschema.Schema, limits Limits, r
 	c := compiledFromPlans(ctx, limits, []*rootPlan{p}, nil)
 	c.reads, c.stream = r.reads.reads(), st
 	return c
-}
-
-// isForgottenStatement reports whether err says a prepared statement the cache knew of does not exist.
-func isForgottenStatement(err error) bool {
-	var pgErr interface{ SQLState() string }
-	return errors.As(err, &pgErr) && pgErr.SQLState() == "26000"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,22 +96,7 @@ func isTransient(err error) bool {
 // time it sees them, so Postgres can reuse their plans; a connection whose prepared statements were discarded
 // behind our back is retried once with a fresh cache (the failure happens before anything runs).
 func runPipeline(ctx context.Context, conn *pgx.Conn, mode StatementMode, role string, stmts []statement) ([][]byte, error) {
-	if mode == StatementsUnnamed {
-		return sendPipeline(ctx, conn, nil, role, stmts)
-	}
-	out, err := sendPipeline(ctx, conn, statementsOf(conn.PgConn()), role, stmts)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "26000" { // invalid_sql_statement_name
-		forgetStatements(conn.PgConn())
-		out, err = sendPipeline(ctx, conn, statementsOf(conn.PgConn()), role, stmts)
-	}
-	return out, err
-}
-
-// sendPipeline runs stmts in one pipeline, on the prepared statements of cache, or as unnamed statements when
-// cache is nil.
-func sendPipeline(ctx context.Context, conn *pgx.Conn, cache *statementCache, role string, stmts []statement) ([][]byte, error) {
-	out, errs, err := sendGroups(ctx, conn, cache, role, [][]statement{stmts})
+	out, errs, err := runGroups(ctx, conn, mode, role, [][]statement{stmts})
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +104,27 @@ func sendPipeline(ctx context.Context, conn *pgx.Conn, cache *statementCache, ro
 		return nil, errs[0]
 	}
 	return out[0], nil
+}
+
+// runGroups is runPipeline for groups of statements, each its own transaction (see sendGroups), in one round
+// trip.
+func runGroups(ctx context.Context, conn *pgx.Conn, mode StatementMode, role string, groups [][]statement) ([][][]byte, []error, error) {
+	if mode == StatementsUnnamed {
+		return sendGroups(ctx, conn, nil, role, groups)
+	}
+	out, errs, err := sendGroups(ctx, conn, statementsOf(conn.PgConn()), role, groups)
+	if err == nil && slices.ContainsFunc(errs, isForgottenStatement) {
+		forgetStatements(conn.PgConn())
+		out, errs, err = sendGroups(ctx, conn, statementsOf(conn.PgConn()), role, groups)
+	}
+	return out, errs, err
+}
+
+// isForgottenStatement reports whether err says a prepared statement the cache knew of does not exist
+// (invalid_sql_statement_name).
+func isForgottenStatement(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "26000"
 }
 
 // sendGroups runs groups of statements in one pipeline (one round trip), each group its own implicit

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -336,15 +337,12 @@ func publishable(ctx context.Context, conn *pgx.Conn, rel resolve.RelationName) 
 	return ok, err
 }
 
-// relationKey is how the hub keeps relation sets.
-func relationKey(r resolve.RelationName) string { return r.Schema + "\x00" + r.Name }
-
 // cover records tables the feed follows.
 func (h *Hub) cover(rels []resolve.RelationName) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, r := range rels {
-		h.covered[relationKey(r)] = true
+		h.covered[r] = true
 	}
 }
 
@@ -352,7 +350,7 @@ func (h *Hub) cover(rels []resolve.RelationName) {
 func (h *Hub) refuse(rel resolve.RelationName) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.refused[relationKey(rel)] = true
+	h.refused[rel] = true
 }
 
 // want asks the feed to follow tables (publishWanted); when it is busy, a later refresh asks again.
@@ -369,15 +367,14 @@ func (h *Hub) want(rels []resolve.RelationName) {
 func (h *Hub) isCovered(rel resolve.RelationName) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	k := relationKey(rel)
-	return h.covered[k] || h.refused[k]
+	return h.covered[rel] || h.refused[rel]
 }
 
 // uncoveredLocked lists the tables of the cohort that the feed neither follows nor was refused.
 func (h *Hub) uncoveredLocked(c *cohort) []resolve.RelationName {
 	var out []resolve.RelationName
 	for _, r := range c.reads.Relations {
-		if k := relationKey(r); !h.covered[k] && !h.refused[k] {
+		if !h.covered[r] && !h.refused[r] {
 			out = append(out, r)
 		}
 	}
@@ -389,12 +386,9 @@ func (h *Hub) uncovered() []resolve.RelationName {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []resolve.RelationName
-	seen := map[string]bool{}
 	for _, c := range h.cohorts {
-		for _, r := range c.reads.Relations {
-			k := relationKey(r)
-			if !h.covered[k] && !h.refused[k] && !seen[k] {
-				seen[k] = true
+		for _, r := range h.uncoveredLocked(c) {
+			if !slices.Contains(out, r) {
 				out = append(out, r)
 			}
 		}
@@ -408,7 +402,7 @@ func (h *Hub) followedLocked(c *cohort) bool {
 		return false
 	}
 	for _, r := range c.reads.Relations {
-		if !h.covered[relationKey(r)] {
+		if !h.covered[r] {
 			return false
 		}
 	}

@@ -91,9 +91,9 @@ type Hub struct {
 	queue []*cohort
 	// feed reports whether a change feed names the tables that change; without one every cohort is polled.
 	feed bool
-	// covered are the tables the feed follows, refused those it cannot (relationKey); a cohort reading
+	// covered are the tables the feed follows, refused those it cannot; a cohort reading
 	// anything else is polled.
-	covered, refused map[string]bool
+	covered, refused map[resolve.RelationName]bool
 	// wanted carries tables cohorts read to the feed, which adds them to the publication.
 	wanted chan []resolve.RelationName
 
@@ -157,7 +157,7 @@ func New(opts Options) *Hub {
 		opts.Logger = slog.Default()
 	}
 	h := &Hub{opts: opts, metrics: newMetrics(opts.Registerer), cohorts: map[cohortKey]*cohort{}, wake: make(chan struct{}, 1),
-		covered: map[string]bool{}, refused: map[string]bool{}, wanted: make(chan []resolve.RelationName, 64)}
+		covered: map[resolve.RelationName]bool{}, refused: map[resolve.RelationName]bool{}, wanted: make(chan []resolve.RelationName, 64)}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	for range opts.Workers {

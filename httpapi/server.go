@@ -412,12 +412,8 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 				fmt.Errorf("%v\n%s", v, debug.Stack()))
 		}
 	}()
-	switch {
-	case isWebSocket(r):
+	if isWebSocket(r) {
 		s.serveWebSocket(w, r)
-		return
-	case wantsEventStream(r):
-		s.serveSSE(w, r)
 		return
 	}
 	if r.Method != http.MethodPost && r.Method != http.MethodGet {
@@ -427,6 +423,10 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	}
 	session, ok := s.requestSession(w, r)
 	if !ok {
+		return
+	}
+	if wantsEventStream(r) {
+		s.serveSSE(w, r, session)
 		return
 	}
 	wire, ok := s.readRequest(w, r)

@@ -27,21 +27,17 @@ func wantsEventStream(r *http.Request) bool {
 
 // serveSSE answers one operation as an event stream: a subscription until the client goes away or it ends, a
 // query or mutation with one event.
-func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost && r.Method != http.MethodGet {
-		w.Header().Set("Allow", "GET, POST")
-		writeGraphQLError(w, http.StatusMethodNotAllowed, msgOnlyGetPost)
-		return
-	}
-	session, ok := s.requestSession(w, r)
+func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, session resolve.Session) {
+	wire, ok := s.readRequest(w, r)
 	if !ok {
 		return
 	}
-	req, ok := s.readSSERequest(w, r)
-	if !ok {
+	if strings.TrimSpace(wire.Query) == "" {
+		writeGraphQLError(w, http.StatusBadRequest, msgQueryRequired)
 		return
 	}
 	// Under trusted_documents = "only", a subscription's text must be trusted like any request's.
+	req := wire.Request
 	if !s.resolveTrusted(w, r, session.Role, &wireRequest{Request: req}) {
 		return
 	}
@@ -108,25 +104,6 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-}
-
-// readSSERequest reads the operation from a POST body or a GET's query parameters.
-func (s *Server) readSSERequest(w http.ResponseWriter, r *http.Request) (resolve.Request, bool) {
-	var req resolve.Request
-	if r.Method == http.MethodGet {
-		req = requestFromURL(r.URL.Query()).Request
-	} else {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
-		if err != nil || json.Unmarshal(body, &req) != nil {
-			writeGraphQLError(w, http.StatusBadRequest, msgBodyNotRequest)
-			return req, false
-		}
-	}
-	if strings.TrimSpace(req.Query) == "" {
-		writeGraphQLError(w, http.StatusBadRequest, msgQueryRequired)
-		return req, false
-	}
-	return req, true
 }
 
 func errorsBody(message string) []byte {

@@ -101,6 +101,9 @@ type Engine struct {
 	builds   *reflect.Cache[*gqlschema.Schema]
 	compiled *compiledCache
 	version  atomic.Pointer[gqlschema.Version]
+	// multiplexedAfter is when (Unix nanoseconds) live refreshes may try one statement per cohort again, after the
+	// database answered that it has no pgreflect.live_refresh for the login role.
+	multiplexedAfter atomic.Int64
 }
 
 // roleSchema is what one role sees: its GraphQL schema and the settings its requests run with.

@@ -20,11 +20,11 @@ import (
 // A live query is a subscription answered again whenever its answer may have changed. Its subscribers share one
 // compiled statement per (document, variables, role, search path): a cohort. Row level security must still see
 // each subscriber's own claims, and it reads them from settings of the transaction (auth.uid() reads
-// request.jwt.claims). Putting every subscriber in one SQL statement would not be safe: Postgres evaluates an
+// request.jwt.claims). Putting every subscriber into one query would not be safe: Postgres evaluates an
 // uncorrelated subquery such as the `(select auth.uid())` that Supabase recommends in policies once per
-// statement (an InitPlan), so the first subscriber's claims would decide what every other one sees. A refresh
-// therefore sends, in one pipeline and one round trip, one short transaction per distinct set of claims: the
-// session prelude, then the cohort's prepared statement, planned once per connection. docs/subscriptions.md
+// execution (an InitPlan), so the first subscriber's claims would decide what every other one sees. A refresh
+// therefore executes the query once per distinct set of claims, all in one statement (multiplex.go); where that
+// statement cannot serve, in one pipeline of one short transaction per set of claims. docs/subscriptions.md
 // explains it.
 
 // Operation is the type of the operation a request runs ("query", "mutation" or "subscription"), or an error
@@ -100,10 +100,14 @@ type LiveRefresh struct {
 	Answers []LiveAnswer
 	// Reads are what the subscription reads, for deciding which changes refresh it next.
 	Reads Reads
+	// Statements counts the statements that executed the query: one for a multiplexed refresh, else one per
+	// session.
+	Statements int
 }
 
 // RefreshLive answers the subscription req for each of sessions, all of one role and search path, on conn in
-// one round trip: one short transaction per session, each under its own claims. An error means no session was
+// one round trip, each under its own claims: in one statement (multiplex.go), else one short transaction per
+// session. An error means no session was
 // answered: the connection failed (the database is unavailable).
 func (e *Engine) RefreshLive(ctx context.Context, conn *pgx.Conn, req Request, sessions []Session) (LiveRefresh, error) {
 	return e.RefreshLiveAfter(ctx, conn, req, sessions, "")
@@ -134,6 +138,12 @@ func (e *Engine) RefreshLiveAfter(ctx context.Context, conn *pgx.Conn, req Reque
 		return sameAnswer(len(sessions), LiveAnswer{Body: c.response, Final: true}), nil
 	}
 	timeout := e.statementTimeout(rs)
+	if prepared, ok := e.multiplexes(conn, c, sessions); ok {
+		refresh, fallback, err := e.refreshMultiplexed(ctx, conn, c, prepared, sessions, lsn, timeout)
+		if !fallback {
+			return refresh, err
+		}
+	}
 	var groups [][]statement
 	if lsn != "" {
 		groups = append(groups, []statement{{sql: replayedSQL, args: []any{lsn}}})
@@ -155,7 +165,7 @@ func (e *Engine) RefreshLiveAfter(ctx context.Context, conn *pgx.Conn, req Reque
 		}
 		out, errs = out[1:], errs[1:]
 	}
-	refresh := LiveRefresh{Answers: make([]LiveAnswer, len(sessions)), Reads: c.reads}
+	refresh := LiveRefresh{Answers: make([]LiveAnswer, len(sessions)), Reads: c.reads, Statements: len(sessions)}
 	for i := range sessions {
 		if errs[i] != nil {
 			refresh.Answers[i] = LiveAnswer{Body: dataNull(e.statementFailure(ctx, errs[i])), Final: true}

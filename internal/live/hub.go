@@ -419,7 +419,7 @@ func (h *Hub) refresh(ctx context.Context, c *cohort) {
 	}
 	start := time.Now()
 	result, err := h.run(ctx, c.req, sessions, lsn)
-	h.metrics.refreshed(time.Since(start), len(sessions))
+	h.metrics.refreshed(time.Since(start), len(sessions), result.Statements)
 	if err != nil {
 		if ctx.Err() != nil {
 			return // the hub is closing
@@ -517,6 +517,8 @@ func refreshOn(ctx context.Context, src Source, req resolve.Request, sessions []
 type Stats struct {
 	Subscriptions, Cohorts                int
 	Refreshes, Evaluations, Pushes, Drops int64
+	// Statements are the statements that executed the refreshes' queries (Evaluations are the executions).
+	Statements int64
 	// ReplicaRefreshes are the refreshes a read replica answered.
 	ReplicaRefreshes int64
 }
@@ -527,6 +529,6 @@ func (h *Hub) Stats() Stats {
 	defer h.mu.Unlock()
 	m := h.metrics
 	return Stats{Subscriptions: h.count, Cohorts: len(h.cohorts), Refreshes: m.nRefreshes.Load(),
-		Evaluations: m.nEvaluations.Load(), Pushes: m.nPushes.Load(), Drops: m.nDrops.Load(),
+		Evaluations: m.nEvaluations.Load(), Statements: m.nStatements.Load(), Pushes: m.nPushes.Load(), Drops: m.nDrops.Load(),
 		ReplicaRefreshes: m.replicaRefreshes.Load()}
 }

@@ -11,11 +11,12 @@ import (
 type metrics struct {
 	subscriptions, cohorts   prometheus.Gauge
 	refreshes, evaluations   prometheus.Counter
+	statements               prometheus.Counter
 	pushes, droppedConsumers prometheus.Counter
 	refreshSeconds           prometheus.Histogram
 	// The counters again, readable (Stats).
-	nRefreshes, nEvaluations, nPushes, nDrops atomic.Int64
-	replicaRefreshes                          atomic.Int64
+	nRefreshes, nEvaluations, nStatements, nPushes, nDrops atomic.Int64
+	replicaRefreshes                                       atomic.Int64
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -27,7 +28,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		refreshes: prometheus.NewCounter(prometheus.CounterOpts{Name: "pgreflect_live_refreshes_total",
 			Help: "Cohort refreshes: one round trip each."}),
 		evaluations: prometheus.NewCounter(prometheus.CounterOpts{Name: "pgreflect_live_evaluations_total",
-			Help: "Executions of a cohort's statement: one per distinct set of claims refreshed."}),
+			Help: "Executions of a cohort's query: one per distinct set of claims refreshed."}),
+		statements: prometheus.NewCounter(prometheus.CounterOpts{Name: "pgreflect_live_statements_total",
+			Help: "Statements that executed cohorts' queries: one per refresh when its subscribers are multiplexed."}),
 		pushes: prometheus.NewCounter(prometheus.CounterOpts{Name: "pgreflect_live_pushes_total",
 			Help: "Answers pushed to subscribers (only those that differ from the last one sent)."}),
 		droppedConsumers: prometheus.NewCounter(prometheus.CounterOpts{Name: "pgreflect_live_dropped_consumers_total",
@@ -37,17 +40,19 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.subscriptions, m.cohorts, m.refreshes, m.evaluations, m.pushes, m.droppedConsumers, m.refreshSeconds)
+		reg.MustRegister(m.subscriptions, m.cohorts, m.refreshes, m.evaluations, m.statements, m.pushes, m.droppedConsumers, m.refreshSeconds)
 	}
 	return m
 }
 
-func (m *metrics) refreshed(d time.Duration, evaluations int) {
+func (m *metrics) refreshed(d time.Duration, evaluations, statements int) {
 	m.refreshes.Inc()
 	m.refreshSeconds.Observe(d.Seconds())
 	m.evaluations.Add(float64(evaluations))
+	m.statements.Add(float64(statements))
 	m.nRefreshes.Add(1)
 	m.nEvaluations.Add(int64(evaluations))
+	m.nStatements.Add(int64(statements))
 }
 
 func (m *metrics) pushed() {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pgreflect/pgreflect/internal/admission"
 	"github.com/pgreflect/pgreflect/reflect"
 	"github.com/pgreflect/pgreflect/resolve"
 )
@@ -16,9 +15,9 @@ import (
 // replica is a read replica with the engine of its queries. Each replica has an engine of its own, because
 // its schema may lag the primary's for a while after a change.
 type replica struct {
-	pool      *pgxpool.Pool
-	engine    *resolve.Engine
-	admission *admission.Limiter
+	pool   *pgxpool.Pool
+	engine *resolve.Engine
+	gate   gate
 }
 
 // replicaCatchUpTimeout bounds the wait for a replica to replay a schema change before its schema is reloaded

@@ -34,6 +34,8 @@ const (
 	RefusedPoolTimeout = "pool_timeout"
 	// RefusedPoolShare: the client's credential, role or address held its share of the pool all along.
 	RefusedPoolShare = "pool_share"
+	// RefusedSlowShare: the slow operations held their share of the pool all along.
+	RefusedSlowShare = "slow_share"
 )
 
 // NewMetrics makes the metrics and their registry, with the Go runtime and process collectors.

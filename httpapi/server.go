@@ -544,7 +544,7 @@ func (s *Server) authenticateCredentials(ctx context.Context, key, authorization
 		}
 		token = bearer
 	}
-	claims, err := s.tokens.Verify(token)
+	claims, encoded, err := s.tokens.Verify(token)
 	if err != nil {
 		return resolve.Session{}, http.StatusUnauthorized, err.Error(), nil
 	}
@@ -568,7 +568,7 @@ func (s *Server) authenticateCredentials(ctx context.Context, key, authorization
 	if !ok {
 		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf("JWT role %q may not be assumed", role), nil
 	}
-	return resolve.Session{Role: role, Claims: claims, SearchPath: s.opts.SearchPath}, 0, "", nil
+	return resolve.Session{Role: role, Claims: claims, EncodedClaims: encoded, SearchPath: s.opts.SearchPath}, 0, "", nil
 }
 
 // mayAssume reports whether the login role may switch to role. Superuser-only roles are refused even when the

@@ -180,8 +180,11 @@ func (e *Engine) Invalidate() {
 type Session struct {
 	Role string
 	// Claims are the JWT claims, made visible to SQL as request.jwt.claims (and the legacy per-claim settings).
-	Claims     map[string]any
-	SearchPath []string
+	Claims map[string]any
+	// EncodedClaims, when set, is Claims encoded as JSON by the caller, who keeps it (auth.TokenCache does), so
+	// that request.jwt.claims does not cost an encoding per request; "": Claims are encoded here.
+	EncodedClaims string
+	SearchPath    []string
 	// ApplicationName, when set, is the application_name of the request's transaction, which Postgres shows in
 	// pg_stat_activity and its logs (log_line_prefix %a): the HTTP server puts the trace id there. At most 63
 	// bytes count.

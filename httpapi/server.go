@@ -166,6 +166,10 @@ type Server struct {
 	trusted   *trustedDocuments
 	// tracer makes the spans of requests; nil when tracing is off (see startSpan).
 	tracer trace.Tracer
+	// crossOrigin and version are the values of route's headers, shared by every answer (see
+	// crossOriginHeaders).
+	crossOrigin http.Header
+	version     []string
 
 	// roles is read by every request without a lock; refreshing serializes only the refreshes.
 	roles     atomic.Pointer[assumableRoles]
@@ -216,6 +220,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s := &Server{opts: opts, log: opts.Logger, engine: newEngine(), mux: http.NewServeMux(),
 		tokens:  auth.NewTokenCache(opts.Keys, 4096),
 		primary: newGate(opts.Pool, opts.PoolShare, opts.SlowShare), costs: admission.NewCosts(rememberedOperations, opts.SlowThreshold),
+		crossOrigin: crossOriginHeaders(), version: []string{opts.BuildVersion},
 		liveLimits: opts.LiveLimits.withDefaults(), persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.Logger)}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
@@ -347,6 +352,18 @@ func (s *Server) SetGraphQLVersion(v gqlschema.Version) {
 
 var corsHeaders = "authorization, x-client-info, apikey, content-type, x-supabase-api-version, accept, accept-profile, content-profile, prefer, x-upsert"
 
+// crossOriginHeaders are the CORS headers of every answer of the API and the auth routes, made once: route
+// puts their values into each answer's header as they are (net/http only reads them, and an Add appends to a
+// copy, the values' capacity being their length), instead of a slice per header and request.
+func crossOriginHeaders() http.Header {
+	h := http.Header{}
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Headers", corsHeaders)
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
+	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, ETag, "+VersionHeader)
+	return h
+}
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
@@ -364,12 +381,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	if r.URL.Path == "/graphql/v1" {
-		h.Set(VersionHeader, s.opts.BuildVersion)
+		h[VersionHeader] = s.version
 	}
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Allow-Headers", corsHeaders)
-	h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
-	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, ETag, "+VersionHeader)
+	for name, value := range s.crossOrigin {
+		h[name] = value
+	}
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 		h.Set("Access-Control-Max-Age", "86400")
 		w.WriteHeader(http.StatusNoContent)

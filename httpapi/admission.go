@@ -105,10 +105,13 @@ func (g gate) keys(r *http.Request, role string, class admission.Class, opts *Op
 func (g gate) slowKey() admission.Key { return admission.Key{Name: slowOperations, Max: g.slow} }
 
 // acquire admits the request of operation op (see Options.PoolShare and Options.SlowShare) and takes a
-// connection of g's pool, both within PoolTimeout; release gives both back and notes how long op held the
-// connection.
-func (s *Server) acquire(ctx context.Context, r *http.Request, g gate, role string, op admission.Operation) (_ *pgxpool.Conn, release func(), err error) {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.PoolTimeout)
+// connection of g's pool, both within PoolTimeout and before the request's deadline (none when zero); release
+// gives both back and notes how long op held the connection.
+func (s *Server) acquire(ctx context.Context, r *http.Request, g gate, role string, op admission.Operation, deadline time.Time) (_ *pgxpool.Conn, release func(), err error) {
+	if wait := time.Now().Add(s.opts.PoolTimeout); deadline.IsZero() || wait.Before(deadline) {
+		deadline = wait
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	class := s.costs.Class(op)
 	leave := func() {}

@@ -492,12 +492,13 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	if s.opts.TraceStatements {
 		ctx = resolve.WithTracedStatements(ctx)
 	}
+	var deadline time.Time
 	if s.opts.RequestTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.opts.RequestTimeout)
-		defer cancel()
+		// The wait for a connection and the engine's statements each apply it in the context they make anyway.
+		deadline = time.Now().Add(s.opts.RequestTimeout)
+		ctx = resolve.WithDeadline(ctx, deadline)
 	}
-	conn, release, err := s.acquire(ctx, r, g, session.Role, s.costs.Operation(req.Query, req.OperationName))
+	conn, release, err := s.acquire(ctx, r, g, session.Role, s.costs.Operation(req.Query, req.OperationName), deadline)
 	if err != nil {
 		s.writeAcquireFailure(w, r, g.pool, err)
 		return

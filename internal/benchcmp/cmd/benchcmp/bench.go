@@ -251,12 +251,17 @@ func (b *bench) start(ctx context.Context) error {
 	return nil
 }
 
-// waitReady polls with Q1 until the server answers it.
+// waitReady polls with the first query it serves (Q1 unless -queries left it out) until the server answers it.
 func (b *bench) waitReady(ctx context.Context, s *server) error {
+	i := slices.IndexFunc(b.queries, s.target.Serves)
+	if i < 0 {
+		return fmt.Errorf("%s serves none of the queries", s.name)
+	}
+	probe := b.reqs[s.name][b.queries[i].Name][0]
 	deadline := time.Now().Add(2 * time.Minute)
 	var last error
 	for time.Now().Before(deadline) {
-		_, last = s.target.Do(ctx, s.client, b.reqs[s.name]["Q1"][0])
+		_, last = s.target.Do(ctx, s.client, probe)
 		if last == nil {
 			logf("%s is up (pid %d)", s.name, s.cmd.Process.Pid)
 			return nil

@@ -233,7 +233,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	for _, p := range opts.ReadPools {
-		s.replicas = append(s.replicas, replica{pool: p, engine: newEngine(), gate: newGate(p, opts.PoolShare, opts.SlowShare)})
+		s.replicas = append(s.replicas, replica{engine: newEngine(), gate: newGate(p, opts.PoolShare, opts.SlowShare)})
 	}
 	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
@@ -243,7 +243,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		liveOpts.Registerer = opts.Metrics.Registry()
 	}
 	for _, r := range s.replicas {
-		liveOpts.Replicas = append(liveOpts.Replicas, live.Source{Pool: r.pool, Engine: r.engine})
+		liveOpts.Replicas = append(liveOpts.Replicas, live.Source{Pool: r.gate.pool, Engine: r.engine})
 	}
 	liveOpts.TracerProvider = opts.TracerProvider
 	s.live = live.New(liveOpts)

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -22,29 +23,32 @@ func TestTokenCacheHonoursExpiryAndSignature(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		claims, err := cache.Verify(token)
+		claims, encoded, err := cache.Verify(token)
 		if err != nil || claims["sub"] != "u1" {
 			t.Fatalf("verify %d: %v %v", i, claims, err)
 		}
+		if want, _ := json.Marshal(claims); encoded != string(want) {
+			t.Fatalf("verify %d: encoded %s, want %s", i, encoded, want)
+		}
 	}
 	clock = clock.Add(time.Minute + ClockSkew - time.Second)
-	if _, err := cache.Verify(token); err != nil {
+	if _, _, err := cache.Verify(token); err != nil {
 		t.Fatalf("within the clock skew after exp: %v", err)
 	}
 	clock = clock.Add(2 * time.Second)
-	if _, err := cache.Verify(token); err == nil {
+	if _, _, err := cache.Verify(token); err == nil {
 		t.Fatal("an expired token was answered from the cache")
 	}
 	// A token with its signature altered is refused even though its claims were cached under the real one.
 	other, _ := keys.Sign(jwt.MapClaims{"role": "anon", "iat": clock.Unix(), "exp": clock.Add(time.Hour).Unix()})
-	if _, err := cache.Verify(other); err != nil {
+	if _, _, err := cache.Verify(other); err != nil {
 		t.Fatal(err)
 	}
 	forged := other[:len(other)-2] + "AA"
 	if forged == other {
 		forged = other[:len(other)-2] + "BB"
 	}
-	if _, err := cache.Verify(forged); err == nil {
+	if _, _, err := cache.Verify(forged); err == nil {
 		t.Fatal("a token with a broken signature was accepted")
 	}
 }

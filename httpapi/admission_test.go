@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/pgreflect/pgreflect/internal/admission"
 	"github.com/pgreflect/pgreflect/pgtest"
 )
 
@@ -146,4 +148,91 @@ func sendWith(t *testing.T, client *http.Client, baseURL string, headers map[str
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// Cheap requests are not starved by slow ones of the same API key and role (every anonymous client sends
+// the anon key): the slow operations hold at most their share of the pool, and cheap requests, which the
+// clients' shares do not count, are answered on the rest while every slow request still runs. Twice: when
+// the slow operation is new (its requests become slow as they pass the threshold) and when it is known.
+func TestSlowOperationsLeaveConnectionsToCheapOnes(t *testing.T) {
+	f := newFixtureOn(t, pgtest.NewDB(t), slowSchema, 4, Options{PoolShare: 0.75, SlowShare: 0.5,
+		SlowThreshold: 100 * time.Millisecond, PoolTimeout: 10 * time.Second})
+	if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, cheapQuery); status != 200 || body != cheapData {
+		t.Fatalf("cheap request: %d %s", status, body)
+	}
+	slowOp := f.server.costs.Operation(`{ slow }`, "")
+	for _, round := range []string{"a new slow operation", "a known slow operation"} {
+		var slowAnswered atomic.Int32
+		var wg sync.WaitGroup
+		for range 4 { // as many as the pool has connections
+			wg.Go(func() {
+				if status, _ := sendWith(t, testClient, f.srv.URL, map[string]string{"apikey": f.anon}, slowQuery); status != 200 {
+					t.Errorf("%s: a slow request answered %d", round, status)
+				}
+				slowAnswered.Add(1)
+			})
+		}
+		time.Sleep(400 * time.Millisecond) // past the threshold, well before the two seconds of a slow request
+		if got := f.server.costs.Class(slowOp); got != admission.Slow {
+			t.Errorf("%s: the slow operation is %s once its requests passed the threshold", round, got)
+		}
+		held := f.server.primary.limiter.Held(slowOperations)
+		if round == "a known slow operation" && held != 2 {
+			t.Errorf("%s: %d slow requests hold connections, want the slow share, 2 of 4", round, held)
+		}
+		// Each of four cheap clients sends five requests one after another; all of them are answered while
+		// the slow requests, all sent first, still run.
+		var cheap sync.WaitGroup
+		for range 4 {
+			cheap.Go(func() {
+				for range 5 {
+					if status, body := sendWith(t, testClient, f.srv.URL, map[string]string{"apikey": f.anon}, cheapQuery); status != 200 || body != cheapData {
+						t.Errorf("%s: cheap request: %d %s", round, status, body)
+					}
+				}
+			})
+		}
+		cheap.Wait()
+		if n := slowAnswered.Load(); n != 0 {
+			t.Errorf("%s: the cheap requests were answered only after %d slow request(s) ended", round, n)
+		}
+		wg.Wait()
+	}
+}
+
+// A slow request of an operation that is slow only now (a document never seen, or one that was cheap so far)
+// is noted slow once it has held its connection for the threshold, and counts against the slow operations'
+// share until it ends: a known slow operation sent meanwhile waits for it, and is refused with the busy 503
+// when its wait passes the pool timeout.
+func TestRequestBecomesSlowPastTheThreshold(t *testing.T) {
+	f := newFixtureOn(t, pgtest.NewDB(t), slowSchema, 4, Options{PoolShare: 1, SlowShare: 0.25,
+		SlowThreshold: 100 * time.Millisecond, PoolTimeout: time.Second})
+	known := `{"query": "query Known { slow }"}`
+	f.server.costs.Observe(f.server.costs.Operation(`query Known { slow }`, ""), 2*time.Second)
+	fresh := f.server.costs.Operation(`{ slow }`, "")
+	done := make(chan int, 1)
+	go func() {
+		status, _ := sendWith(t, testClient, f.srv.URL, map[string]string{"apikey": f.anon}, slowQuery)
+		done <- status
+	}()
+	time.Sleep(400 * time.Millisecond)
+	if got := f.server.costs.Class(fresh); got != admission.Slow {
+		t.Errorf("a new operation holding its connection past the threshold is %s", got)
+	}
+	if got := f.server.primary.limiter.Held(slowOperations); got != 1 {
+		t.Errorf("%d requests count against the slow operations, want the one past the threshold", got)
+	}
+	status, body, id := postGraphQL(t, f.srv.URL, f.service, known)
+	if want := `{"data":null,"errors":[{"message":"Database busy: this operation is slow, and at most 1 slow requests may use the database at once (request id ` + id + `)"}]}`; status != 503 || body != want {
+		t.Errorf("a known slow request while the slow share is taken: %d %s\nwant 503 %s", status, body, want)
+	}
+	if status := <-done; status != 200 {
+		t.Errorf("the request that became slow: %d", status)
+	}
+	if got := f.server.primary.limiter.Held(slowOperations); got != 0 {
+		t.Errorf("%d requests count against the slow operations after all ended", got)
+	}
+	if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, cheapQuery); status != 200 || body != cheapData {
+		t.Errorf("cheap request: %d %s", status, body)
+	}
 }

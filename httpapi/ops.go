@@ -52,7 +52,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	}
 	maps.Copy(checks, s.opts.ReadyChecks)
 	for i, rep := range s.replicas {
-		checks[fmt.Sprintf("replica_%d", i+1)] = func(ctx context.Context) error { return s.answers(ctx, rep.pool, rep.engine) }
+		checks[fmt.Sprintf("replica_%d", i+1)] = func(ctx context.Context) error { return s.answers(ctx, rep.gate.pool, rep.engine) }
 	}
 	out := readiness{Status: "ready", Checks: make(map[string]string, len(checks))}
 	var mu sync.Mutex

@@ -134,6 +134,28 @@ func TestFrozenPrimaryIsOne503InTime(t *testing.T) {
 	})
 }
 
+// RequestTimeout bounds a request's database work whatever its role's statement timeout, none here: a
+// statement that runs past it is cut, and the request answered with the one 503 in time, not after the
+// statement's ten seconds; a cheap request after it is answered as usual.
+func TestRequestTimeoutCutsAStatementWithoutTimeout(t *testing.T) {
+	f := newFixtureOn(t, pgtest.NewDB(t), slowSchema+`create function slower() returns int language sql stable as $$ select 1 from pg_sleep(10) $$;
+		grant execute on function slower() to anon;`, 2, Options{StatementTimeout: -1, RequestTimeout: time.Second})
+	if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, cheapQuery); status != 200 || body != cheapData {
+		t.Fatalf("a cheap request: %d %s", status, body)
+	}
+	start := time.Now()
+	status, body, id := postGraphQL(t, f.srv.URL, f.anon, `{"query": "{ slower }"}`)
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("answered after %s with a request timeout of 1s", elapsed)
+	}
+	if want := `{"data":null,"errors":[{"message":"Database unavailable (request id ` + id + `)"}]}`; status != 503 || body != want {
+		t.Errorf("a statement past the request timeout: %d %s, want 503 %s", status, body, want)
+	}
+	if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, cheapQuery); status != 200 || body != cheapData {
+		t.Errorf("a cheap request after it: %d %s", status, body)
+	}
+}
+
 // Crashes under load: 25 clients query while the server is killed (pg_ctl stop -m immediate) and started again,
 // six times, with schema changes making requests load their schema concurrently. Every answer is the
 // query's data or the outage's one 503: never a 200 carrying an error, whatever state the crash left pgx in.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pgreflect/pgreflect/internal/admission"
 	"github.com/pgreflect/pgreflect/reflect"
 	"github.com/pgreflect/pgreflect/resolve"
 )
@@ -16,9 +15,9 @@ import (
 // replica is a read replica with the engine of its queries. Each replica has an engine of its own, because
 // its schema may lag the primary's for a while after a change.
 type replica struct {
-	pool      *pgxpool.Pool
-	engine    *resolve.Engine
-	admission *admission.Limiter
+	engine *resolve.Engine
+	// gate holds the replica's pool and admits requests to it.
+	gate gate
 }
 
 // replicaCatchUpTimeout bounds the wait for a replica to replay a schema change before its schema is reloaded
@@ -71,7 +70,7 @@ func (f *replicaFollower) run(ctx context.Context) {
 		var wg sync.WaitGroup
 		for i, r := range f.replicas {
 			wg.Go(func() {
-				if err := waitForReplay(ctx, r.pool, lsn); err != nil && ctx.Err() == nil {
+				if err := waitForReplay(ctx, r.gate.pool, lsn); err != nil && ctx.Err() == nil {
 					f.log.Warn("schema change: replica has not caught up; reloading its schema now and again later",
 						"replica", i, "lsn", lsn, "error", err)
 					f.Invalidate()

@@ -86,8 +86,18 @@ type Options struct {
 	RequestTimeout time.Duration
 	// PoolShare is the share of each pool's connections that one credential (the bearer token, else the API
 	// key) may hold at once; more of its requests wait for one of its own to finish, so that a few slow
-	// clients cannot take the connections of all others. 0: DefaultPoolShare; 1 or more: no limit.
+	// clients cannot take the connections of all others. Requests of an operation known to be cheap (see
+	// SlowThreshold) are not counted: they hold a connection for milliseconds. 0: DefaultPoolShare; 1 or more:
+	// no limit.
 	PoolShare float64
+	// SlowShare is the share of each pool's connections that the requests of slow operations hold at most, all
+	// clients together, so that a client's slow requests leave connections to cheap ones even of the same API
+	// key and role (all anonymous clients share one key). 0: DefaultSlowShare; 1 or more: no limit.
+	SlowShare float64
+	// SlowThreshold is how long an operation (a document and operation name) holds its connection to be slow;
+	// a request of an operation not known to be slow becomes one when it holds its connection this long.
+	// 0: DefaultSlowThreshold.
+	SlowThreshold time.Duration
 	// ReadyChecks are further parts /ready checks, by name, beside the request pools and the roles (the stack
 	// adds "auth", the auth service's database).
 	ReadyChecks map[string]func(context.Context) error
@@ -136,8 +146,10 @@ type Server struct {
 	// watchers are the schema watcher and the replica follower.
 	watchers sync.WaitGroup
 	replicas []replica
-	// admission limits each client's share of Pool (each replica has its own).
-	admission *admission.Limiter
+	// primary admits requests to Pool (each replica has its own gate); costs tell slow operations from cheap
+	// ones for all of them.
+	primary gate
+	costs   *admission.Costs
 	// nextReplica spreads queries over the replicas in turn.
 	nextReplica atomic.Uint64
 	// loginRole is the role the pool connects as: a JWT naming it would run with the login role's own rights
@@ -154,6 +166,10 @@ type Server struct {
 	trusted   *trustedDocuments
 	// tracer makes the spans of requests; nil when tracing is off (see startSpan).
 	tracer trace.Tracer
+	// crossOrigin and version are the values of route's headers, shared by every answer (see
+	// crossOriginHeaders).
+	crossOrigin http.Header
+	version     []string
 
 	// roles is read by every request without a lock; refreshing serializes only the refreshes.
 	roles     atomic.Pointer[assumableRoles]
@@ -199,8 +215,12 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	opts.PoolTimeout = cmp.Or(opts.PoolTimeout, DefaultPoolTimeout)
 	opts.PoolShare = cmp.Or(opts.PoolShare, DefaultPoolShare)
+	opts.SlowShare = cmp.Or(opts.SlowShare, DefaultSlowShare)
+	opts.SlowThreshold = cmp.Or(opts.SlowThreshold, DefaultSlowThreshold)
 	s := &Server{opts: opts, log: opts.Logger, engine: newEngine(), mux: http.NewServeMux(),
-		tokens: auth.NewTokenCache(opts.Keys, 4096), admission: newLimiter(opts.Pool, opts.PoolShare),
+		tokens:  auth.NewTokenCache(opts.Keys, 4096),
+		primary: newGate(opts.Pool, opts.PoolShare, opts.SlowShare), costs: admission.NewCosts(rememberedOperations, opts.SlowThreshold),
+		crossOrigin: crossOriginHeaders(), version: []string{opts.BuildVersion},
 		liveLimits: opts.LiveLimits.withDefaults(), persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.Logger)}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
@@ -213,7 +233,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	for _, p := range opts.ReadPools {
-		s.replicas = append(s.replicas, replica{pool: p, engine: newEngine(), admission: newLimiter(p, opts.PoolShare)})
+		s.replicas = append(s.replicas, replica{engine: newEngine(), gate: newGate(p, opts.PoolShare, opts.SlowShare)})
 	}
 	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
@@ -223,7 +243,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		liveOpts.Registerer = opts.Metrics.Registry()
 	}
 	for _, r := range s.replicas {
-		liveOpts.Replicas = append(liveOpts.Replicas, live.Source{Pool: r.pool, Engine: r.engine})
+		liveOpts.Replicas = append(liveOpts.Replicas, live.Source{Pool: r.gate.pool, Engine: r.engine})
 	}
 	liveOpts.TracerProvider = opts.TracerProvider
 	s.live = live.New(liveOpts)
@@ -332,6 +352,18 @@ func (s *Server) SetGraphQLVersion(v gqlschema.Version) {
 
 var corsHeaders = "authorization, x-client-info, apikey, content-type, x-supabase-api-version, accept, accept-profile, content-profile, prefer, x-upsert"
 
+// crossOriginHeaders are the CORS headers of every answer of the API and the auth routes, made once: route
+// puts their values into each answer's header as they are (net/http only reads them, and an Add appends to a
+// copy, the values' capacity being their length), instead of a slice per header and request.
+func crossOriginHeaders() http.Header {
+	h := http.Header{}
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Headers", corsHeaders)
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
+	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, ETag, "+VersionHeader)
+	return h
+}
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
@@ -349,12 +381,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	if r.URL.Path == "/graphql/v1" {
-		h.Set(VersionHeader, s.opts.BuildVersion)
+		h[VersionHeader] = s.version
 	}
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Allow-Headers", corsHeaders)
-	h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
-	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, ETag, "+VersionHeader)
+	for name, value := range s.crossOrigin {
+		h[name] = value
+	}
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 		h.Set("Access-Control-Max-Age", "86400")
 		w.WriteHeader(http.StatusNoContent)
@@ -448,12 +479,12 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		writeGraphQLError(w, http.StatusMethodNotAllowed, fmt.Sprintf(msgGETOnlyQueries, op))
 		return
 	}
-	pool, engine, limiter := s.opts.Pool, s.engine, s.admission
+	g, engine := s.primary, s.engine
 	onReplica := op == "query" && len(s.replicas) > 0
 	if onReplica {
 		// Queries only read (pg_graphql shows volatile functions as mutations), so any replica answers them.
 		replica := s.replicas[(s.nextReplica.Add(1)-1)%uint64(len(s.replicas))]
-		pool, engine, limiter = replica.pool, replica.engine, replica.admission
+		g, engine = replica.gate, replica.engine
 	}
 	ctx, span := s.startExecute(resolve.WithRequestID(r.Context(), obs.RequestID(r.Context())), op, req.OperationName, onReplica)
 	defer span.End()
@@ -461,14 +492,15 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 	if s.opts.TraceStatements {
 		ctx = resolve.WithTracedStatements(ctx)
 	}
+	var deadline time.Time
 	if s.opts.RequestTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.opts.RequestTimeout)
-		defer cancel()
+		// The wait for a connection and the engine's statements each apply it in the context they make anyway.
+		deadline = time.Now().Add(s.opts.RequestTimeout)
+		ctx = resolve.WithDeadline(ctx, deadline)
 	}
-	conn, release, err := s.acquire(ctx, r, pool, limiter, session.Role)
+	conn, release, err := s.acquire(ctx, r, g, session.Role, s.costs.Operation(req.Query, req.OperationName), deadline)
 	if err != nil {
-		s.writeAcquireFailure(w, r, pool, err)
+		s.writeAcquireFailure(w, r, g.pool, err)
 		return
 	}
 	defer release()
@@ -529,7 +561,7 @@ func (s *Server) authenticateCredentials(ctx context.Context, key, authorization
 		}
 		token = bearer
 	}
-	claims, err := s.tokens.Verify(token)
+	claims, encoded, err := s.tokens.Verify(token)
 	if err != nil {
 		return resolve.Session{}, http.StatusUnauthorized, err.Error(), nil
 	}
@@ -553,7 +585,7 @@ func (s *Server) authenticateCredentials(ctx context.Context, key, authorization
 	if !ok {
 		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf("JWT role %q may not be assumed", role), nil
 	}
-	return resolve.Session{Role: role, Claims: claims, SearchPath: s.opts.SearchPath}, 0, "", nil
+	return resolve.Session{Role: role, Claims: claims, EncodedClaims: encoded, SearchPath: s.opts.SearchPath}, 0, "", nil
 }
 
 // mayAssume reports whether the login role may switch to role. Superuser-only roles are refused even when the

@@ -82,7 +82,9 @@ func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
 	o := f.opts
 	o.Pool, o.Keys, o.AnonKey, o.ServiceRoleKey, o.Metrics = f.pool, f.keys, f.anon, f.service, metrics
 	o.MaxBodyBytes = cmp.Or(o.MaxBodyBytes, 4096)
-	o.Logger = slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil))
+	if o.Logger == nil { // a benchmark logs as production does
+		o.Logger = slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil))
+	}
 	o.LiveLimits, o.ChangesURL = f.live, f.changes
 	s, err := New(context.Background(), o)
 	if err != nil {

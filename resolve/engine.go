@@ -183,8 +183,11 @@ func (e *Engine) Invalidate() {
 type Session struct {
 	Role string
 	// Claims are the JWT claims, made visible to SQL as request.jwt.claims (and the legacy per-claim settings).
-	Claims     map[string]any
-	SearchPath []string
+	Claims map[string]any
+	// EncodedClaims, when set, is Claims encoded as JSON by the caller, who keeps it (auth.TokenCache does), so
+	// that request.jwt.claims does not cost an encoding per request; "": Claims are encoded here.
+	EncodedClaims string
+	SearchPath    []string
 	// ApplicationName, when set, is the application_name of the request's transaction, which Postgres shows in
 	// pg_stat_activity and its logs (log_line_prefix %a): the HTTP server puts the trace id there. At most 63
 	// bytes count.
@@ -204,12 +207,12 @@ func (e *Engine) ExecuteAs(ctx context.Context, conn *pgx.Conn, s Session, req R
 
 // Answer is ExecuteAs for a server, which answers failures in a shape and status of its own. When the database
 // went away or did not answer within the request's budget (its statement timeout plus AnswerGrace, the schema
-// load schemaLoadTimeout), it returns an error wrapping ErrUnavailable and no body, and leaves conn closed; for
+// load schemaLoadTimeout; sooner when WithDeadline set a deadline), it returns an error wrapping ErrUnavailable and no body, and leaves conn closed; for
 // a failure that is neither the client's nor an outage, an error wrapping ErrInternal and no body. Otherwise
 // the body is the GraphQL answer, errors the client caused (Postgres' messages among them) included.
 func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Request) ([]byte, error) {
 	rs, err := e.schemas.Get(ctx, s.Role, s.SearchPath, func(ctx context.Context) (*roleSchema, error) {
-		ctx, cancel := context.WithTimeout(ctx, schemaLoadTimeout)
+		ctx, cancel := withBudget(ctx, schemaLoadTimeout)
 		defer cancel()
 		rs, err := e.loadAs(ctx, conn, s)
 		if err != nil && unavailable(conn, err) {
@@ -238,11 +241,12 @@ func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Requ
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInternal, err)
 	}
+	var budget time.Duration
 	if d, ok := parseTimeout(timeout); ok && d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d+e.opts.AnswerGrace)
-		defer cancel()
+		budget = d + e.opts.AnswerGrace
 	}
+	ctx, cancel := withBudget(ctx, budget)
+	defer cancel()
 	body, err := e.run(ctx, conn, rs.schema, req, batch{role: s.Role, prelude: []statement{prelude}, retryable: true})
 	if errors.Is(err, ErrUnavailable) {
 		return nil, unusable(conn, err)

@@ -3,6 +3,7 @@ package resolve
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -16,6 +17,31 @@ type requestIDKey struct{}
 // with.
 func WithRequestID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+type deadlineKey struct{}
+
+// WithDeadline returns a context carrying a deadline for all of a request's database work (the schema load and
+// the statements), beside the statement timeout: Answer applies the sooner of the two with the one context it
+// makes anyway, where a context.WithDeadline of the caller's would cost every request a timer and a context
+// more.
+func WithDeadline(ctx context.Context, deadline time.Time) context.Context {
+	return context.WithValue(ctx, deadlineKey{}, deadline)
+}
+
+// withBudget returns ctx bounded by d from now (none when d <= 0) and by the deadline WithDeadline put in ctx,
+// whichever comes first, or ctx itself when neither applies.
+func withBudget(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	deadline, bounded := ctx.Value(deadlineKey{}).(time.Time)
+	if d > 0 {
+		if own := time.Now().Add(d); !bounded || own.Before(deadline) {
+			deadline, bounded = own, true
+		}
+	}
+	if !bounded {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, deadline)
 }
 
 // RequestID returns the request id WithRequestID put in ctx, or "".

@@ -17,22 +17,29 @@ import (
 )
 
 // preludeSQL switches the request's transaction to the session: role, search path, the JWT claims (also as
-// the legacy per-claim settings that older RLS policies read), the statement timeout, and the
-// application_name when the session names one (else the connection's stays). One statement, so that it costs
-// one Bind/Execute in the request's pipeline and is prepared once whatever the values; every setting is local
-// to the transaction.
+// the legacy per-claim settings that older RLS policies read) and the statement timeout. One statement, so
+// that it costs one Bind/Execute in the request's pipeline and is prepared once whatever the values; every
+// setting is local to the transaction.
 const preludeSQL = "select set_config('role', $1, true), set_config('search_path', $2, true), " +
 	"set_config('request.jwt.claims', $3, true), set_config('request.jwt.claim.sub', $4, true), " +
 	"set_config('request.jwt.claim.role', $5, true), set_config('request.jwt.claim.email', $6, true), " +
-	"set_config('statement_timeout', $7, true), " +
-	"set_config('application_name', coalesce(nullif($8, ''), current_setting('application_name')), true)"
+	"set_config('statement_timeout', $7, true)"
+
+// namedPreludeSQL is preludeSQL that also sets the application_name, for a session that names one; other
+// sessions leave the connection's as it is, without the cost of setting it (and setting it back at commit)
+// on every request.
+const namedPreludeSQL = preludeSQL + ", set_config('application_name', $8, true)"
 
 // sessionPrelude returns the statement that switches the request's transaction to the session, with the
 // statement timeout it runs under.
 func sessionPrelude(s Session, statementTimeout string) (statement, error) {
-	claims, err := json.Marshal(s.Claims)
-	if err != nil {
-		return statement{}, fmt.Errorf("encode claims: %w", err)
+	claims := s.EncodedClaims
+	if claims == "" {
+		b, err := json.Marshal(s.Claims)
+		if err != nil {
+			return statement{}, fmt.Errorf("encode claims: %w", err)
+		}
+		claims = string(b)
 	}
 	claim := func(name string) string {
 		if v, ok := s.Claims[name].(string); ok {
@@ -40,8 +47,11 @@ func sessionPrelude(s Session, statementTimeout string) (statement, error) {
 		}
 		return ""
 	}
-	return statement{sql: preludeSQL, args: []any{s.Role, quoteSearchPath(s.SearchPath), string(claims),
-		claim("sub"), claim("role"), claim("email"), statementTimeout, s.ApplicationName}}, nil
+	args := []any{s.Role, quoteSearchPath(s.SearchPath), claims, claim("sub"), claim("role"), claim("email"), statementTimeout}
+	if s.ApplicationName != "" {
+		return statement{sql: namedPreludeSQL, args: append(args, s.ApplicationName)}, nil
+	}
+	return statement{sql: preludeSQL, args: args}, nil
 }
 
 // roleSettingsSQL reads the role's statement_timeout as ALTER ROLE ... SET stored it (this database's setting

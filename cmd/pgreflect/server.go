@@ -25,12 +25,14 @@ type serverFlags struct {
 	logFormat   string
 	metricsAddr string
 	poolSize    int
-	// poolTimeout, poolShare, shareByRole and shareByAddress bound the wait for a connection and each
-	// client's share.
+	// poolTimeout, poolShare, shareByRole, shareByAddress, slowShare and slowThreshold bound the wait for a
+	// connection, each client's share and the slow operations'.
 	poolTimeout    time.Duration
 	poolShare      float64
 	shareByRole    bool
 	shareByAddress bool
+	slowShare      float64
+	slowThreshold  time.Duration
 	limits         stack.Limits
 	requests       resolve.Limits
 	// statementTimeout applies to roles without a statement_timeout of their own.
@@ -51,7 +53,9 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "also serve Prometheus /metrics without a key on this address, e.g. 127.0.0.1:9100 (on the API port /metrics needs the service_role key)")
 	fs.IntVar(&f.poolSize, "pool-size", 0, fmt.Sprintf("most database connections of API requests (default: [db.pool] pool_size of supabase/config.toml, else %d on this machine)", stack.DefaultPoolSize()))
 	fs.DurationVar(&f.poolTimeout, "pool-timeout", httpapi.DefaultPoolTimeout, "longest wait of a request for a database connection; then 503 \"Database busy\"")
-	fs.Float64Var(&f.poolShare, "pool-share", httpapi.DefaultPoolShare, "share of the pool one API key or token may hold at once; its further requests wait (then 429); 1: no limit")
+	fs.Float64Var(&f.poolShare, "pool-share", httpapi.DefaultPoolShare, "share of the pool one API key or token may hold at once with requests not known to be cheap; its further requests wait (then 429); 1: no limit")
+	fs.Float64Var(&f.slowShare, "pool-slow-share", httpapi.DefaultSlowShare, "share of the pool the slow operations of all clients together may hold at once; further slow requests wait (then 503), cheap ones keep the rest; 1: no limit")
+	fs.DurationVar(&f.slowThreshold, "pool-slow-threshold", httpapi.DefaultSlowThreshold, "how long an operation (document and operation name) holds its connection to count as slow for --pool-slow-share")
 	fs.BoolVar(&f.shareByRole, "pool-share-by-role", false, "also limit each database role (anon, authenticated, ...) to --pool-share")
 	fs.BoolVar(&f.shareByAddress, "pool-share-by-address", false, "also limit each client address to --pool-share (not behind a proxy, where all requests come from its address)")
 	fs.DurationVar(&f.limits.ReadHeaderTimeout, "read-header-timeout", d.ReadHeaderTimeout, "longest wait for a request's headers")
@@ -95,8 +99,8 @@ func (f *serverFlags) check() error {
 		return fmt.Errorf("--statement-mode must be auto, prepared or unnamed, not %q", f.statementMode)
 	}
 	l := f.limits
-	if f.poolShare <= 0 || f.poolTimeout <= 0 {
-		return errors.New("--pool-share and --pool-timeout must be positive")
+	if f.poolShare <= 0 || f.poolTimeout <= 0 || f.slowShare <= 0 || f.slowThreshold <= 0 {
+		return errors.New("--pool-share, --pool-timeout, --pool-slow-share and --pool-slow-threshold must be positive")
 	}
 	if f.live.PollInterval < 0 || f.live.PerConnection < 0 || f.live.PerInstance < 0 {
 		return errors.New("--live-poll-interval and the subscription limits must not be negative")
@@ -112,6 +116,7 @@ func (f *serverFlags) check() error {
 func (f *serverFlags) stackOptions(stderr io.Writer, o stack.Options) stack.Options {
 	o.PoolSize, o.PoolTimeout, o.PoolShare = f.poolSize, f.poolTimeout, f.poolShare
 	o.ShareByRole, o.ShareByAddress = f.shareByRole, f.shareByAddress
+	o.SlowShare, o.SlowThreshold = f.slowShare, f.slowThreshold
 	o.RequestLimits, o.StatementTimeout, o.Limits = f.requests, f.statementTimeout, f.limits
 	o.Logger = f.logger(stderr)
 	o.StatementMode = f.statementMode

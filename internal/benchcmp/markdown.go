@@ -98,15 +98,16 @@ func (r *Results) WriteMarkdown(path, note, chart string) error {
 	if sc := r.SlowClients; sc != nil {
 		p("\n## Slow clients (issue 21)\n\n")
 		p("%d clients each send `%s` with the anon key, a function that holds its connection for 2 s, to %s\n", sc.SlowClients, SlowDocument, sc.Contender)
-		p("(pool of %d, the default `--pool-share` and `--pool-timeout`); meanwhile %d clients send a cheap query for\n", sc.PoolSize, sc.CheapClients)
+		p("(pool of %d, the default `--pool-share`, `--pool-slow-share` and `--pool-timeout`); meanwhile %d clients send a cheap query for\n", sc.PoolSize, sc.CheapClients)
 		p("%.0f s, closed loop. Target: the cheap requests' p99 under %d ms.\n\n", sc.Seconds, SlowClientsTargetP99Ms)
 		p("| cheap query | as | req/s | p50 ms | p99 ms | errors | p99 < %d ms |\n|---|---|---|---|---|---|---|\n", SlowClientsTargetP99Ms)
 		for _, c := range sc.Cheap {
 			p("| %s | %s | %.0f | %.2f | %.2f | %d | %s |\n", c.Query, c.As, c.ReqPerSec, c.P50Ms, c.P99Ms, c.Errors, mark(c.P99Ms < SlowClientsTargetP99Ms))
 		}
-		p("\nThe slow clients' answers: %d, of which %d not a 200 with data (429 when their share stayed taken past the\n", sc.SlowRequests, sc.SlowErrors)
-		p("pool timeout). A user's cheap request has a credential of its own and finds the connections the anon key may\n")
-		p("not take; an anonymous cheap request shares the anon key's share with the slow clients and waits behind them\n")
+		p("\nThe slow clients' answers: %d, of which %d not a 200 with data (429 or 503 when a share stayed taken past the\n", sc.SlowRequests, sc.SlowErrors)
+		p("pool timeout). Once `slow` has held its connection for `--pool-slow-threshold` it is a slow operation, whose\n")
+		p("requests hold at most `--pool-slow-share` of the pool, all clients together; the cheap queries are known to be\n")
+		p("cheap and take the other connections, the anonymous ones too, though they send the slow clients' anon key\n")
 		p("(docs/operations.md, \"Each client's share of the pool\").\n")
 	}
 

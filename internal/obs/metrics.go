@@ -3,6 +3,7 @@ package obs
 import (
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,20 @@ type Metrics struct {
 	authEvents    *prometheus.CounterVec
 	refusals      *prometheus.CounterVec
 	openConns     prometheus.Gauge
+	// series are the request counter and duration histogram of each (route, operation, status) seen, looked up
+	// once rather than by their label values on every request. Bounded: routes are a fixed set (Route),
+	// operations the GraphQL operation types, statuses the few the handlers answer.
+	series sync.Map // requestLabels → requestSeries
+}
+
+type requestLabels struct {
+	route, operation string
+	status           int
+}
+
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
 }
 
 // Refusal kinds of pgreflect_limit_refusals_total.
@@ -34,6 +49,8 @@ const (
 	RefusedPoolTimeout = "pool_timeout"
 	// RefusedPoolShare: the client's credential, role or address held its share of the pool all along.
 	RefusedPoolShare = "pool_share"
+	// RefusedSlowShare: the slow operations held their share of the pool all along.
+	RefusedSlowShare = "slow_share"
 )
 
 // NewMetrics makes the metrics and their registry, with the Go runtime and process collectors.
@@ -83,8 +100,15 @@ func (m *Metrics) observeRequest(route, operation string, status int, seconds fl
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(route, operation, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(route, operation).Observe(seconds)
+	labels := requestLabels{route: route, operation: operation, status: status}
+	v, ok := m.series.Load(labels)
+	if !ok {
+		v, _ = m.series.LoadOrStore(labels, requestSeries{count: m.requests.WithLabelValues(route, operation, strconv.Itoa(status)),
+			duration: m.duration.WithLabelValues(route, operation)})
+	}
+	series := v.(requestSeries)
+	series.count.Inc()
+	series.duration.Observe(seconds)
 }
 
 // SchemaReloaded counts one invalidation of the schema cache.

@@ -30,7 +30,9 @@ func Handler(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 		elapsed := time.Since(start)
 		route := Route(r.URL.Path)
 		m.observeRequest(route, req.Operation, status, elapsed.Seconds())
-		attrs := []slog.Attr{
+		// Room for every attribute the line may get, so that appending the optional ones does not copy the
+		// slice to the heap.
+		attrs := append(make([]slog.Attr, 0, 10),
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.Int("status", status),
@@ -38,7 +40,7 @@ func Handler(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 			slog.String("role", req.Role),
 			slog.String("request_id", req.ID),
 			slog.String("client", r.RemoteAddr),
-		}
+		)
 		if req.Operation != "" {
 			attrs = append(attrs, slog.String("operation", req.Operation))
 		}

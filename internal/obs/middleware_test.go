@@ -70,3 +70,29 @@ func TestRouteIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// Each request is counted under its own route, operation and status, however many requests share them (the
+// series are looked up once and kept).
+func TestRequestsCountedPerSeries(t *testing.T) {
+	m := NewMetrics()
+	status := http.StatusOK
+	h := Handler(slog.New(slog.NewTextHandler(io.Discard, nil)), m, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		FromContext(r.Context()).Operation = "query"
+		w.WriteHeader(status)
+	}))
+	for _, s := range []int{200, 200, 200, 400} {
+		status = s
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/graphql/v1", nil))
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, want := range []string{
+		`pgreflect_http_requests_total{code="200",operation="query",route="/graphql/v1"} 3`,
+		`pgreflect_http_requests_total{code="400",operation="query",route="/graphql/v1"} 1`,
+		`pgreflect_http_request_duration_seconds_count{operation="query",route="/graphql/v1"} 4`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

@@ -52,12 +52,15 @@ type Options struct {
 	Console http.Handler
 	// PoolSize bounds the connections of API requests; 0: Config's [db.pool] pool_size, else DefaultPoolSize.
 	PoolSize int
-	// PoolTimeout, PoolShare, ShareByRole and ShareByAddress bound a request's wait for a connection and
-	// each client's share of the pool (see httpapi.Options); zero values take httpapi's defaults.
+	// PoolTimeout, PoolShare, ShareByRole, ShareByAddress, SlowShare and SlowThreshold bound a request's
+	// wait for a connection, each client's share of the pool and the slow operations' (see httpapi.Options);
+	// zero values take httpapi's defaults.
 	PoolTimeout    time.Duration
 	PoolShare      float64
 	ShareByRole    bool
 	ShareByAddress bool
+	SlowShare      float64
+	SlowThreshold  time.Duration
 	Limits         Limits
 	// RequestLimits and StatementTimeout bound each GraphQL request (see httpapi.Options).
 	RequestLimits    resolve.Limits
@@ -243,6 +246,8 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		ReadyChecks:      readyChecks,
 		ShareByRole:      o.ShareByRole,
 		ShareByAddress:   o.ShareByAddress,
+		SlowShare:        o.SlowShare,
+		SlowThreshold:    o.SlowThreshold,
 		// No answer can be written after the write timeout: the database work stops before it, leaving a
 		// tenth of it to write the outage's answer.
 		RequestTimeout:   s.limits.WriteTimeout - s.limits.WriteTimeout/10,

@@ -171,8 +171,9 @@ func (b *bench) start(ctx context.Context) error {
 		s.target = benchcmp.Target{Name: name, URL: fmt.Sprintf("http://127.0.0.1:%d/graphql/v1", port)}
 		switch name {
 		case "pgreflect":
-			s.cmd = exec.Command(b.o.pgreflectBin, "serve", "--db-url", authURL, "--port", strconv.Itoa(port),
-				"--schemas", "public", "--workdir", b.dir, "--pool-size", strconv.Itoa(b.o.poolSize))
+			args := []string{"serve", "--db-url", authURL, "--port", strconv.Itoa(port),
+				"--schemas", "public", "--workdir", b.dir, "--pool-size", strconv.Itoa(b.o.poolSize)}
+			s.cmd = exec.Command(b.o.pgreflectBin, append(args, b.o.pgreflectFlags...)...)
 			s.cmd.Env = append(os.Environ(), "PGREFLECT_JWT_SECRET="+secret, "PGREFLECT_ANON_KEY="+b.anonKey,
 				"PGREFLECT_SERVICE_ROLE_KEY="+serviceKey, "PGREFLECT_PROJECT_REF="+ref)
 		case "ceiling":
@@ -211,6 +212,12 @@ func (b *bench) start(ctx context.Context) error {
 	}
 
 	b.queries = benchcmp.Queries(b.o.accounts)
+	if len(b.o.queries) > 0 {
+		b.queries = slices.DeleteFunc(b.queries, func(q benchcmp.Query) bool { return !slices.Contains(b.o.queries, q.Name) })
+		if len(b.queries) == 0 {
+			return fmt.Errorf("-queries %s names none of the queries", strings.Join(b.o.queries, ","))
+		}
+	}
 	userIDs := map[int]string{}
 	tokens := benchcmp.Tokens{Keys: keys, AnonKey: b.anonKey, UserID: func(a int) (string, error) {
 		if id, ok := userIDs[a]; ok {
@@ -244,12 +251,17 @@ func (b *bench) start(ctx context.Context) error {
 	return nil
 }
 
-// waitReady polls with Q1 until the server answers it.
+// waitReady polls with the first query it serves (Q1 unless -queries left it out) until the server answers it.
 func (b *bench) waitReady(ctx context.Context, s *server) error {
+	i := slices.IndexFunc(b.queries, s.target.Serves)
+	if i < 0 {
+		return fmt.Errorf("%s serves none of the queries", s.name)
+	}
+	probe := b.reqs[s.name][b.queries[i].Name][0]
 	deadline := time.Now().Add(2 * time.Minute)
 	var last error
 	for time.Now().Before(deadline) {
-		_, last = s.target.Do(ctx, s.client, b.reqs[s.name]["Q1"][0])
+		_, last = s.target.Do(ctx, s.client, probe)
 		if last == nil {
 			logf("%s is up (pid %d)", s.name, s.cmd.Process.Pid)
 			return nil
@@ -371,7 +383,11 @@ func (b *bench) measureSlowClients(ctx context.Context) error {
 	b.slow = &benchcmp.SlowClients{Contender: s.name, PoolSize: b.o.poolSize, SlowClients: b.o.poolSize,
 		CheapClients: b.o.poolSize, Seconds: d.Seconds()}
 	for _, name := range slowClientsQueries {
-		q := b.queries[slices.IndexFunc(b.queries, func(q benchcmp.Query) bool { return q.Name == name })]
+		i := slices.IndexFunc(b.queries, func(q benchcmp.Query) bool { return q.Name == name })
+		if i < 0 {
+			continue // left out by -queries
+		}
+		q := b.queries[i]
 		cheap, slowSample := benchcmp.DriveBesideSlow(ctx, s.target, slow, b.o.poolSize, b.reqs[s.name][name], b.o.poolSize, d)
 		run := benchcmp.StarvedRun{Query: name, As: q.As, Requests: cheap.Requests, Errors: cheap.Errors,
 			FirstError: cheap.FirstError, ReqPerSec: float64(cheap.Requests) / cheap.Elapsed.Seconds(),

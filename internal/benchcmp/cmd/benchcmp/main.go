@@ -52,6 +52,11 @@ type options struct {
 	note             string
 	findings         string
 	contenders       []string
+	// queries, when set, limits the run to these queries (by name); pgreflectFlags are added to pgreflect's
+	// command line, so that one setting can be measured against the ceiling (e.g. "--pool-share 1").
+	queries        []string
+	pgreflectFlags []string
+	slowClients    bool
 }
 
 func parseOptions(args []string) (options, error) {
@@ -73,7 +78,7 @@ func parseOptions(args []string) (options, error) {
 		}
 		accountsDefault = n
 	}
-	var contenders string
+	var contenders, queries, pgreflectFlags string
 	fs.DurationVar(&o.duration, "duration", durationDefault, "measured time per contender and query, split into the rounds (env BENCH_DURATION)")
 	fs.IntVar(&o.rounds, "rounds", 4, "rounds: each runs every query on every contender once")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured load per contender and query before the rounds")
@@ -88,10 +93,17 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.note, "note", "", "a paragraph for BENCHMARKS.md about what this run stands for")
 	fs.StringVar(&o.findings, "findings", "bench/findings.md", "hand-written findings (profiles, EXPLAIN) appended to BENCHMARKS.md when the file exists")
 	fs.StringVar(&contenders, "contenders", "pgreflect,ceiling,postgraphile", "comma-separated contenders")
+	fs.StringVar(&queries, "queries", "", "comma-separated queries to measure (default: all)")
+	fs.StringVar(&pgreflectFlags, "pgreflect-flags", "", "space-separated flags added to pgreflect's command line, e.g. \"--pool-share 1\"")
+	fs.BoolVar(&o.slowClients, "slow-clients", true, "also run the slow-clients scenario on pgreflect")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	o.contenders = strings.Split(contenders, ",")
+	if queries != "" {
+		o.queries = strings.Split(queries, ",")
+	}
+	o.pgreflectFlags = strings.Fields(pgreflectFlags)
 	if o.rounds < 1 || o.conns < 1 || o.duration < time.Duration(o.rounds)*100*time.Millisecond {
 		return o, errors.New("need at least 1 round, 1 connection and 100ms per round")
 	}
@@ -116,8 +128,10 @@ func run(args []string) error {
 	if err := b.measure(ctx); err != nil {
 		return err
 	}
-	if err := b.measureSlowClients(ctx); err != nil {
-		return err
+	if o.slowClients {
+		if err := b.measureSlowClients(ctx); err != nil {
+			return err
+		}
 	}
 	return b.report(ctx)
 }

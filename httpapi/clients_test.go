@@ -9,6 +9,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 
+	"github.com/pgreflect/pgreflect/internal/documents"
 	"github.com/pgreflect/pgreflect/internal/testenv"
 )
 
@@ -39,5 +40,40 @@ func TestLiveQueriesFromJavaScriptClients(t *testing.T) {
 				t.Errorf("pushed answer %q", out.Updated)
 			}
 		})
+	}
+}
+
+// TestTrustedSubscriptionsFromJavaScriptClients subscribes under trusted_documents = "only" with graphql-ws and
+// graphql-sse from npm, naming the trusted document by id or hash instead of sending it: each gets its answer,
+// and graphql-ws hands its caller HTTP's refusal of a document that is not trusted.
+func TestTrustedSubscriptionsFromJavaScriptClients(t *testing.T) {
+	const live = `subscription Live { todoCollection(orderBy: [{id: AscNullsLast}]) { edges { node { task } } } }`
+	const untrusted = `subscription { todoCollection { edges { node { task } } } }`
+	f := newFixture(t, apqSchema+`comment on table todo is e'@graphql({"features": ["subscriptions"]})';`)
+	if _, err := documents.Push(t.Context(), f.admin, []documents.Document{{ID: "live", Text: live}}); err != nil {
+		t.Fatal(err)
+	}
+	f.opts.TrustedDocuments = TrustedDocuments{Mode: TrustedOnly}
+	f.server, f.srv = f.start(nil)
+	var out struct {
+		ByID, ByHash, SSEByID []string
+		Refused               []struct{ Message string }
+	}
+	testenv.RunNodeScript(t, "../testdata/live-clients", "trusted.mjs", nil, map[string]string{
+		"httpURL":    f.srv.URL + "/graphql/v1",
+		"wsURL":      "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/graphql/v1",
+		"anonKey":    f.anon,
+		"documentId": "live",
+		"hash":       sha256Hex(live),
+		"untrusted":  untrusted,
+	}, &out)
+	want := []string{"alice", "bob"}
+	for name, got := range map[string][]string{"graphql-ws by documentId": out.ByID, "graphql-ws by hash": out.ByHash, "graphql-sse by documentId": out.SSEByID} {
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	if len(out.Refused) != 1 || out.Refused[0].Message != msgUntrustedDocument {
+		t.Errorf("an untrusted subscription: %+v, want the error %q", out.Refused, msgUntrustedDocument)
 	}
 }

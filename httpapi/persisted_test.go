@@ -188,17 +188,24 @@ func TestPersistedQueriesEvictLeastRecentlyUsed(t *testing.T) {
 	}
 }
 
-// The table cannot be read or written around the functions, and the functions refuse a document under a
-// hash that is not its own, whoever calls them.
+// The tables cannot be read or written around the functions by the login role (no superuser, as on managed
+// Postgres), which reaches them through the functions alone, and the functions refuse a document under a hash
+// that is not its own, whoever calls them. Nor may the login role add a trusted document.
 func TestPersistedQueriesStoreRefusesForeignHashes(t *testing.T) {
 	f := newFixture(t, apqSchema)
 	ctx := t.Context()
+	var super bool
+	if err := f.pool.QueryRow(ctx, `select rolsuper from pg_roles where rolname = current_user`).Scan(&super); err != nil || super {
+		t.Fatalf("the login role is a superuser (%v): the test proves nothing", err)
+	}
 	if _, err := f.pool.Exec(ctx, `select pgreflect.persist_query($1, '{ __typename }', 10)`, sha256Hex(apqQuery)); err == nil ||
 		!strings.Contains(err.Error(), "provided sha does not match query") {
 		t.Errorf("a document under another's hash: %v", err)
 	}
 	for _, q := range []string{`select * from pgreflect.persisted_queries`,
-		`insert into pgreflect.persisted_queries (hash, document) values (repeat('0', 64), '{ x }')`} {
+		`insert into pgreflect.persisted_queries (hash, document) values (repeat('0', 64), '{ x }')`,
+		`select * from pgreflect.trusted_documents`,
+		`insert into pgreflect.trusted_documents (id, sha256, document) values ('x', repeat('0', 64), '{ x }')`} {
 		if _, err := f.pool.Exec(ctx, q); err == nil || !strings.Contains(err.Error(), "permission denied") {
 			t.Errorf("%s as the login role: %v, want permission denied", q, err)
 		}

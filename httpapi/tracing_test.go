@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"context"
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/pgreflect/pgreflect/internal/testenv"
@@ -266,5 +268,40 @@ func TestTracedStatementText(t *testing.T) {
 	}
 	if !strings.Contains(text, `"todo"`) || !strings.Contains(text, "$1") {
 		t.Errorf("db.query.text %q: want the statement on table todo with its parameter", text)
+	}
+}
+
+// Tracing costs no statement: the trace id reaches application_name as a bound parameter of the session's one
+// statement, so a request of another trace reuses the statements the previous one prepared.
+func TestTracedRequestsReusePreparedStatements(t *testing.T) {
+	f := newFixture(t, apqSchema+`create function app_name() returns text language sql stable as $$ select current_setting('application_name') $$;`)
+	f.pool = testenv.LoginPoolOf(t, f.dbURL, 1) // one connection: every request's statements are on it
+	tp := sdktrace.NewTracerProvider()          // samples every request (no exporter: nothing to send)
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	f.opts.TracerProvider = tp
+	f.server, f.srv = f.start(nil)
+	prepared := func() int {
+		conn, err := f.pool.Acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+		var n int
+		if err := conn.QueryRow(t.Context(), `select count(*) from pg_prepared_statements where name like 'pgreflect%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var counts []int
+	for _, traceID := range []string{"4bf92f3577b34da6a3ce929d0e0e4736", "0af7651916cd43dd8448eb211c80319c"} {
+		_, answer := f.graphql(map[string]string{"apikey": f.anon, "traceparent": "00-" + traceID + "-00f067aa0ba902b7-01"},
+			`{ appName todoCollection { edges { node { task } } } }`)
+		if !strings.Contains(answer, `"appName": "pgreflect `+traceID+"-") || !strings.Contains(answer, "alice") {
+			t.Fatalf("trace %s: %s", traceID, answer)
+		}
+		counts = append(counts, prepared())
+	}
+	if counts[0] == 0 || counts[1] != counts[0] {
+		t.Errorf("prepared statements after the first trace's request %d, after the second's %d: want the same, not 0", counts[0], counts[1])
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/golang-jwt/jwt/v5"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -66,14 +68,24 @@ func TestTracesToOTLP(t *testing.T) {
 		t.Fatalf("subscription: %q %v", event, err)
 	}
 	stream.Body.Close()
-	// The refresh's span ends after its answer is on its way: wait for it.
+	// A WebSocket's credentials come in connection_init: their checks are a span of the upgrade's request,
+	// which ends with the connection.
+	ws := f.dialWS()
+	ws.init(`{"apikey": "` + f.anon + `"}`)
+	ws.expect("connection_ack")
+	ws.conn.Close(websocket.StatusNormalClosure, "")
+	// The refresh's span ends after its answer is on its way, the socket's when the server has seen the close:
+	// wait for them.
 	testenv.Eventually(t, 10*time.Second, func() string {
+		var refreshed, socket bool
 		for _, s := range receiver.Spans() {
-			if s.Name == "live.refresh" {
-				return ""
-			}
+			refreshed = refreshed || s.Name == "live.refresh"
+			socket = socket || s.Name == "GET /graphql/v1" && testenv.SpanAttrs(s)["http.response.status_code"] == "101"
 		}
-		return "the subscription's refresh span"
+		if !refreshed || !socket {
+			return fmt.Sprintf("the subscription's refresh span (%v) and the WebSocket's (%v)", refreshed, socket)
+		}
+		return ""
 	})
 	if err := shutdown(t.Context()); err != nil {
 		t.Fatal(err)
@@ -82,9 +94,12 @@ func TestTracesToOTLP(t *testing.T) {
 	spans := receiver.Spans()
 	byID := map[string]*tracepb.Span{}
 	var requests []*tracepb.Span
-	var refresh *tracepb.Span
+	var refresh, socket *tracepb.Span
 	for _, s := range spans {
 		byID[hex.EncodeToString(s.SpanId)] = s
+		if s.Name == "GET /graphql/v1" && testenv.SpanAttrs(s)["http.response.status_code"] == "101" {
+			socket = s
+		}
 		if s.Kind == tracepb.Span_SPAN_KIND_SERVER && s.Name == "POST /graphql/v1" {
 			requests = append(requests, s)
 		}
@@ -184,6 +199,9 @@ func TestTracesToOTLP(t *testing.T) {
 	}
 	if c := children(refresh)["graphql.compile"]; c == nil || testenv.SpanAttrs(c)["pgreflect.compile_cached"] != "false" {
 		t.Errorf("the subscription's first refresh compiled its live query: %v", c)
+	}
+	if a := children(socket)["authenticate"]; a == nil || testenv.SpanAttrs(a)["pgreflect.role"] != "anon" {
+		t.Errorf("the WebSocket's connection_init checks: %v", a)
 	}
 	if !strings.Contains(f.logs.String(), `"trace_id":"`+clientTrace+`"`) {
 		t.Errorf("the request log does not name the trace:\n%s", f.logs.String())

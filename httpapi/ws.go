@@ -280,7 +280,10 @@ func (wc *wsConn) connectionInit(payload json.RawMessage) bool {
 	if authorization == "" {
 		authorization = wc.r.Header.Get("Authorization")
 	}
-	session, status, msg, err := wc.s.authenticateCredentials(wc.ctx, key, authorization)
+	// The checks are a span of the connection's request, as a POST's are of the POST's.
+	ctx, span := wc.s.startSpan(wc.ctx, "authenticate")
+	session, status, msg, err := wc.s.authenticateCredentials(ctx, key, authorization)
+	endAuthenticate(span, session, status, err)
 	switch {
 	case err != nil:
 		obs.Logger(wc.r.Context(), wc.s.log).Error("subscriptions: read the roles", "error", err)
@@ -327,7 +330,9 @@ func (wc *wsConn) renewToken(payload json.RawMessage) (renewed, ok bool) {
 		return false, true
 	}
 	// The connection's key stays the one it was opened with when the ping names none.
-	session, status, msg, err := wc.s.authenticateCredentials(wc.ctx, cmp.Or(creds.key(), wc.key), creds.authorization())
+	ctx, span := wc.s.startSpan(wc.ctx, "authenticate")
+	session, status, msg, err := wc.s.authenticateCredentials(ctx, cmp.Or(creds.key(), wc.key), creds.authorization())
+	endAuthenticate(span, session, status, err)
 	switch {
 	case err != nil:
 		wc.close(closeTryAgainLater, wsReasonUnavailable)

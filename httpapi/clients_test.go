@@ -9,7 +9,6 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 
-	"github.com/pgreflect/pgreflect/internal/documents"
 	"github.com/pgreflect/pgreflect/internal/testenv"
 )
 
@@ -48,13 +47,7 @@ func TestLiveQueriesFromJavaScriptClients(t *testing.T) {
 // and graphql-ws hands its caller HTTP's refusal of a document that is not trusted.
 func TestTrustedSubscriptionsFromJavaScriptClients(t *testing.T) {
 	const live = `subscription Live { todoCollection(orderBy: [{id: AscNullsLast}]) { edges { node { task } } } }`
-	const untrusted = `subscription { todoCollection { edges { node { task } } } }`
-	f := newFixture(t, apqSchema+`comment on table todo is e'@graphql({"features": ["subscriptions"]})';`)
-	if _, err := documents.Push(t.Context(), f.admin, []documents.Document{{ID: "live", Text: live}}); err != nil {
-		t.Fatal(err)
-	}
-	f.opts.TrustedDocuments = TrustedDocuments{Mode: TrustedOnly}
-	f.server, f.srv = f.start(nil)
+	f := trustedLiveFixture(t, live)
 	var out struct {
 		ByID, ByHash, SSEByID []string
 		Refused               []struct{ Message string }
@@ -65,7 +58,7 @@ func TestTrustedSubscriptionsFromJavaScriptClients(t *testing.T) {
 		"anonKey":    f.anon,
 		"documentId": "live",
 		"hash":       sha256Hex(live),
-		"untrusted":  untrusted,
+		"untrusted":  untrustedLive,
 	}, &out)
 	want := []string{"alice", "bob"}
 	for name, got := range map[string][]string{"graphql-ws by documentId": out.ByID, "graphql-ws by hash": out.ByHash, "graphql-sse by documentId": out.SSEByID} {

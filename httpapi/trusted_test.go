@@ -199,13 +199,7 @@ func TestTrustedDocumentsFromCodegenAndRelay(t *testing.T) {
 // refused with the errors HTTP answers.
 func TestTrustedDocumentsOnlyOverSubscriptions(t *testing.T) {
 	const live = `subscription Live { todoCollection { edges { node { task } } } }`
-	const untrusted = `subscription { todoCollection { edges { node { task } } } }`
-	f := newFixture(t, apqSchema+`comment on table todo is e'@graphql({"features": ["subscriptions"]})';`)
-	if _, err := documents.Push(t.Context(), f.admin, []documents.Document{{ID: "live", Text: live}}); err != nil {
-		t.Fatal(err)
-	}
-	f.opts.TrustedDocuments = TrustedDocuments{Mode: TrustedOnly}
-	f.server, f.srv = f.start(nil)
+	f := trustedLiveFixture(t, live)
 	anon := map[string]string{"apikey": f.anon}
 
 	ws := f.dialWS()
@@ -225,9 +219,9 @@ func TestTrustedDocumentsOnlyOverSubscriptions(t *testing.T) {
 		ws.send(`{"id":"` + id + `","type":"complete"}`)
 	}
 	for i, payload := range []string{
-		`{"query":` + jsonString(untrusted) + `}`,
-		apqBody(untrusted, sha256Hex(untrusted)),
-		`{"query":"",` + strings.TrimPrefix(apqBody("", sha256Hex(untrusted)), "{"),
+		`{"query":` + jsonString(untrustedLive) + `}`,
+		apqBody(untrustedLive, sha256Hex(untrustedLive)),
+		`{"query":"",` + strings.TrimPrefix(apqBody("", sha256Hex(untrustedLive)), "{"),
 		`{"query":"","documentId":"nope"}`,
 	} {
 		id := fmt.Sprint("refused", i)
@@ -243,8 +237,8 @@ func TestTrustedDocumentsOnlyOverSubscriptions(t *testing.T) {
 		body   string
 		status int
 	}{
-		{`{"query":` + jsonString(untrusted) + `}`, http.StatusForbidden},
-		{apqBody("", sha256Hex(untrusted)), http.StatusForbidden},
+		{`{"query":` + jsonString(untrustedLive) + `}`, http.StatusForbidden},
+		{apqBody("", sha256Hex(untrustedLive)), http.StatusForbidden},
 		{`{"documentId":"nope"}`, http.StatusBadRequest},
 		{`{"query":` + jsonString(live) + `}`, http.StatusOK},
 		{`{"documentId":"live"}`, http.StatusOK},
@@ -261,6 +255,22 @@ func TestTrustedDocumentsOnlyOverSubscriptions(t *testing.T) {
 			t.Errorf("over Server-Sent Events %s: %s, want HTTP's %s", c.body, got, overHTTP)
 		}
 	}
+}
+
+// untrustedLive is a subscription that trustedLiveFixture does not trust.
+const untrustedLive = `subscription { todoCollection { edges { node { task } } } }`
+
+// trustedLiveFixture serves apqSchema with subscriptions under trusted_documents = "only", with one trusted
+// document, live, under the id "live".
+func trustedLiveFixture(t *testing.T, live string) *fixture {
+	t.Helper()
+	f := newFixture(t, apqSchema+`comment on table todo is e'@graphql({"features": ["subscriptions"]})';`)
+	if _, err := documents.Push(t.Context(), f.admin, []documents.Document{{ID: "live", Text: live}}); err != nil {
+		t.Fatal(err)
+	}
+	f.opts.TrustedDocuments = TrustedDocuments{Mode: TrustedOnly}
+	f.server, f.srv = f.start(nil)
+	return f
 }
 
 // eventStream POSTs body to /graphql/v1 asking for an event stream and returns the status and the first event

@@ -10,7 +10,8 @@ import (
 )
 
 // The trusted documents over the management API, as `pgreflect documents push|list` handle them: the
-// auth service's role needs select and insert on pgreflect.trusted_documents (docs/persisted-queries.md).
+// auth service's role needs select and insert on pgreflect.trusted_documents, which the setup grants to the
+// owner of schema auth (docs/persisted-queries.md).
 
 // getTrustedDocuments answers the trusted documents as one manifest of id to text.
 func (s *Service) getTrustedDocuments(w http.ResponseWriter, r *http.Request) error {

@@ -60,17 +60,28 @@ type world struct {
 
 func newWorld(t *testing.T, change func(*config.Auth)) *world {
 	t.Helper()
+	return newWorldAs(t, change, nil)
+}
+
+// newWorldAs is newWorld whose instances connect with the URL that prepare returns for the superuser URL,
+// having readied the database for it before the setup ran (nil: the superuser's).
+func newWorldAs(t *testing.T, change func(*config.Auth), prepare func(conn *pgx.Conn, dbURL string) string) *world {
+	t.Helper()
 	ctx := t.Context()
 	dbURL := pgtest.NewDB(t)
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
+	poolURL := dbURL
+	if prepare != nil {
+		poolURL = prepare(conn, dbURL)
+	}
 	if err := dbsetup.Apply(ctx, conn); err != nil {
 		t.Fatalf("dbsetup: %v", err)
 	}
 	_ = conn.Close(ctx)
-	pool, err := pgxpool.New(ctx, dbURL)
+	pool, err := pgxpool.New(ctx, poolURL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,3 +41,32 @@ func TestLiveQueriesFromJavaScriptClients(t *testing.T) {
 		})
 	}
 }
+
+// TestTrustedSubscriptionsFromJavaScriptClients subscribes under trusted_documents = "only" with graphql-ws and
+// graphql-sse from npm, naming the trusted document by id or hash instead of sending it: each gets its answer,
+// and graphql-ws hands its caller HTTP's refusal of a document that is not trusted.
+func TestTrustedSubscriptionsFromJavaScriptClients(t *testing.T) {
+	const live = `subscription Live { todoCollection(orderBy: [{id: AscNullsLast}]) { edges { node { task } } } }`
+	f := trustedLiveFixture(t, live)
+	var out struct {
+		ByID, ByHash, SSEByID []string
+		Refused               []struct{ Message string }
+	}
+	testenv.RunNodeScript(t, "../testdata/live-clients", "trusted.mjs", nil, map[string]string{
+		"httpURL":    f.srv.URL + "/graphql/v1",
+		"wsURL":      "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/graphql/v1",
+		"anonKey":    f.anon,
+		"documentId": "live",
+		"hash":       sha256Hex(live),
+		"untrusted":  untrustedLive,
+	}, &out)
+	want := []string{"alice", "bob"}
+	for name, got := range map[string][]string{"graphql-ws by documentId": out.ByID, "graphql-ws by hash": out.ByHash, "graphql-sse by documentId": out.SSEByID} {
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	if len(out.Refused) != 1 || out.Refused[0].Message != msgUntrustedDocument {
+		t.Errorf("an untrusted subscription: %+v, want the error %q", out.Refused, msgUntrustedDocument)
+	}
+}

@@ -36,7 +36,7 @@ type wireRequest struct {
 func (r *wireRequest) documentID() string { return cmp.Or(r.DocumentID, r.DocID) }
 
 // persistedHash is the hash of Apollo's protocol the request carries, "" when none (or unreadable, which
-// resolvePersisted reports).
+// persistedQueries.resolve reports).
 func (r *wireRequest) persistedHash() string {
 	var ext apqExtension
 	if len(r.Extensions) == 0 || json.Unmarshal(r.Extensions, &ext) != nil || ext.PersistedQuery == nil {
@@ -103,16 +103,9 @@ type apqExtension struct {
 	} `json:"persistedQuery"`
 }
 
-// apqError is an answer of the protocol: the status and the error, in Apollo Server's shape.
-type apqError struct {
-	status  int
-	message string
-	code    string
-}
-
-// body is the answer as Apollo Server writes it, message first:
+// apqRefusal is an answer of the protocol in Apollo Server's shape, message first:
 // {"errors":[{"message":"PersistedQueryNotFound","extensions":{"code":"PERSISTED_QUERY_NOT_FOUND"}}]}.
-func (e *apqError) body() []byte {
+func apqRefusal(status int, message, code string) *refusal {
 	type extensions struct {
 		Code string `json:"code"`
 	}
@@ -120,56 +113,37 @@ func (e *apqError) body() []byte {
 		Message    string     `json:"message"`
 		Extensions extensions `json:"extensions"`
 	}
-	b, _ := json.Marshal(struct {
-		Errors []graphQLError `json:"errors"`
-	}{[]graphQLError{{e.message, extensions{e.code}}}})
-	return b
+	b, _ := json.Marshal([]graphQLError{{message, extensions{code}}})
+	return &refusal{status: status, errors: b,
+		uncacheable: code == codePersistedQueryNotFound || code == codePersistedQueryNotSupport}
 }
 
-// resolvePersisted completes req when it names a persisted query: a hash alone takes the stored document, a
-// hash with its document stores it. When it cannot, it has answered r and returns false.
-func (s *Server) resolvePersisted(w http.ResponseWriter, r *http.Request, req *wireRequest) bool {
-	apqErr, err := s.persisted.resolve(r.Context(), req)
-	if err != nil {
-		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: persisted query", err)
-		return false
-	}
-	if apqErr == nil {
-		return true
-	}
-	if apqErr.code == codePersistedQueryNotFound || apqErr.code == codePersistedQueryNotSupport {
-		// Never cached: the document may be stored a moment later (Apollo Server sends the same).
-		w.Header().Set("Cache-Control", "private, no-cache, must-revalidate")
-	}
-	writeJSON(w, apqErr.status, apqErr.body())
-	return false
-}
-
-// resolve is resolvePersisted's work: an apqError for the client, or an error when the database failed. p may
-// be nil (off).
-func (p *persistedQueries) resolve(ctx context.Context, req *wireRequest) (*apqError, error) {
+// resolve completes req when it names a persisted query: a hash alone takes the stored document, a hash with
+// its document stores it. It returns the protocol's refusal for the client, or an error when the database
+// failed. p may be nil (off).
+func (p *persistedQueries) resolve(ctx context.Context, req *wireRequest) (*refusal, error) {
 	if len(req.Extensions) == 0 || string(req.Extensions) == "null" {
 		return nil, nil
 	}
 	var ext apqExtension
 	if err := json.Unmarshal(req.Extensions, &ext); err != nil {
-		return &apqError{http.StatusBadRequest, msgExtensionsNotObject, codeBadRequest}, nil
+		return apqRefusal(http.StatusBadRequest, msgExtensionsNotObject, codeBadRequest), nil
 	}
 	pq := ext.PersistedQuery
 	if pq == nil {
 		return nil, nil
 	}
 	if p == nil || p.missing.Load() {
-		return &apqError{http.StatusOK, msgPersistedQueryNotSupported, codePersistedQueryNotSupport}, nil
+		return apqRefusal(http.StatusOK, msgPersistedQueryNotSupported, codePersistedQueryNotSupport), nil
 	}
 	if pq.Version != persistedQueryVersion {
-		return &apqError{http.StatusBadRequest, msgPersistedQueryVersion, codeBadRequest}, nil
+		return apqRefusal(http.StatusBadRequest, msgPersistedQueryVersion, codeBadRequest), nil
 	}
 	hash := pq.SHA256Hash
 	if req.Query != "" {
 		sum := sha256.Sum256([]byte(req.Query))
 		if hex.EncodeToString(sum[:]) != hash {
-			return &apqError{http.StatusBadRequest, msgPersistedQueryHashMismatch, codeBadRequest}, nil
+			return apqRefusal(http.StatusBadRequest, msgPersistedQueryHashMismatch, codeBadRequest), nil
 		}
 		if err := p.store(ctx, hash, req.Query); err != nil {
 			return p.failed(err)
@@ -183,7 +157,7 @@ func (p *persistedQueries) resolve(ctx context.Context, req *wireRequest) (*apqE
 	}
 	if !found {
 		obs.SetPersisted(ctx, obs.PersistedMiss)
-		return &apqError{http.StatusOK, msgPersistedQueryNotFound, codePersistedQueryNotFound}, nil
+		return apqRefusal(http.StatusOK, msgPersistedQueryNotFound, codePersistedQueryNotFound), nil
 	}
 	obs.SetPersisted(ctx, obs.PersistedHit)
 	req.Query = doc
@@ -192,13 +166,13 @@ func (p *persistedQueries) resolve(ctx context.Context, req *wireRequest) (*apqE
 
 // failed turns a database error into PersistedQueryNotSupported when the database lacks the store, and
 // passes any other through.
-func (p *persistedQueries) failed(err error) (*apqError, error) {
+func (p *persistedQueries) failed(err error) (*refusal, error) {
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == "42883" { // undefined_function
 		if !p.missing.Swap(true) {
 			p.log.Warn("persisted queries are off: the database lacks pgreflect.persisted_query; run `pgreflect setup` to add it",
 				slog.Any("error", err))
 		}
-		return &apqError{http.StatusOK, msgPersistedQueryNotSupported, codePersistedQueryNotSupport}, nil
+		return apqRefusal(http.StatusOK, msgPersistedQueryNotSupported, codePersistedQueryNotSupport), nil
 	}
 	return nil, err
 }

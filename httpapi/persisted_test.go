@@ -91,6 +91,50 @@ func TestPersistedQueryProtocol(t *testing.T) {
 	}
 }
 
+// Subscriptions speak the protocol too, over WebSocket (where graphql-ws clients send "query": "" beside a
+// hash) and Server-Sent Events: an unknown hash gets HTTP's PersistedQueryNotFound as the operation's error,
+// the document with its hash is stored, and the hash alone then runs it.
+func TestPersistedQueriesOverSubscriptions(t *testing.T) {
+	const live = `subscription Live { todoCollection(orderBy: [{id: AscNullsLast}]) { edges { node { task } } } }`
+	f := newFixture(t, apqSchema+`comment on table todo is e'@graphql({"features": ["subscriptions"]})';`)
+	anon := map[string]string{"apikey": f.anon}
+	hash := sha256Hex(live)
+	hashOnly := `{"query":"",` + strings.TrimPrefix(apqBody("", hash), "{")
+
+	ws := f.dialWS()
+	ws.init(`{"apikey": "` + f.anon + `"}`)
+	ws.expect("connection_ack")
+	subscribe := func(id, payload, answer string) wsMessage {
+		t.Helper()
+		ws.send(`{"id":"` + id + `","type":"subscribe","payload":` + payload + `}`)
+		return ws.expect(answer)
+	}
+	notFound := `[{"message":"PersistedQueryNotFound","extensions":{"code":"PERSISTED_QUERY_NOT_FOUND"}}]`
+	if m := subscribe("unknown", hashOnly, "error"); m.ID != "unknown" || string(m.Payload) != notFound {
+		t.Errorf("an unknown hash over WebSocket: %+v %s, want the error %s", m, m.Payload, notFound)
+	}
+	if status, body := f.eventStream(anon, apqBody("", hash)); status != 200 || body != `{"errors":`+notFound+`}` {
+		t.Errorf("an unknown hash over Server-Sent Events: %d %s", status, body)
+	}
+	mismatch := subscribe("mismatch", apqBody(`subscription { todoCollection { edges { node { id } } } }`, hash), "error")
+	if !strings.Contains(string(mismatch.Payload), "provided sha does not match query") {
+		t.Errorf("a hash of another document over WebSocket: %+v %s", mismatch, mismatch.Payload)
+	}
+	if m := subscribe("register", apqBody(live, hash), "next"); !strings.Contains(string(m.Payload), "alice") {
+		t.Errorf("the document with its hash over WebSocket: %+v %s", m, m.Payload)
+	}
+	if m := subscribe("hit", hashOnly, "next"); !strings.Contains(string(m.Payload), "alice") {
+		t.Errorf("the hash alone over WebSocket: %+v %s", m, m.Payload)
+	}
+	if status, body := f.eventStream(anon, apqBody("", hash)); status != 200 || !strings.Contains(body, "alice") {
+		t.Errorf("the hash alone over Server-Sent Events: %d %s", status, body)
+	}
+	var stored int
+	if err := f.admin.QueryRow(t.Context(), `select count(*) from pgreflect.persisted_queries`).Scan(&stored); err != nil || stored != 1 {
+		t.Errorf("stored documents: %d (%v), want the subscription's", stored, err)
+	}
+}
+
 // Off, the server says so in the shape that makes the link stop sending hashes.
 func TestPersistedQueriesOff(t *testing.T) {
 	f := newFixture(t, apqSchema)
@@ -144,17 +188,24 @@ func TestPersistedQueriesEvictLeastRecentlyUsed(t *testing.T) {
 	}
 }
 
-// The table cannot be read or written around the functions, and the functions refuse a document under a
-// hash that is not its own, whoever calls them.
+// The tables cannot be read or written around the functions by the login role (no superuser, as on managed
+// Postgres), which reaches them through the functions alone, and the functions refuse a document under a hash
+// that is not its own, whoever calls them. Nor may the login role add a trusted document.
 func TestPersistedQueriesStoreRefusesForeignHashes(t *testing.T) {
 	f := newFixture(t, apqSchema)
 	ctx := t.Context()
+	var super bool
+	if err := f.pool.QueryRow(ctx, `select rolsuper from pg_roles where rolname = current_user`).Scan(&super); err != nil || super {
+		t.Fatalf("the login role is a superuser (%v): the test proves nothing", err)
+	}
 	if _, err := f.pool.Exec(ctx, `select pgreflect.persist_query($1, '{ __typename }', 10)`, sha256Hex(apqQuery)); err == nil ||
 		!strings.Contains(err.Error(), "provided sha does not match query") {
 		t.Errorf("a document under another's hash: %v", err)
 	}
 	for _, q := range []string{`select * from pgreflect.persisted_queries`,
-		`insert into pgreflect.persisted_queries (hash, document) values (repeat('0', 64), '{ x }')`} {
+		`insert into pgreflect.persisted_queries (hash, document) values (repeat('0', 64), '{ x }')`,
+		`select * from pgreflect.trusted_documents`,
+		`insert into pgreflect.trusted_documents (id, sha256, document) values ('x', repeat('0', 64), '{ x }')`} {
 		if _, err := f.pool.Exec(ctx, q); err == nil || !strings.Contains(err.Error(), "permission denied") {
 			t.Errorf("%s as the login role: %v, want permission denied", q, err)
 		}

@@ -406,8 +406,7 @@ func writeMessage(w http.ResponseWriter, status int, msg string) {
 }
 
 func writeGraphQLError(w http.ResponseWriter, status int, msg string) {
-	b, _ := json.Marshal(map[string]any{"errors": []any{map[string]string{"message": msg}}})
-	writeJSON(w, status, b)
+	writeJSON(w, status, errorsBody(msg))
 }
 
 // The texts of the HTTP layer's own answers on /graphql/v1, before or around the engine (whose texts are in
@@ -461,7 +460,7 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wire, ok := s.readRequest(w, r)
-	if !ok || !s.resolveTrusted(w, r, session.Role, &wire) || !s.resolvePersisted(w, r, &wire) {
+	if !ok || !s.resolveDocument(w, r, session.Role, &wire) {
 		return
 	}
 	req := wire.Request

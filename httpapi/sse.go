@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -28,19 +27,17 @@ func wantsEventStream(r *http.Request) bool {
 // serveSSE answers one operation as an event stream: a subscription until the client goes away or it ends, a
 // query or mutation with one event.
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, session resolve.Session) {
+	// A subscription may name a trusted document or a persisted query as any request may, and under
+	// trusted_documents = "only" its text must be trusted like any request's.
 	wire, ok := s.readRequest(w, r)
-	if !ok {
+	if !ok || !s.resolveDocument(w, r, session.Role, &wire) {
 		return
 	}
 	if strings.TrimSpace(wire.Query) == "" {
 		writeGraphQLError(w, http.StatusBadRequest, msgQueryRequired)
 		return
 	}
-	// Under trusted_documents = "only", a subscription's text must be trusted like any request's.
 	req := wire.Request
-	if !s.resolveTrusted(w, r, session.Role, &wireRequest{Request: req}) {
-		return
-	}
 	kind, failure := resolve.Operation(req)
 	if failure != nil {
 		writeJSON(w, http.StatusBadRequest, failure)
@@ -104,11 +101,6 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, session resolv
 			}
 		}
 	}
-}
-
-func errorsBody(message string) []byte {
-	b, _ := json.Marshal(map[string]any{"errors": []any{map[string]string{"message": message}}})
-	return b
 }
 
 // sseEvent is one event; the zero value is a keep-alive comment.

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"bufio"
+	"context"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -10,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/golang-jwt/jwt/v5"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/pgreflect/pgreflect/internal/testenv"
@@ -64,14 +68,24 @@ func TestTracesToOTLP(t *testing.T) {
 		t.Fatalf("subscription: %q %v", event, err)
 	}
 	stream.Body.Close()
-	// The refresh's span ends after its answer is on its way: wait for it.
+	// A WebSocket's credentials come in connection_init: their checks are a span of the upgrade's request,
+	// which ends with the connection.
+	ws := f.dialWS()
+	ws.init(`{"apikey": "` + f.anon + `"}`)
+	ws.expect("connection_ack")
+	ws.conn.Close(websocket.StatusNormalClosure, "")
+	// The refresh's span ends after its answer is on its way, the socket's when the server has seen the close:
+	// wait for them.
 	testenv.Eventually(t, 10*time.Second, func() string {
+		var refreshed, socket bool
 		for _, s := range receiver.Spans() {
-			if s.Name == "live.refresh" {
-				return ""
-			}
+			refreshed = refreshed || s.Name == "live.refresh"
+			socket = socket || s.Name == "GET /graphql/v1" && testenv.SpanAttrs(s)["http.response.status_code"] == "101"
 		}
-		return "the subscription's refresh span"
+		if !refreshed || !socket {
+			return fmt.Sprintf("the subscription's refresh span (%v) and the WebSocket's (%v)", refreshed, socket)
+		}
+		return ""
 	})
 	if err := shutdown(t.Context()); err != nil {
 		t.Fatal(err)
@@ -80,9 +94,12 @@ func TestTracesToOTLP(t *testing.T) {
 	spans := receiver.Spans()
 	byID := map[string]*tracepb.Span{}
 	var requests []*tracepb.Span
-	var refresh *tracepb.Span
+	var refresh, socket *tracepb.Span
 	for _, s := range spans {
 		byID[hex.EncodeToString(s.SpanId)] = s
+		if s.Name == "GET /graphql/v1" && testenv.SpanAttrs(s)["http.response.status_code"] == "101" {
+			socket = s
+		}
 		if s.Kind == tracepb.Span_SPAN_KIND_SERVER && s.Name == "POST /graphql/v1" {
 			requests = append(requests, s)
 		}
@@ -113,11 +130,18 @@ func TestTracesToOTLP(t *testing.T) {
 	if hex.EncodeToString(query.TraceId) != clientTrace || hex.EncodeToString(query.ParentSpanId) != clientSpan {
 		t.Errorf("the query's span is not the client's child: trace %x parent %x", query.TraceId, query.ParentSpanId)
 	}
-	if e := children(query)["graphql.execute"]; e == nil || testenv.SpanAttrs(e)["pgreflect.compile_cached"] != "false" {
-		t.Errorf("the first query was compiled, not cached: %v", e)
+	// compile is a child of the request's round trip, and says whether the compile cache had the request.
+	compileOf := func(request *tracepb.Span) *tracepb.Span {
+		if e := children(request)["graphql.execute"]; e != nil {
+			return children(e)["graphql.compile"]
+		}
+		return nil
 	}
-	if e := children(again)["graphql.execute"]; e == nil || testenv.SpanAttrs(e)["pgreflect.compile_cached"] != "true" {
-		t.Errorf("the same query again came from the compile cache: %v", e)
+	if c := compileOf(query); c == nil || testenv.SpanAttrs(c)["pgreflect.compile_cached"] != "false" {
+		t.Errorf("the first query was compiled, not cached: %v", c)
+	}
+	if c := compileOf(again); c == nil || testenv.SpanAttrs(c)["pgreflect.compile_cached"] != "true" {
+		t.Errorf("the same query again came from the compile cache: %v", c)
 	}
 	if hex.EncodeToString(mutation.TraceId) == clientTrace {
 		t.Error("the mutation, sent without traceparent, joined the query's trace")
@@ -165,9 +189,19 @@ func TestTracesToOTLP(t *testing.T) {
 	if a := children(refused)["authenticate"]; a == nil || a.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || testenv.SpanAttrs(a)["pgreflect.refused_status"] != "401" {
 		t.Errorf("the refused request's authenticate span: %v", a)
 	}
-	if refresh == nil || len(refresh.ParentSpanId) != 0 || testenv.SpanAttrs(refresh)["graphql.operation.name"] != "Live" ||
-		testenv.SpanAttrs(refresh)["pgreflect.compile_cached"] == "" {
-		t.Errorf("the subscription's refresh: %v", refresh)
+	if refresh == nil {
+		t.Fatal("no span of the subscription's refresh")
+	}
+	// One subscriber, answered by one evaluation of its claims, which pushed its first answer.
+	if a := testenv.SpanAttrs(refresh); len(refresh.ParentSpanId) != 0 || a["graphql.operation.name"] != "Live" ||
+		a["pgreflect.live.subscribers"] != "1" || a["pgreflect.live.evaluations"] != "1" || a["pgreflect.live.pushed"] != "1" {
+		t.Errorf("the subscription's refresh: %v", a)
+	}
+	if c := children(refresh)["graphql.compile"]; c == nil || testenv.SpanAttrs(c)["pgreflect.compile_cached"] != "false" {
+		t.Errorf("the subscription's first refresh compiled its live query: %v", c)
+	}
+	if a := children(socket)["authenticate"]; a == nil || testenv.SpanAttrs(a)["pgreflect.role"] != "anon" {
+		t.Errorf("the WebSocket's connection_init checks: %v", a)
 	}
 	if !strings.Contains(f.logs.String(), `"trace_id":"`+clientTrace+`"`) {
 		t.Errorf("the request log does not name the trace:\n%s", f.logs.String())
@@ -252,5 +286,40 @@ func TestTracedStatementText(t *testing.T) {
 	}
 	if !strings.Contains(text, `"todo"`) || !strings.Contains(text, "$1") {
 		t.Errorf("db.query.text %q: want the statement on table todo with its parameter", text)
+	}
+}
+
+// Tracing costs no statement: the trace id reaches application_name as a bound parameter of the session's one
+// statement, so a request of another trace reuses the statements the previous one prepared.
+func TestTracedRequestsReusePreparedStatements(t *testing.T) {
+	f := newFixture(t, apqSchema+`create function app_name() returns text language sql stable as $$ select current_setting('application_name') $$;`)
+	f.pool = testenv.LoginPoolOf(t, f.dbURL, 1) // one connection: every request's statements are on it
+	tp := sdktrace.NewTracerProvider()          // samples every request (no exporter: nothing to send)
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	f.opts.TracerProvider = tp
+	f.server, f.srv = f.start(nil)
+	prepared := func() int {
+		conn, err := f.pool.Acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+		var n int
+		if err := conn.QueryRow(t.Context(), `select count(*) from pg_prepared_statements where name like 'pgreflect%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var counts []int
+	for _, traceID := range []string{"4bf92f3577b34da6a3ce929d0e0e4736", "0af7651916cd43dd8448eb211c80319c"} {
+		_, answer := f.graphql(map[string]string{"apikey": f.anon, "traceparent": "00-" + traceID + "-00f067aa0ba902b7-01"},
+			`{ appName todoCollection { edges { node { task } } } }`)
+		if !strings.Contains(answer, `"appName": "pgreflect `+traceID+"-") || !strings.Contains(answer, "alice") {
+			t.Fatalf("trace %s: %s", traceID, answer)
+		}
+		counts = append(counts, prepared())
+	}
+	if counts[0] == 0 || counts[1] != counts[0] {
+		t.Errorf("prepared statements after the first trace's request %d, after the second's %d: want the same, not 0", counts[0], counts[1])
 	}
 }

@@ -98,49 +98,34 @@ func (t *trustedDocuments) lookup(ctx context.Context, key string) (string, bool
 	return doc, found, nil
 }
 
-// resolveTrusted completes req when it names a trusted document, and refuses what the mode does not let role
-// run. When it refuses, it has answered r and returns false.
-func (s *Server) resolveTrusted(w http.ResponseWriter, r *http.Request, role string, req *wireRequest) bool {
-	status, msg, err := s.checkTrusted(r.Context(), role, req)
-	switch {
-	case err != nil:
-		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: trusted document", err)
-		return false
-	case status != 0:
-		writeGraphQLError(w, status, msg)
-		return false
-	}
-	return true
-}
-
-// checkTrusted is resolveTrusted for every transport: it completes req from the trusted document it names, or
-// returns the HTTP status and message of a refusal (counting the refusals of "only"), or the database's error.
-func (s *Server) checkTrusted(ctx context.Context, role string, req *wireRequest) (int, string, error) {
+// checkTrusted completes req from the trusted document it names, or refuses what the mode does not let role
+// run (counting the refusals of "only"), or returns the database's error.
+func (s *Server) checkTrusted(ctx context.Context, role string, req *wireRequest) (*refusal, error) {
 	t := s.trusted
 	id, hash := req.documentID(), req.persistedHash()
 	if t.Mode == TrustedOff {
 		if id != "" && req.Query == "" {
-			return http.StatusBadRequest, msgTrustedOff, nil
+			return refuse(http.StatusBadRequest, msgTrustedOff), nil
 		}
-		return 0, "", nil
+		return nil, nil
 	}
 	restricted := t.Mode == TrustedOnly && (role != "service_role" || t.ServiceRole)
 	key := id
 	switch {
 	case req.Query != "":
 		if !restricted {
-			return 0, "", nil
+			return nil, nil
 		}
 		key = documents.SHA256(req.Query) // the text itself may be trusted
 	case key == "":
 		key = hash
 	}
 	if key == "" {
-		return 0, "", nil // nothing to look up: the next steps report the missing query
+		return nil, nil // nothing to look up: the next steps report the missing query
 	}
 	doc, found, err := t.lookup(ctx, key)
 	if err != nil {
-		return 0, "", err
+		return nil, err
 	}
 	switch {
 	case found:
@@ -148,12 +133,12 @@ func (s *Server) checkTrusted(ctx context.Context, role string, req *wireRequest
 			req.Query = doc
 			req.Extensions = nil // the trusted document answers for the hash; nothing for Apollo's protocol to do
 		}
-		return 0, "", nil
+		return nil, nil
 	case id != "" && req.Query == "":
-		return http.StatusBadRequest, fmt.Sprintf(msgUnknownDocumentID, id), nil
+		return refuse(http.StatusBadRequest, fmt.Sprintf(msgUnknownDocumentID, id)), nil
 	case restricted:
 		s.opts.Metrics.Refused(obs.RefusedUntrustedDocument)
-		return http.StatusForbidden, msgUntrustedDocument, nil
+		return refuse(http.StatusForbidden, msgUntrustedDocument), nil
 	}
-	return 0, "", nil // an unknown hash in allow mode: Apollo's protocol may know it
+	return nil, nil // an unknown hash in allow mode: Apollo's protocol may know it
 }

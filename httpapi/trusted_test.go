@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -193,39 +195,105 @@ func TestTrustedDocumentsFromCodegenAndRelay(t *testing.T) {
 }
 
 // Under "only", subscriptions (and one-off operations) over WebSocket and Server-Sent Events may run trusted
-// documents alone, like requests over HTTP.
+// documents alone, named by id or hash or sent as text, like requests over HTTP; what they may not run is
+// refused with the errors HTTP answers.
 func TestTrustedDocumentsOnlyOverSubscriptions(t *testing.T) {
 	const live = `subscription Live { todoCollection { edges { node { task } } } }`
+	f := trustedLiveFixture(t, live)
+	anon := map[string]string{"apikey": f.anon}
+
+	ws := f.dialWS()
+	ws.init(`{"apikey": "` + f.anon + `"}`)
+	ws.expect("connection_ack")
+	for i, payload := range []string{
+		`{"query":` + jsonString(live) + `}`,
+		`{"query":"","documentId":"live"}`,
+		`{"doc_id":"live"}`,
+		`{"query":"",` + strings.TrimPrefix(apqBody("", sha256Hex(live)), "{"),
+	} {
+		id := fmt.Sprint("ok", i)
+		ws.send(`{"id":"` + id + `","type":"subscribe","payload":` + payload + `}`)
+		if m := ws.expect("next"); m.ID != id || !strings.Contains(string(m.Payload), "alice") {
+			t.Errorf("a trusted subscription over WebSocket, %s: %+v %s", payload, m, m.Payload)
+		}
+		ws.send(`{"id":"` + id + `","type":"complete"}`)
+	}
+	for i, payload := range []string{
+		`{"query":` + jsonString(untrustedLive) + `}`,
+		apqBody(untrustedLive, sha256Hex(untrustedLive)),
+		`{"query":"",` + strings.TrimPrefix(apqBody("", sha256Hex(untrustedLive)), "{"),
+		`{"query":"","documentId":"nope"}`,
+	} {
+		id := fmt.Sprint("refused", i)
+		ws.send(`{"id":"` + id + `","type":"subscribe","payload":` + payload + `}`)
+		m := ws.expect("error")
+		_, overHTTP := f.post("/graphql/v1", anon, payload)
+		if m.ID != id || `{"errors":`+string(m.Payload)+`}` != overHTTP {
+			t.Errorf("%s over WebSocket: %+v %s, want the errors of HTTP's %s", payload, m, m.Payload, overHTTP)
+		}
+	}
+
+	for _, c := range []struct {
+		body   string
+		status int
+	}{
+		{`{"query":` + jsonString(untrustedLive) + `}`, http.StatusForbidden},
+		{apqBody("", sha256Hex(untrustedLive)), http.StatusForbidden},
+		{`{"documentId":"nope"}`, http.StatusBadRequest},
+		{`{"query":` + jsonString(live) + `}`, http.StatusOK},
+		{`{"documentId":"live"}`, http.StatusOK},
+		{apqBody("", sha256Hex(live)), http.StatusOK},
+	} {
+		status, got := f.eventStream(anon, c.body)
+		_, overHTTP := f.post("/graphql/v1", anon, c.body)
+		switch {
+		case status != c.status:
+			t.Errorf("over Server-Sent Events %s: %d %s, want %d", c.body, status, got, c.status)
+		case status == http.StatusOK && (!strings.HasPrefix(got, "event: next\ndata: ") || !strings.Contains(got, "alice")):
+			t.Errorf("over Server-Sent Events %s: %q", c.body, got)
+		case status != http.StatusOK && got != overHTTP:
+			t.Errorf("over Server-Sent Events %s: %s, want HTTP's %s", c.body, got, overHTTP)
+		}
+	}
+}
+
+// untrustedLive is a subscription that trustedLiveFixture does not trust.
+const untrustedLive = `subscription { todoCollection { edges { node { task } } } }`
+
+// trustedLiveFixture serves apqSchema with subscriptions under trusted_documents = "only", with one trusted
+// document, live, under the id "live".
+func trustedLiveFixture(t *testing.T, live string) *fixture {
+	t.Helper()
 	f := newFixture(t, apqSchema+`comment on table todo is e'@graphql({"features": ["subscriptions"]})';`)
 	if _, err := documents.Push(t.Context(), f.admin, []documents.Document{{ID: "live", Text: live}}); err != nil {
 		t.Fatal(err)
 	}
 	f.opts.TrustedDocuments = TrustedDocuments{Mode: TrustedOnly}
 	f.server, f.srv = f.start(nil)
+	return f
+}
 
-	ws := f.dialWS()
-	ws.init(`{"apikey": "` + f.anon + `"}`)
-	ws.expect("connection_ack")
-	ws.send(`{"id":"1","type":"subscribe","payload":{"query":"subscription { todoCollection { edges { node { task } } } }"}}`)
-	if m := ws.expect("error"); m.ID != "1" || !strings.Contains(string(m.Payload), "only trusted documents may run here") {
-		t.Errorf("an untrusted subscription over WebSocket: %+v %s", m, m.Payload)
+// eventStream POSTs body to /graphql/v1 asking for an event stream and returns the status and the first event
+// (or the whole body of a refusal).
+func (f *fixture) eventStream(headers map[string]string, body string) (int, string) {
+	f.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/graphql/v1", strings.NewReader(body))
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
 	}
-	ws.send(`{"id":"2","type":"subscribe","payload":{"query":` + jsonString(live) + `}}`)
-	if m := ws.expect("next"); m.ID != "2" || !strings.Contains(string(m.Payload), "alice") {
-		t.Errorf("a trusted subscription over WebSocket: %+v %s", m, m.Payload)
+	resp, err := testClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
 	}
-
-	for query, want := range map[string]int{`subscription { todoCollection { edges { node { task } } } }`: http.StatusForbidden, live: http.StatusOK} {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.srv.URL+"/graphql/v1?"+url.Values{"query": {query}}.Encode(), nil)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("apikey", f.anon)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("over Server-Sent Events %q: %d, want %d", query, resp.StatusCode, want)
-		}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
 	}
+	r := bufio.NewReader(resp.Body)
+	name, _ := r.ReadString('\n')
+	data, _ := r.ReadString('\n')
+	return resp.StatusCode, name + data
 }

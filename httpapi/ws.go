@@ -280,7 +280,10 @@ func (wc *wsConn) connectionInit(payload json.RawMessage) bool {
 	if authorization == "" {
 		authorization = wc.r.Header.Get("Authorization")
 	}
-	session, status, msg, err := wc.s.authenticateCredentials(wc.ctx, key, authorization)
+	// The checks are a span of the connection's request, as a POST's are of the POST's.
+	ctx, span := wc.s.startSpan(wc.ctx, "authenticate")
+	session, status, msg, err := wc.s.authenticateCredentials(ctx, key, authorization)
+	endAuthenticate(span, session, status, err)
 	switch {
 	case err != nil:
 		obs.Logger(wc.r.Context(), wc.s.log).Error("subscriptions: read the roles", "error", err)
@@ -327,7 +330,9 @@ func (wc *wsConn) renewToken(payload json.RawMessage) (renewed, ok bool) {
 		return false, true
 	}
 	// The connection's key stays the one it was opened with when the ping names none.
-	session, status, msg, err := wc.s.authenticateCredentials(wc.ctx, cmp.Or(creds.key(), wc.key), creds.authorization())
+	ctx, span := wc.s.startSpan(wc.ctx, "authenticate")
+	session, status, msg, err := wc.s.authenticateCredentials(ctx, cmp.Or(creds.key(), wc.key), creds.authorization())
+	endAuthenticate(span, session, status, err)
 	switch {
 	case err != nil:
 		wc.close(closeTryAgainLater, wsReasonUnavailable)
@@ -357,8 +362,11 @@ func (wc *wsConn) subscribe(msg wsMessage) bool {
 		wc.close(closeBadRequest, wsReasonInvalidMessage)
 		return false
 	}
-	var req resolve.Request
-	if json.Unmarshal(msg.Payload, &req) != nil || strings.TrimSpace(req.Query) == "" {
+	// The payload is a request as over HTTP: its text, or the id of a trusted document, or the hash of a
+	// persisted query in its extensions (graphql-ws clients send "query": "" beside the last two).
+	var wire wireRequest
+	if json.Unmarshal(msg.Payload, &wire) != nil ||
+		strings.TrimSpace(wire.Query) == "" && wire.documentID() == "" && wire.persistedHash() == "" {
 		wc.close(closeBadRequest, wsReasonInvalidMessage)
 		return false
 	}
@@ -378,16 +386,25 @@ func (wc *wsConn) subscribe(msg wsMessage) bool {
 	session := *wc.session
 	wc.mu.Unlock()
 
-	// Under trusted_documents = "only", an operation's text must be trusted as over HTTP.
-	if status, message, err := wc.s.checkTrusted(wc.ctx, session.Role, &wireRequest{Request: req}); err != nil || status != 0 {
+	// What the operation names is looked up, and under trusted_documents = "only" its text must be trusted, as
+	// over HTTP; a refusal is the operation's error, with the errors an HTTP request would get.
+	refused, err := wc.s.completeDocument(wc.ctx, session.Role, &wire)
+	switch {
+	case err != nil:
 		wc.forget(msg.ID)
-		if err != nil {
-			wc.close(closeTryAgainLater, wsReasonUnavailable)
-			return false
-		}
-		wc.sendErrors(msg.ID, message)
+		obs.Logger(wc.r.Context(), wc.s.log).Error("subscriptions: trusted document or persisted query", "error", err)
+		wc.close(closeTryAgainLater, wsReasonUnavailable)
+		return false
+	case refused != nil:
+		wc.forget(msg.ID)
+		wc.send(wsMessage{ID: msg.ID, Type: "error", Payload: refused.errors})
+		return true
+	case strings.TrimSpace(wire.Query) == "":
+		wc.forget(msg.ID)
+		wc.sendErrors(msg.ID, msgQueryRequired)
 		return true
 	}
+	req := wire.Request
 	kind, failure := resolve.Operation(req)
 	if failure != nil {
 		wc.end(msg.ID, failure)
@@ -489,8 +506,7 @@ func (wc *wsConn) sendResult(id string, body []byte) {
 }
 
 func (wc *wsConn) sendErrors(id, message string) {
-	payload, _ := json.Marshal([]map[string]string{{"message": message}})
-	wc.send(wsMessage{ID: id, Type: "error", Payload: payload})
+	wc.send(wsMessage{ID: id, Type: "error", Payload: errorList(message)})
 }
 
 // send queues a message; a client whose queue is full is too slow to keep up and is disconnected, so that it

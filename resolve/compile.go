@@ -236,23 +236,25 @@ func newLRU(maxBytes, maxEntry int) *compiledCache {
 
 // get returns the compiled request, compiling it on a miss. A compilation cut short by ctx is not kept.
 func (c *compiledCache) get(ctx context.Context, schema *gqlschema.Schema, req Request, live bool, compileFn func() *compiled) *compiled {
+	span := startCompile(ctx)
+	defer span.End()
 	if c.maxBytes <= 0 || len(req.Query)+len(req.Variables) > maxCompiledKey {
-		noteCompileCache(ctx, false)
+		noteCompileCache(span, false)
 		return compileFn()
 	}
 	key := compiledKey{schema: schema, query: req.Query, operation: req.OperationName, variables: string(req.Variables), live: live,
 		cursor: string(req.StreamCursor)}
 	if v := c.lookup(key); v != nil {
-		noteCompileCache(ctx, true)
+		noteCompileCache(span, true)
 		return v
 	}
 	if c.large != nil {
 		if v := c.large.lookup(key); v != nil {
-			noteCompileCache(ctx, true)
+			noteCompileCache(span, true)
 			return v
 		}
 	}
-	noteCompileCache(ctx, false)
+	noteCompileCache(span, false)
 	v := compileFn()
 	if ctx.Err() != nil {
 		return v
@@ -295,10 +297,26 @@ func (c *compiledCache) put(key compiledKey, v *compiled, size int) {
 	}
 }
 
-// noteCompileCache records on the request's trace span, when it has one that records, whether its compiled
-// form came from the cache (a miss is the parse, validation and planning that a hit skips).
-func noteCompileCache(ctx context.Context, cached bool) {
-	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+// compileTracer names the compile spans' instrumentation scope.
+const compileTracer = "github.com/pgreflect/pgreflect/resolve"
+
+// startCompile starts the span of a request's compilation, graphql.compile, as a child of the request's span
+// when that one records (a traced request or refresh), with the provider that made it: the engine needs no
+// tracing configuration of its own. Otherwise it returns a span that does nothing, so that tracing off costs
+// this check.
+func startCompile(ctx context.Context) trace.Span {
+	parent := trace.SpanFromContext(ctx)
+	if !parent.IsRecording() {
+		return trace.SpanFromContext(context.Background()) // no-op; never the parent, which the caller ends
+	}
+	_, span := parent.TracerProvider().Tracer(compileTracer).Start(ctx, "graphql.compile")
+	return span
+}
+
+// noteCompileCache records on the compile span whether the compiled form came from the cache (a miss is the
+// parse, validation and planning that a hit skips, and the span's duration is theirs).
+func noteCompileCache(span trace.Span, cached bool) {
+	if span.IsRecording() {
 		span.SetAttributes(attribute.Bool("pgreflect.compile_cached", cached))
 	}
 }

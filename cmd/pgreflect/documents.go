@@ -17,7 +17,7 @@ import (
 func runDocuments(args []string, stdout, stderr io.Writer) error {
 	var dbURL string
 	fs := newFlagSet("documents", stderr)
-	fs.StringVar(&dbURL, "db-url", os.Getenv("PGREFLECT_DATABASE_URL"), "URL of the database, as the owner of pgreflect.trusted_documents (the role `pgreflect setup` ran as) (env PGREFLECT_DATABASE_URL)")
+	fs.StringVar(&dbURL, "db-url", os.Getenv("PGREFLECT_DATABASE_URL"), "URL of the database, as the owner of pgreflect.trusted_documents (the role `pgreflect setup` ran as) or of schema auth (env PGREFLECT_DATABASE_URL)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: pgreflect documents push --db-url URL FILE|DIR...")
 		fmt.Fprintln(fs.Output(), "       pgreflect documents list --db-url URL")

@@ -37,10 +37,16 @@ func TestTwoServeProcessesPooledAndReplicated(t *testing.T) {
 	serveProcess(t, bin, keyEnv, "--db-url", bouncer.URL(t, env["DB_URL"], "authenticator")+"&pgbouncer=true",
 		"--port", strconv.Itoa(pooledPort), "--workdir", t.TempDir())
 	// The primary stands in for a replica here (internal/stack's tests use a real one): what is checked is that
-	// the flag reaches the server.
-	serveProcess(t, bin, keyEnv, "--db-url", direct, "--read-db-url", direct,
+	// the flag reaches the server. So for --trusted-documents: the anon key may run no document here (none is
+	// trusted), service_role any.
+	serveProcess(t, bin, keyEnv, "--db-url", direct, "--read-db-url", direct, "--trusted-documents", "only",
 		"--port", strconv.Itoa(replicatedPort), "--workdir", t.TempDir())
 	pooled, replicated := "http://127.0.0.1:"+strconv.Itoa(pooledPort), "http://127.0.0.1:"+strconv.Itoa(replicatedPort)
+	for api, want := range map[string]int{pooled: http.StatusOK, replicated: http.StatusForbidden} {
+		if status, body := postGraphQL(t, api, env["ANON_KEY"], `{"query":"{ __typename }"}`); status != want {
+			t.Errorf("%s, an anonymous document: %d %s, want %d", api, status, body, want)
+		}
+	}
 
 	// A management API change through one process is in effect on the other.
 	config := pooled + "/v1/projects/" + env["PROJECT_REF"] + "/config/auth"

@@ -231,6 +231,16 @@ $setup$;
 
 grant usage on schema auth to anon, authenticated, service_role;
 
+-- The auth service manages the trusted documents over the management API with its own role, the owner of schema
+-- auth (docs/deploy.md), which on managed Postgres is no superuser: it may read them and add some (a push never
+-- changes or removes one). A role given schema auth after the setup gets this when the setup runs again.
+do $documents$
+begin
+  execute format('grant select, insert on table pgreflect.trusted_documents to %s',
+    (select nspowner::regrole from pg_namespace where nspname = 'auth'));
+end
+$documents$;
+
 -- Live queries (the subscriptions feature) learn which tables changed by logical decoding of this publication.
 -- It starts empty: the server adds the tables that subscriptions read and that have a primary key, since a
 -- publication of every table would make UPDATE and DELETE fail on tables without a replica identity.

@@ -139,6 +139,12 @@ func (r *Results) WriteMarkdown(path, note, chart string) error {
 			p("- OpenTelemetry off: %.0f ns a request, %.3f%% of `BenchmarkGraphQLOverHTTP` (target < 0.1%%) %s\n",
 				off, 100*off/request, mark(off/request < 0.001))
 		}
+		unsampled, ok1 := goBenchMetric(r.GoBenchmarks, "BenchmarkTracing", "unsampled/off")
+		sampled, ok2 := goBenchMetric(r.GoBenchmarks, "BenchmarkTracing", "sampled/off")
+		if ok1 && ok2 {
+			p("- OpenTelemetry on, against off (`BenchmarkTracing`: three servers in turn, wall time per request): "+
+				"nothing sampled %.2f, every request sampled %.2f\n", unsampled, sampled)
+		}
 	}
 	if r.Findings != "" {
 		p("\n%s", r.Findings)

@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pgreflect/pgreflect/resolve"
@@ -417,10 +418,21 @@ func (h *Hub) refresh(ctx context.Context, c *cohort) {
 		}
 		groups[s.claimsKey] = append(groups[s.claimsKey], s)
 	}
+	// The refresh's span (tracedRefresh's, or a no-op) says how much it did: the subscribers it answered, the
+	// evaluations they took (one per distinct claims), and how many answers changed and were pushed.
+	span := trace.SpanFromContext(ctx)
+	pushed := 0
+	defer func() {
+		if span.IsRecording() {
+			span.SetAttributes(attribute.Int("pgreflect.live.subscribers", len(targets)),
+				attribute.Int("pgreflect.live.evaluations", len(sessions)), attribute.Int("pgreflect.live.pushed", pushed))
+		}
+	}()
 	start := time.Now()
 	result, err := h.run(ctx, c.req, sessions, lsn)
 	h.metrics.refreshed(time.Since(start), len(sessions), result.Statements)
 	if err != nil {
+		span.SetStatus(codes.Error, "the refresh failed")
 		if ctx.Err() != nil {
 			return // the hub is closing
 		}
@@ -478,6 +490,7 @@ func (h *Hub) refresh(ctx context.Context, c *cohort) {
 				continue
 			}
 			s.last, s.sent = sum, true
+			pushed++
 			h.metrics.pushed()
 			s.sink.Next(answer.Body)
 		}
@@ -493,6 +506,7 @@ func (h *Hub) run(ctx context.Context, req resolve.Request, sessions []resolve.S
 		r := h.opts.Replicas[(h.nextReplica.Add(1)-1)%uint64(n)]
 		result, err := refreshOn(ctx, Source{Pool: r.Pool, Engine: r.Engine}, req, sessions, lsn.String())
 		if err == nil {
+			trace.SpanFromContext(ctx).SetAttributes(attribute.Bool("pgreflect.replica", true))
 			h.metrics.replicaRefreshes.Add(1)
 			return result, nil
 		}

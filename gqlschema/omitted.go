@@ -42,6 +42,41 @@ const (
 	OmitTrigger
 )
 
+// String is the reason in a few words, for the console's Access page.
+func (r OmitReason) String() string {
+	switch r {
+	case OmitNotSelectable:
+		return "no column the role may select"
+	case OmitInvalidName:
+		return "its name is not a GraphQL name"
+	case OmitNameTaken:
+		return "another type has its name"
+	case OmitNoPrimaryKey:
+		return "no primary key (nor primary_key_columns)"
+	case OmitPrimaryKeyType:
+		return "a primary key column has no GraphQL type"
+	case OmitNoExecute:
+		return "no EXECUTE"
+	case OmitVariadic:
+		return "VARIADIC"
+	case OmitOverloaded:
+		return "overloaded"
+	case OmitArgument:
+		return "an argument without a name or of a type a field cannot take"
+	case OmitReturnType:
+		return "a result with no GraphQL shape"
+	case OmitArgumentClash:
+		return "an argument named like a connection's"
+	case OmitFieldNameTaken:
+		return "a collection or byPk field has its name"
+	case OmitTableNotSelectable:
+		return "a computed field of a table the role may not select"
+	case OmitTrigger:
+		return "a trigger function"
+	}
+	return "left out"
+}
+
 // Omission is a relation, column or function of the catalog that the schema leaves out, and why.
 type Omission struct {
 	Reason   OmitReason

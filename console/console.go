@@ -64,6 +64,9 @@ type Options struct {
 	// MintToken signs the short-lived tokens of GraphiQL's "Run as" (Minter). Nil: there is no picker, and a
 	// user's JWT is pasted.
 	MintToken MintFunc
+	// Schema answers the Schema pages' JSON (access, graphql, lint, drift) under api/schema/, behind the
+	// console's access rule (internal/schemaview). Nil: the pages say the schema is not available.
+	Schema http.Handler
 }
 
 //go:embed assets
@@ -161,6 +164,7 @@ type pageConfig struct {
 	HasManagement     bool     `json:"hasManagement"`
 	CanMintToken      bool     `json:"canMintToken"`
 	SearchPath        []string `json:"searchPath"`
+	HasSchema         bool     `json:"hasSchema"`
 }
 
 // credentials are the secrets a page may fetch once the console has let the client in.
@@ -183,6 +187,23 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The login page's look and icon; nothing in them is the project's.
 	case !h.allowed(r):
 		h.deny(w, r, "")
+		return
+	}
+	if page, ok := strings.CutPrefix(name, "api/schema/"); ok {
+		if !allowRead(w, r) {
+			return
+		}
+		setSecurityHeaders(w.Header())
+		if h.opts.Schema == nil {
+			hdr := w.Header()
+			hdr.Set("Content-Type", contentTypes[".json"])
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message":"this server serves no Schema pages"}` + "\n"))
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = "/" + page
+		h.opts.Schema.ServeHTTP(w, r2)
 		return
 	}
 	if name == "api/token" {
@@ -242,7 +263,7 @@ func (h *handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	cfg := pageConfig{APIURL: apiURL, GraphQLURL: apiURL + GraphQLPath, AnonKey: h.opts.AnonKey,
 		ProjectName: h.opts.ProjectName, ProjectRef: h.opts.ProjectRef,
 		HasServiceRoleKey: h.opts.ServiceRoleKey != "", HasManagement: h.opts.ManagementToken != "" && h.opts.ProjectRef != "",
-		CanMintToken: h.opts.MintToken != nil, SearchPath: h.opts.SearchPath}
+		CanMintToken: h.opts.MintToken != nil, SearchPath: h.opts.SearchPath, HasSchema: h.opts.Schema != nil}
 	var buf bytes.Buffer
 	if err := h.index.Execute(&buf, cfg); err != nil {
 		http.Error(w, "console: could not render the page", http.StatusInternalServerError)

@@ -31,10 +31,13 @@ func TestOnlyLoopbackOrTheManagementTokenGetIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The Schema pages' JSON stands in as a handler that answers: what is tested is the console's guard before it.
+	schemaPages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(`{"page":"` + r.URL.Path + `"}`)) })
 	h := console.Handler(console.Options{APIURL: "http://api.internal.test:54321", AnonKey: anon, ServiceRoleKey: service,
-		ManagementToken: mgmtToken, ProjectRef: stacktest.ProjectRef, MintToken: console.Minter(keys)})
+		ManagementToken: mgmtToken, ProjectRef: stacktest.ProjectRef, MintToken: console.Minter(keys), Schema: schemaPages})
 	guarded := []string{"/console/", "/console/index.html", "/console/api/credentials", "/console/api/token?role=service_role", "/console/console.js",
-		"/console/auth-pages.js", "/console/graphiql.html", "/console/vendor/graphiql.min.js"}
+		"/console/auth-pages.js", "/console/graphiql.html", "/console/vendor/graphiql.min.js", "/console/schema-pages.js",
+		"/console/api/schema/access", "/console/api/schema/graphql?role=anon", "/console/api/schema/lint", "/console/api/schema/drift"}
 	bearer := map[string]string{"Authorization": "Bearer " + mgmtToken}
 
 	for _, c := range []struct {
@@ -73,6 +76,20 @@ func TestOnlyLoopbackOrTheManagementTokenGetIn(t *testing.T) {
 				}
 			}
 		}
+	}
+	// The Schema pages are read-only, and get the path after api/schema/.
+	if rec := request(h, http.MethodGet, "/console/api/schema/lint", "127.0.0.1:5000", "localhost", nil, ""); rec.Body.String() != `{"page":"/lint"}` {
+		t.Errorf("api/schema/lint reached the schema pages as %s", rec.Body)
+	}
+	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
+		if rec := request(h, method, "/console/api/schema/access", "127.0.0.1:5000", "localhost", nil, "{}"); rec.Code != http.StatusMethodNotAllowed {
+			t.Errorf("%s api/schema/access: %d", method, rec.Code)
+		}
+	}
+	without := console.Handler(console.Options{AnonKey: anon})
+	if rec := request(without, http.MethodGet, "/console/api/schema/access", "127.0.0.1:5000", "localhost", nil, ""); rec.Code != http.StatusNotFound ||
+		!strings.Contains(rec.Body.String(), "no Schema pages") {
+		t.Errorf("api/schema/access without Schema: %d %s", rec.Code, rec.Body)
 	}
 	// The login page's stylesheet is the one file anyone may load.
 	if rec := request(h, http.MethodGet, "/console/console.css", "192.0.2.10:5000", "api.internal.test", nil, ""); rec.Code != http.StatusOK {

@@ -1,7 +1,8 @@
 // Package console serves the small management console of a project on the API listener: Settings > General
 // (project name, Reference ID, API URL), Settings > API (the URLs and the project's API keys), Authentication
 // > Providers (read and written through the management API), Authentication > Users (read-only, through
-// GET /auth/v1/admin/users), and GraphiQL (API Docs > GraphQL > GraphiQL) talking to /graphql/v1 with the anon
+// GET /auth/v1/admin/users), the Schema pages (Access, GraphQL, Lint, Drift: read-only, from Options.Schema
+// under api/schema/), and GraphiQL (API Docs > GraphQL > GraphiQL) talking to /graphql/v1 with the anon
 // key. The same GraphiQL also ships as a standalone page, graphiql.html, which takes the endpoint and the key
 // from its query string or a form, so it works from any origin or as a file.
 //

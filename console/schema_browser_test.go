@@ -115,6 +115,14 @@ func TestBrowserSchemaPages(t *testing.T) {
 		tb.Screenshot(filepath.Join(shots, "console-schema-graphql.png"))
 		clickInView(tb, `[data-type="notes"] .sdl-source a`)
 		tb.WaitFor(`!document.getElementById('page-schema-access').hidden && !!document.querySelector('.relation.target[data-relation="public.notes"]')`, 20*time.Second)
+		// a root field's function links to its row
+		tb.Eval(`history.back()`, nil)
+		tb.WaitFor(`!document.getElementById('page-schema-graphql').hidden`, 20*time.Second)
+		if m := text(tb, `[data-type="Mutation"] .sdl-source`); !strings.Contains(m, "reset_guestbook: function public.reset_guestbook") {
+			t.Errorf("Mutation's sources: %q", m)
+		}
+		clickInView(tb, `[data-type="Mutation"] .sdl-source a`)
+		tb.WaitFor(`!!document.querySelector('tr.target[data-function="public.reset_guestbook"]')`, 20*time.Second)
 	})
 
 	t.Run("lint lists the findings with their fix", func(t *testing.T) {

@@ -120,7 +120,7 @@
       var cell = el('td', {}, [el('code', { text: name + '(' + f.arguments + ') returns ' + f.returns })]
         .concat(f.securityDefiner ? [' ', el('span', { className: 'tag danger', text: 'SECURITY DEFINER' })] : [])
         .concat(flagList(f.flags)));
-      fbody.appendChild(el('tr', { 'data-function': name }, [cell, el('td', { text: f.volatility }),
+      fbody.appendChild(el('tr', { 'data-function': name, id: 'access-fn:' + name }, [cell, el('td', { text: f.volatility }),
         el('td', { text: access.roles.filter(function (role) { return f.execute[role.name]; }).map(function (role) { return role.name; }).join(', ') || 'nobody' }),
         el('td', { text: where.join('\n'), className: 'where' })]));
     });
@@ -183,14 +183,21 @@
       var block = el('div', { className: 'sdl-block', 'data-type': b.name });
       var src = sdl.sources[b.name];
       if (src) {
-        var link = src.kind === 'function' ? null : el('a', { href: '#schema/access/' + encodeURIComponent(src.name), text: src.kind + ' ' + src.name });
-        block.appendChild(el('p', { className: 'sdl-source' }, ['from ', link || src.kind + ' ' + src.name]));
+        // enums have no entry on the Access page: named, not linked
+        var link = src.kind === 'type' ? src.kind + ' ' + src.name
+          : el('a', { href: '#schema/access/' + encodeURIComponent(src.name), text: src.kind + ' ' + src.name });
+        block.appendChild(el('p', { className: 'sdl-source' }, ['from ', link]));
       }
       var fnFields = Object.keys(sdl.sources).filter(function (k) { return k.indexOf(b.name + '.') === 0; });
       if (fnFields.length) {
-        block.appendChild(el('p', { className: 'sdl-source' }, [fnFields.map(function (k) {
-          return k.slice(b.name.length + 1) + ': function ' + sdl.sources[k].name;
-        }).join('; ')]));
+        var line = el('p', { className: 'sdl-source' });
+        fnFields.forEach(function (k, i) {
+          if (i) line.appendChild(document.createTextNode('; '));
+          line.appendChild(document.createTextNode(k.slice(b.name.length + 1) + ': '));
+          line.appendChild(el('a', { href: '#schema/access/' + encodeURIComponent('fn:' + sdl.sources[k].name),
+            text: 'function ' + sdl.sources[k].name }));
+        });
+        block.appendChild(line);
       }
       block.appendChild(el('pre', { text: b.text }));
       host.appendChild(block);

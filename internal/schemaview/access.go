@@ -29,14 +29,16 @@ type Role struct {
 
 // RelationAccess is a table, view, materialized view or foreign table of the API's schemas.
 type RelationAccess struct {
-	Schema   string                     `json:"schema"`
-	Name     string                     `json:"name"`
-	Kind     string                     `json:"kind"`
-	RLS      bool                       `json:"rls"`
-	ForceRLS bool                       `json:"forceRLS"`
-	Grants   map[string]TablePrivileges `json:"grants"`
-	Policies []Policy                   `json:"policies"`
-	Columns  []ColumnAccess             `json:"columns"`
+	Schema   string `json:"schema"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	RLS      bool   `json:"rls"`
+	ForceRLS bool   `json:"forceRLS"`
+	// SecurityInvoker: a view that reads its tables with the querying role's rights (and RLS).
+	SecurityInvoker bool                       `json:"securityInvoker"`
+	Grants          map[string]TablePrivileges `json:"grants"`
+	Policies        []Policy                   `json:"policies"`
+	Columns         []ColumnAccess             `json:"columns"`
 	// GraphQL is what each role's schema has of the relation.
 	GraphQL map[string]RelationGraphQL `json:"graphql"`
 	Flags   []Flag                     `json:"flags"`
@@ -260,8 +262,9 @@ func functionGraphQL(s *gqlschema.Schema, oid uint32) FunctionGraphQL {
 	return FunctionGraphQL{Missing: "left out"}
 }
 
-// relationFlags are the usual mistakes: RLS on with no policy, a table anon may use with RLS off, a column a
-// policy reads that a role it applies to may not select.
+// relationFlags are the usual mistakes: RLS on with no policy, a table anon may use with RLS off, a view anon
+// may read that bypasses the RLS of its tables, a column a policy reads that a role it applies to may not
+// select.
 func relationFlags(rel *RelationAccess, roles []Role) []Flag {
 	flags := []Flag{}
 	table := rel.Kind == "r" || rel.Kind == "p"
@@ -292,6 +295,10 @@ func relationFlags(rel *RelationAccess, roles []Role) []Flag {
 			flags = append(flags, Flag{Level: "error", Message: fmt.Sprintf("anon (anyone with the anon key) may %s "+
 				"every row: row level security is off", strings.Join(can, ", "))})
 		}
+	}
+	if g := rel.Grants["anon"]; rel.Kind == "v" && g.Select && !rel.SecurityInvoker {
+		flags = append(flags, Flag{Level: "warning", Message: "anon may read this view, which reads its tables with its " +
+			"owner's rights: their row level security does not apply (create it with security_invoker = true, PostgreSQL 15+)"})
 	}
 	if table && rel.RLS {
 		for _, p := range rel.Policies {

@@ -14,7 +14,7 @@ roles as (
     join pg_roles r on r.rolname = p.name
 ),
 rels as (
-    select c.oid, c.relname, c.relkind, c.relrowsecurity, c.relforcerowsecurity, s.nspname, s.pos
+    select c.oid, c.relname, c.relkind, c.relrowsecurity, c.relforcerowsecurity, c.reloptions, s.nspname, s.pos
     from pg_class c
     join schemas s on s.oid = c.relnamespace
     where c.relkind in ('r', 'v', 'm', 'f', 'p') and not c.relispartition
@@ -24,6 +24,9 @@ select json_build_object(
     'relations', coalesce((select json_agg(json_build_object(
         'oid', c.oid::int8, 'schema', c.nspname, 'name', c.relname, 'kind', c.relkind,
         'rls', c.relrowsecurity, 'forceRLS', c.relforcerowsecurity,
+        -- a view runs with its owner's rights, past the RLS of what it reads, unless security_invoker (15+)
+        'securityInvoker', exists (select 1 from unnest(c.reloptions) o
+            where lower(o) in ('security_invoker=true', 'security_invoker=on', 'security_invoker=1', 'security_invoker=yes')),
         'grants', (select json_object_agg(r.rolname, json_build_object(
                 'select', has_table_privilege(r.rolname, c.oid, 'SELECT'),
                 'insert', has_table_privilege(r.rolname, c.oid, 'INSERT'),

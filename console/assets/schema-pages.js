@@ -50,7 +50,8 @@
     var rls = r.kind === 'r' || r.kind === 'p'
       ? el('span', { className: 'tag' + (r.rls ? '' : ' off'), text: r.rls ? 'RLS on' + (r.forceRLS ? ' (forced)' : '') : 'RLS off' })
       : el('span', { className: 'tag off', text: 'no RLS (' + (kinds[r.kind] || r.kind) + ')' });
-    card.appendChild(el('h3', {}, [el('span', { text: (kinds[r.kind] || r.kind) + ' ' + name }), rls]));
+    var what = r.kind === 'p' ? 'partitioned table' : r.partition ? 'partition' : kinds[r.kind] || r.kind;
+    card.appendChild(el('h3', {}, [el('span', { text: what + ' ' + name }), rls]));
     flagList(r.flags).forEach(function (f) { card.appendChild(f); });
 
     // What each role gets in GraphQL, with its table privileges.

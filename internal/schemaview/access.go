@@ -35,10 +35,12 @@ type RelationAccess struct {
 	RLS      bool   `json:"rls"`
 	ForceRLS bool   `json:"forceRLS"`
 	// SecurityInvoker: a view that reads its tables with the querying role's rights (and RLS).
-	SecurityInvoker bool                       `json:"securityInvoker"`
-	Grants          map[string]TablePrivileges `json:"grants"`
-	Policies        []Policy                   `json:"policies"`
-	Columns         []ColumnAccess             `json:"columns"`
+	SecurityInvoker bool `json:"securityInvoker"`
+	// Partition: a partition of a partitioned table.
+	Partition bool                       `json:"partition"`
+	Grants    map[string]TablePrivileges `json:"grants"`
+	Policies  []Policy                   `json:"policies"`
+	Columns   []ColumnAccess             `json:"columns"`
 	// GraphQL is what each role's schema has of the relation.
 	GraphQL map[string]RelationGraphQL `json:"graphql"`
 	Flags   []Flag                     `json:"flags"`
@@ -187,7 +189,7 @@ func (v *View) Access(ctx context.Context) (*Access, error) {
 func relationGraphQL(s *gqlschema.Schema, rel *RelationAccess, role string) RelationGraphQL {
 	t := s.Tables[rel.OID]
 	if t == nil {
-		return RelationGraphQL{Missing: missingRelation(s, rel.OID)}
+		return RelationGraphQL{Missing: missingRelation(s, rel)}
 	}
 	out := RelationGraphQL{Type: t.TypeName}
 	roots := slices.Clone(s.Query.Fields)
@@ -223,19 +225,28 @@ func relationGraphQL(s *gqlschema.Schema, rel *RelationAccess, role string) Rela
 }
 
 // missingRelation says why a schema has no type for a relation.
-func missingRelation(s *gqlschema.Schema, oid uint32) string {
+func missingRelation(s *gqlschema.Schema, rel *RelationAccess) string {
 	for _, o := range s.Omitted {
-		if o.Relation != nil && o.Column == nil && o.Relation.OID == oid {
+		if o.Relation != nil && o.Column == nil && o.Relation.OID == rel.OID {
 			if o.Reason == gqlschema.OmitNameTaken && o.By != nil {
 				return fmt.Sprintf("%s: %s.%s", o.Reason, o.By.Schema.Name, o.By.Name)
 			}
 			return o.Reason.String()
 		}
 	}
-	if s.Catalog.RelationByOID(oid) == nil {
-		return "no USAGE on its schema, or a partition shown through its table"
+	if s.Catalog.RelationByOID(rel.OID) != nil {
+		return "only the result of a computed field (no primary key)"
 	}
-	return "only the result of a computed field (no primary key)"
+	if !slices.ContainsFunc(s.Catalog.Schemas, func(sc *reflect.Schema) bool { return sc.Name == rel.Schema }) {
+		return "no USAGE on schema " + rel.Schema
+	}
+	switch {
+	case rel.Kind == "p":
+		return `a partitioned table: the API shows its partitions, unless its comment says {"partitions": "hidden"}`
+	case rel.Partition:
+		return "a partition: its partitioned table is shown whole"
+	}
+	return "left out"
 }
 
 // functionGraphQL is where s has the function, or why it does not.

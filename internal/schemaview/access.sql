@@ -14,16 +14,17 @@ roles as (
     join pg_roles r on r.rolname = p.name
 ),
 rels as (
-    select c.oid, c.relname, c.relkind, c.relrowsecurity, c.relforcerowsecurity, c.reloptions, s.nspname, s.pos
+    select c.oid, c.relname, c.relkind, c.relrowsecurity, c.relforcerowsecurity, c.reloptions, c.relispartition,
+           s.nspname, s.pos
     from pg_class c
     join schemas s on s.oid = c.relnamespace
-    where c.relkind in ('r', 'v', 'm', 'f', 'p') and not c.relispartition
+    where c.relkind in ('r', 'v', 'm', 'f', 'p')
 )
 select json_build_object(
     'roles', coalesce((select json_agg(json_build_object('name', r.rolname, 'bypassRLS', r.rolbypassrls)) from roles r), '[]'),
     'relations', coalesce((select json_agg(json_build_object(
         'oid', c.oid::int8, 'schema', c.nspname, 'name', c.relname, 'kind', c.relkind,
-        'rls', c.relrowsecurity, 'forceRLS', c.relforcerowsecurity,
+        'rls', c.relrowsecurity, 'forceRLS', c.relforcerowsecurity, 'partition', c.relispartition,
         -- a view runs with its owner's rights, past the RLS of what it reads, unless security_invoker (15+)
         'securityInvoker', exists (select 1 from unnest(c.reloptions) o
             where lower(o) in ('security_invoker=true', 'security_invoker=on', 'security_invoker=1', 'security_invoker=yes')),

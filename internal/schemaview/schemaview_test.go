@@ -38,6 +38,12 @@ revoke execute on function public.note_count() from public, anon;
 create type public.rating as enum ('PG-13', 'R');
 create table public.film (id serial primary key, rating public.rating);
 revoke all on public.film from anon;
+create table public.events (id int, at date not null, primary key (id, at)) partition by range (at);
+create table public.events_2026 partition of public.events for values from ('2026-01-01') to ('2027-01-01');
+create table public.visits (id int, at date not null, primary key (id, at)) partition by range (at);
+comment on table public.visits is '@graphql({"partitions": "hidden"})';
+create table public.visits_2026 partition of public.visits for values from ('2026-01-01') to ('2027-01-01');
+revoke all on public.events, public.events_2026, public.visits, public.visits_2026 from anon;
 create view public.note_bodies as select id, body from public.notes;
 create view public.own_note_bodies with (security_invoker = true) as select id, body from public.notes;
 `
@@ -136,6 +142,17 @@ func TestAccess(t *testing.T) {
 	if !flagged(rel["public.note_bodies"].Flags, "warning", "anon may read this view, which reads its tables with its owner's rights") ||
 		len(rel["public.own_note_bodies"].Flags) != 0 || !rel["public.own_note_bodies"].SecurityInvoker {
 		t.Errorf("views: owner's rights %+v, security invoker %+v", rel["public.note_bodies"], rel["public.own_note_bodies"])
+	}
+	for name, want := range map[string]string{
+		"public.events":      "a partitioned table: the API shows its partitions",
+		"public.visits_2026": "a partition: its partitioned table is shown whole",
+	} {
+		if got := rel[name].GraphQL["service_role"]; got.Type != "" || !strings.HasPrefix(got.Missing, want) {
+			t.Errorf("%s for service_role: %+v, want %q", name, got, want)
+		}
+	}
+	if rel["public.events_2026"].GraphQL["service_role"].Type != "events_2026" || rel["public.visits"].GraphQL["service_role"].Type != "visits" {
+		t.Errorf("shown partition %+v, shown partitioned table %+v", rel["public.events_2026"].GraphQL, rel["public.visits"].GraphQL)
 	}
 	if len(notes.Flags) != 1 || len(rel["public.film"].Flags) != 0 {
 		t.Errorf("flags where there is no mistake: notes %+v, film %+v", notes.Flags, rel["public.film"].Flags)

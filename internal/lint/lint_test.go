@@ -3,6 +3,7 @@ package lint_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
 	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/resolve"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -222,5 +224,52 @@ func TestDuplicateForeignKeyFixFollowsTheRightKey(t *testing.T) {
 	}
 	if strings.Join(reverse, " ") != "filmCollection=language_id filmCollectionByOriginalLanguageId=original_language_id" {
 		t.Errorf("language's relationship fields after the fix: %v", reverse)
+	}
+}
+
+// What lint calls an error for client tooling is one: graphql-js (GraphiQL's, Apollo's and graphql-codegen's
+// schema builder) rejects the role's introspection answer before the fix, and accepts it after.
+func TestGraphQLJSRejectsWhatLintCallsAnError(t *testing.T) {
+	for _, name := range []string{"enum", "reserved"} {
+		t.Run(name, func(t *testing.T) {
+			sql, err := os.ReadFile(filepath.Join("testdata", name+".sql"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			findings := lintDB(t, string(sql), false)
+			var fixes []string
+			for _, f := range findings {
+				if f.Level == lint.Error {
+					fixes = append(fixes, f.Fix)
+				}
+			}
+			if len(fixes) == 0 {
+				t.Fatalf("no errors:\n%s", report(t, findings))
+			}
+			for _, c := range []struct {
+				sql    string
+				accept bool
+			}{{string(sql), false}, {string(sql) + ";\n" + strings.Join(fixes, "\n"), true}} {
+				_, conn := testenv.SetupDB(t, c.sql)
+				side, err := schemadiff.LoadDatabase(context.Background(), conn, "anon", []string{"public"}, gqlschema.NewestVersion)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, err := resolve.Introspect(context.Background(), side.Generated)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var result struct {
+					Built   bool     `json:"built"`
+					Error   string   `json:"error"`
+					Invalid []string `json:"invalid"`
+				}
+				testenv.RunNodeScript(t, filepath.Join("..", "..", "testdata", "graphql-js"), "introspect.mjs", []string{"check"},
+					json.RawMessage(body), &result)
+				if accepted := result.Built && len(result.Invalid) == 0; accepted != c.accept {
+					t.Errorf("fixed %v: graphql-js accepted %v (built %v, error %q, invalid %q)", c.accept, accepted, result.Built, result.Error, result.Invalid)
+				}
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgreflect/pgreflect/auth"
@@ -202,7 +203,19 @@ func TestDuplicateForeignKeyFixFollowsTheRightKey(t *testing.T) {
 	if f.Level != lint.Error {
 		t.Errorf("level %s", f.Level)
 	}
-	_, conn := testenv.SetupDB(t, string(sql)+";\n"+f.Fix)
+	// What the finding says the API does, the API does: language follows original_language_id (null here).
+	rows := `;
+		insert into public.language (name) values ('English');
+		insert into public.film (title, language_id) values ('ACADEMY DINOSAUR', 1);`
+	const query = `{ filmCollection { edges { node { title language { name } } } } }`
+	_, before := testenv.SetupDB(t, string(sql)+rows)
+	if got := ask(t, before, query); got != `{"data":{"filmCollection":{"edges":[{"node":{"title":"ACADEMY DINOSAUR","language":null}}]}}}` {
+		t.Errorf("before the fix: %s", got)
+	}
+	_, conn := testenv.SetupDB(t, string(sql)+rows+"\n"+f.Fix)
+	if got := ask(t, conn, query); got != `{"data":{"filmCollection":{"edges":[{"node":{"title":"ACADEMY DINOSAUR","language":{"name":"English"}}}]}}}` {
+		t.Errorf("after the fix: %s", got)
+	}
 	side, err := schemadiff.LoadDatabase(context.Background(), conn, "anon", []string{"public"}, gqlschema.NewestVersion)
 	if err != nil {
 		t.Fatal(err)
@@ -272,4 +285,17 @@ func TestGraphQLJSRejectsWhatLintCallsAnError(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ask answers a GraphQL query as service_role on conn, as the API would.
+func ask(t *testing.T, conn *pgx.Conn, query string) string {
+	t.Helper()
+	engine := resolve.NewEngine(resolve.Options{})
+	session := resolve.Session{Role: "service_role", Claims: map[string]any{"role": "service_role"}, SearchPath: []string{"public"}}
+	body := engine.ExecuteAs(context.Background(), conn, session, resolve.Request{Query: query})
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, body); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	return compact.String()
 }

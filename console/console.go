@@ -1,7 +1,8 @@
 // Package console serves the small management console of a project on the API listener: Settings > General
 // (project name, Reference ID, API URL), Settings > API (the URLs and the project's API keys), Authentication
 // > Providers (read and written through the management API), Authentication > Users (read-only, through
-// GET /auth/v1/admin/users), and GraphiQL (API Docs > GraphQL > GraphiQL) talking to /graphql/v1 with the anon
+// GET /auth/v1/admin/users), the Schema pages (Access, GraphQL, Lint, Drift: read-only, from Options.Schema
+// under api/schema/), and GraphiQL (API Docs > GraphQL > GraphiQL) talking to /graphql/v1 with the anon
 // key. The same GraphiQL also ships as a standalone page, graphiql.html, which takes the endpoint and the key
 // from its query string or a form, so it works from any origin or as a file.
 //
@@ -17,18 +18,18 @@ package console
 
 import (
 	"bytes"
-	"crypto/hmac"
 	"crypto/sha256"
-	"crypto/subtle"
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,6 +65,11 @@ type Options struct {
 	// MintToken signs the short-lived tokens of GraphiQL's "Run as" (Minter). Nil: there is no picker, and a
 	// user's JWT is pasted.
 	MintToken MintFunc
+	// Now is the clock of session expiry and of the login form's limit; nil: time.Now.
+	Now func() time.Time
+	// Schema answers the Schema pages' JSON (access, graphql, lint, drift) under api/schema/, behind the
+	// console's access rule (internal/schemaview). Nil: the pages say the schema is not available.
+	Schema http.Handler
 }
 
 //go:embed assets
@@ -99,14 +105,14 @@ type handler struct {
 	index  *template.Template
 	login  []byte
 	assets map[string]asset // by path relative to Path
-	// token (the management token's digest) and sessionCookie are what a request must present when it is not
-	// from loopback; with no management token configured, nothing else than loopback gets in.
-	token         auth.SecretDigest
-	sessionCookie string
+	// token (the management token's digest) or a session of the login form is what a request must present when
+	// it is not from loopback; with no management token configured, nothing else than loopback gets in.
+	token    auth.SecretDigest
+	sessions *sessions
 }
 
-// sessionCookieName is the cookie the login form sets: a value derived from the management token, so that the
-// token itself is not stored in the browser's cookie jar.
+// sessionCookieName is the cookie the login form sets: a session signed with a key derived from the management
+// token, so that the token itself is not stored in the browser's cookie jar.
 const sessionCookieName = "pgreflect-console"
 
 // Handler returns the console. It serves paths under Path and answers 404 for anything else.
@@ -140,11 +146,13 @@ func Handler(opts Options) http.Handler {
 	delete(h.assets, "index.html")
 	h.login = h.assets["login.html"].body
 	delete(h.assets, "login.html")
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	h.opts = opts
 	if opts.ManagementToken != "" {
 		h.token = auth.NewSecretDigest(opts.ManagementToken)
-		mac := hmac.New(sha256.New, []byte(opts.ManagementToken))
-		mac.Write([]byte("pgreflect console session"))
-		h.sessionCookie = hex.EncodeToString(mac.Sum(nil))
+		h.sessions = newSessions(opts.ManagementToken, opts.Now)
 	}
 	return h
 }
@@ -161,6 +169,7 @@ type pageConfig struct {
 	HasManagement     bool     `json:"hasManagement"`
 	CanMintToken      bool     `json:"canMintToken"`
 	SearchPath        []string `json:"searchPath"`
+	HasSchema         bool     `json:"hasSchema"`
 }
 
 // credentials are the secrets a page may fetch once the console has let the client in.
@@ -179,10 +188,30 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case name == "login" && r.Method == http.MethodPost:
 		h.serveLogin(w, r)
 		return
+	case name == "logout" && r.Method == http.MethodPost && h.allowed(r):
+		h.serveLogout(w, r)
+		return
 	case name == "console.css" || name == "favicon.svg":
 		// The login page's look and icon; nothing in them is the project's.
 	case !h.allowed(r):
 		h.deny(w, r, "")
+		return
+	}
+	if page, ok := strings.CutPrefix(name, "api/schema/"); ok {
+		if !allowRead(w, r) {
+			return
+		}
+		setSecurityHeaders(w.Header())
+		if h.opts.Schema == nil {
+			hdr := w.Header()
+			hdr.Set("Content-Type", contentTypes[".json"])
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message":"this server serves no Schema pages"}` + "\n"))
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = "/" + page
+		h.opts.Schema.ServeHTTP(w, r2)
 		return
 	}
 	if name == "api/token" {
@@ -242,7 +271,7 @@ func (h *handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	cfg := pageConfig{APIURL: apiURL, GraphQLURL: apiURL + GraphQLPath, AnonKey: h.opts.AnonKey,
 		ProjectName: h.opts.ProjectName, ProjectRef: h.opts.ProjectRef,
 		HasServiceRoleKey: h.opts.ServiceRoleKey != "", HasManagement: h.opts.ManagementToken != "" && h.opts.ProjectRef != "",
-		CanMintToken: h.opts.MintToken != nil, SearchPath: h.opts.SearchPath}
+		CanMintToken: h.opts.MintToken != nil, SearchPath: h.opts.SearchPath, HasSchema: h.opts.Schema != nil}
 	var buf bytes.Buffer
 	if err := h.index.Execute(&buf, cfg); err != nil {
 		http.Error(w, "console: could not render the page", http.StatusInternalServerError)
@@ -272,10 +301,16 @@ func (h *handler) allowed(r *http.Request) bool {
 		return h.token.Matches(token)
 	}
 	if c, err := r.Cookie(sessionCookieName); err == nil {
-		return subtle.ConstantTimeCompare([]byte(c.Value), []byte(h.sessionCookie)) == 1
+		return h.sessions.valid(c.Value)
 	}
 	return false
 }
+
+// forwardingHeaders are the headers proxies, load balancers and CDNs add (canonical form): any of them, even
+// empty, means the request was relayed for someone else.
+var forwardingHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto",
+	"X-Forwarded-Port", "X-Forwarded-Server", "X-Forwarded", "Forwarded-For", "X-Original-Forwarded-For",
+	"X-Real-Ip", "X-Client-Ip", "X-Cluster-Client-Ip", "Cf-Connecting-Ip", "True-Client-Ip", "Fastly-Client-Ip", "Via"}
 
 // fromLoopback reports whether the request comes straight from this machine and names it. A proxy on this
 // machine relays other clients, so forwarding headers disqualify a request; and a page of another site whose
@@ -286,9 +321,9 @@ func (h *handler) fromLoopback(r *http.Request) bool {
 	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
 		return false
 	}
-	for _, hdr := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-Ip"} {
-		if r.Header.Get(hdr) != "" {
-			return false
+	for _, hdr := range forwardingHeaders {
+		if _, present := r.Header[hdr]; present {
+			return false // even empty: only a proxy sends one
 		}
 	}
 	name := r.Host
@@ -311,13 +346,18 @@ func (h *handler) fromLoopback(r *http.Request) bool {
 // deny answers a client that may not use the console: 401 with the login form for a browser, and nothing of
 // the project.
 func (h *handler) deny(w http.ResponseWriter, r *http.Request, msg string) {
+	h.denyWith(w, r, http.StatusUnauthorized, msg)
+}
+
+// denyWith answers with the login form and status.
+func (h *handler) denyWith(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	hdr := w.Header()
 	setSecurityHeaders(hdr)
 	hdr.Set("Content-Security-Policy", cspConsole)
 	hdr.Set("Content-Type", contentTypes[".html"])
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("WWW-Authenticate", `Bearer realm="pgreflect console"`)
-	w.WriteHeader(http.StatusUnauthorized)
+	w.WriteHeader(status)
 	if r.Method == http.MethodHead {
 		return
 	}
@@ -332,16 +372,53 @@ func (h *handler) deny(w http.ResponseWriter, r *http.Request, msg string) {
 	_, _ = w.Write(page)
 }
 
-// serveLogin checks the management token of the login form and sets the console's session cookie.
+// serveLogin checks the management token of the login form and sets the console's session cookie. An address
+// that got it wrong too often waits (429), whatever it sends then.
 func (h *handler) serveLogin(w http.ResponseWriter, r *http.Request) {
+	if h.sessions == nil {
+		h.deny(w, r, "")
+		return
+	}
+	addr := clientAddress(r)
+	if ok, wait := h.sessions.allowLogin(addr); !ok {
+		seconds := int(wait.Round(time.Second) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(max(seconds, 1)))
+		h.denyWith(w, r, http.StatusTooManyRequests, fmt.Sprintf("Too many wrong tokens: try again in %d seconds.", max(seconds, 1)))
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	if !h.token.Matches(token) {
+		h.sessions.failedLogin(addr)
 		h.deny(w, r, "That is not the project's management token.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookieName, Value: h.sessionCookie, Path: Path, HttpOnly: true,
+	value, err := h.sessions.issue()
+	if err != nil {
+		http.Error(w, "console: could not start a session", http.StatusInternalServerError)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookieName, Value: value, Path: Path, HttpOnly: true,
+		MaxAge: int(SessionLifetime / time.Second), Expires: h.opts.Now().Add(SessionLifetime),
 		Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https", SameSite: http.SameSiteStrictMode})
+	setSecurityHeaders(w.Header())
+	http.Redirect(w, r, Path, http.StatusSeeOther)
+}
+
+// serveLogout ends the request's session, or with all=1 every session issued so far, without a new management
+// token; the cookie is cleared.
+func (h *handler) serveLogout(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	all := r.PostFormValue("all") == "1"
+	if h.sessions != nil {
+		value := ""
+		if c, err := r.Cookie(sessionCookieName); err == nil {
+			value = c.Value
+		}
+		h.sessions.revoke(value, all)
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookieName, Value: "", Path: Path, HttpOnly: true, MaxAge: -1,
+		SameSite: http.SameSiteStrictMode})
 	setSecurityHeaders(w.Header())
 	http.Redirect(w, r, Path, http.StatusSeeOther)
 }

@@ -193,18 +193,23 @@ func (b *builder) addEnums() {
 // the keyless relations (views without primary_key_columns, tables without a key), which pg_graphql shows only
 // as the result of a computed field (keylessTypes).
 func (b *builder) collectTables() (keyed, keyless []*Table) {
-	taken := map[string]bool{}
+	taken := map[string]*reflect.Relation{}
 	for _, withKey := range []bool{true, false} {
 		for _, r := range b.cat.Relations {
 			if r.Schema == nil || (len(r.PrimaryKey) > 0) != withKey {
 				continue
 			}
 			// A keyless relation may never be reached, so it must not add the types of its composite columns.
-			t := b.table(r, withKey)
-			if t == nil || taken[t.TypeName] || b.s.Types[t.TypeName] != nil {
+			t, why := b.table(r, withKey)
+			if t == nil {
+				b.omit(Omission{Reason: why, Relation: r, Name: b.relationTypeName(r)})
 				continue
 			}
-			taken[t.TypeName] = true
+			if by := taken[t.TypeName]; by != nil || b.s.Types[t.TypeName] != nil {
+				b.omit(Omission{Reason: OmitNameTaken, Relation: r, Name: t.TypeName, By: by})
+				continue
+			}
+			taken[t.TypeName] = r
 			if withKey {
 				b.s.Tables[r.OID] = t
 				keyed = append(keyed, t)
@@ -216,18 +221,25 @@ func (b *builder) collectTables() (keyed, keyless []*Table) {
 	return keyed, keyless
 }
 
-// table maps a relation the role may read, or returns nil: its name is not a GraphQL name, no column is
-// selectable, or a primary key column cannot be shown. Composite columns (the composite feature) are mapped
-// only when composites is set.
-func (b *builder) table(r *reflect.Relation, composites bool) *Table {
+// relationTypeName is the type name of a relation: its name directive, else its (inflected) name.
+func (b *builder) relationTypeName(r *reflect.Relation) string {
+	if r.Directives.Name != "" {
+		return r.Directives.Name
+	}
+	return base(r.Name, r.Schema.Directives.InflectNames)
+}
+
+// table maps a relation the role may read, or returns nil and why not: its name is not a GraphQL name, no
+// column is selectable, or a primary key column has no GraphQL type. Composite columns (the composite feature) are
+// mapped only when composites is set. A selectable column whose name is not a GraphQL name is left out and
+// recorded.
+func (b *builder) table(r *reflect.Relation, composites bool) (*Table, OmitReason) {
 	inflect := r.Schema.Directives.InflectNames
-	t := &Table{Rel: r, Inflect: inflect, TypeName: r.Directives.Name, Features: b.tableFeatures(r)}
-	if t.TypeName == "" {
-		t.TypeName = base(r.Name, inflect)
-	}
+	t := &Table{Rel: r, Inflect: inflect, TypeName: b.relationTypeName(r), Features: b.tableFeatures(r)}
 	if !IsValidName(t.TypeName) {
-		return nil
+		return nil, OmitInvalidName
 	}
+	var badNames []Omission
 	selectable := false
 	for _, c := range r.Columns {
 		name := c.Directives.Name
@@ -249,12 +261,14 @@ func (b *builder) table(r *reflect.Relation, composites bool) *Table {
 		selectable = selectable || c.CanSelect
 		if c.CanSelect && IsValidName(name) {
 			t.Columns = append(t.Columns, col)
+		} else if c.CanSelect {
+			badNames = append(badNames, Omission{Reason: OmitInvalidName, Relation: r, Column: c, Name: name})
 		}
 	}
 	// A table the role may read keeps its type even when no column has a name GraphQL can show: it
 	// still has nodeId (pg_graphql does the same).
 	if !selectable {
-		return nil
+		return nil, OmitNotSelectable
 	}
 	for _, pk := range r.PrimaryKey {
 		for _, c := range t.AllColumns {
@@ -264,8 +278,9 @@ func (b *builder) table(r *reflect.Relation, composites bool) *Table {
 		}
 	}
 	if len(t.PK) != len(r.PrimaryKey) {
-		return nil
+		return nil, OmitPrimaryKeyType
 	}
+	b.s.Omitted = append(b.s.Omitted, badNames...)
 	t.MaxRows = b.defaultMaxRows
 	if m := r.Schema.Directives.MaxRows; m != nil {
 		t.MaxRows = int(*m)
@@ -273,7 +288,7 @@ func (b *builder) table(r *reflect.Relation, composites bool) *Table {
 	if m := r.Directives.MaxRows; m != nil {
 		t.MaxRows = int(*m)
 	}
-	return t
+	return t, 0
 }
 
 // tableRelationships are a table's relationship fields: forward (foreign keys on it) then reverse.
@@ -629,6 +644,7 @@ func (b *builder) addRoots(tables []*Table, udfs []*Field) {
 	}
 	for _, f := range udfs {
 		if taken[f.Name] {
+			b.omit(Omission{Reason: OmitFieldNameTaken, Function: f.Function.SQL, Name: f.Name})
 			continue
 		}
 		if f.Function.SQL.Volatility == "v" {

@@ -51,47 +51,65 @@ func (b *builder) functions(tables, keyless []*Table) (map[*Table][]*Field, []*F
 	computed := map[*Table][]*Field{}
 	var roots []*Field
 	for _, f := range b.cat.Functions {
-		if !f.CanExecute || f.Schema == nil || f.Variadic {
+		if f.Schema == nil {
 			continue
 		}
 		name := functionFieldName(f)
-		if !IsValidName(name) {
+		left := func(why OmitReason) { b.omit(Omission{Reason: why, Function: f, Name: name}) }
+		switch {
+		case !f.CanExecute:
+			left(OmitNoExecute)
+			continue
+		case f.Variadic:
+			left(OmitVariadic)
+			continue
+		case !IsValidName(name):
+			left(OmitInvalidName)
 			continue
 		}
 		if len(f.ArgTypes) == 1 {
 			if t := byRowType.any(f.ArgTypes[0]); t != nil {
 				if !t.Rel.CanSelect {
+					left(OmitTableNotSelectable)
 					continue
 				}
-				if field := b.functionField(f, name, byRowType, nil, true); field != nil {
-					if field.Table == nil {
-						field.Table = t // a function returning rows keeps the table it returns
-					}
-					computed[t] = append(computed[t], field)
+				field, why := b.functionField(f, name, byRowType, nil, true)
+				if field == nil {
+					left(why)
+					continue
 				}
+				if field.Table == nil {
+					field.Table = t // a function returning rows keeps the table it returns
+				}
+				computed[t] = append(computed[t], field)
 				continue
 			}
 		}
 		if nameCount[f.Name] > 1 {
+			left(OmitOverloaded)
 			continue
 		}
-		params, ok := b.params(f)
-		if !ok {
+		params, bad := b.params(f)
+		if bad >= 0 {
+			b.omit(Omission{Reason: OmitArgument, Function: f, Name: name, Argument: bad})
 			continue
 		}
-		if field := b.functionField(f, name, byRowType, params, false); field != nil {
-			roots = append(roots, field)
+		field, why := b.functionField(f, name, byRowType, params, false)
+		if field == nil {
+			left(why)
+			continue
 		}
+		roots = append(roots, field)
 	}
 	return computed, roots
 }
 
-// inputArgNames are the names of a function's input arguments (IN, INOUT, VARIADIC) in the order of ArgTypes;
+// InputArgNames are the names of a function's input arguments (IN, INOUT, VARIADIC) in the order of ArgTypes;
 // proargnames also names the OUT and TABLE columns, which take no value. A function with OUT or INOUT
 // arguments returns what pg_graphql sees in prorettype: the type of its one output, or record (left out) for
 // several. pg_graphql pairs proargnames with proargtypes by position, which names the wrong argument when an
 // OUT argument comes before an input one; pgreflect names the input (docs/compatibility.md).
-func inputArgNames(f *reflect.Function) []string {
+func InputArgNames(f *reflect.Function) []string {
 	if len(f.ArgModes) == 0 {
 		return f.ArgNames
 	}
@@ -109,8 +127,9 @@ func inputArgNames(f *reflect.Function) []string {
 	return out
 }
 
-// functionField builds the field for a function's result, or nil when the result cannot be shown.
-func (b *builder) functionField(f *reflect.Function, name string, byRowType rowTypes, params []*Param, computedField bool) *Field {
+// functionField builds the field for a function's result, or returns nil and why when the result cannot be
+// shown.
+func (b *builder) functionField(f *reflect.Function, name string, byRowType rowTypes, params []*Param, computedField bool) (*Field, OmitReason) {
 	fn := &Function{SQL: f, Params: params}
 	field := &Field{Name: name, Description: f.Directives.Description, Function: fn}
 	if computedField {
@@ -129,20 +148,22 @@ func (b *builder) functionField(f *reflect.Function, name string, byRowType rowT
 	}
 	rt := b.cat.Types[f.ReturnType]
 	switch {
-	case f.ReturnType == oidRecord || f.ReturnType == oidTrigger || f.ReturnType == oidEventTrigger:
-		return nil
+	case f.ReturnType == oidTrigger || f.ReturnType == oidEventTrigger:
+		return nil, OmitTrigger
+	case f.ReturnType == oidRecord:
+		return nil, OmitReturnType
 	case computedField && byRowType.keyless[f.ReturnType] != nil:
 		// pg_graphql needs a primary key only for what the root reaches: a computed field may return one row of
 		// a keyless relation, as an object without nodeId. A set of them would need a connection, whose cursors
 		// need a key.
 		if f.ReturnsSet && f.Rows != 1 {
-			return nil
+			return nil, OmitReturnType
 		}
 		t := byRowType.keyless[f.ReturnType]
 		fn.Table, field.Table = t, t
 		fn.Returns = ReturnsRow
 		field.Type = Named(t.TypeName)
-		return field
+		return field, 0
 	case byRowType.keyed[f.ReturnType] != nil:
 		t := byRowType.keyed[f.ReturnType]
 		fn.Table = t
@@ -150,7 +171,7 @@ func (b *builder) functionField(f *reflect.Function, name string, byRowType rowT
 		if f.ReturnsSet && f.Rows != 1 {
 			for _, p := range params {
 				if collectionArgNames[p.gqlName(f)] {
-					return nil
+					return nil, OmitArgumentClash
 				}
 			}
 			fn.Returns = ReturnsConnection
@@ -165,21 +186,21 @@ func (b *builder) functionField(f *reflect.Function, name string, byRowType rowT
 			fn.Returns = ReturnsRow
 			field.Type = Named(t.TypeName)
 		}
-		return field
+		return field, 0
 	case f.ReturnsSet:
-		return nil
+		return nil, OmitReturnType
 	case rt != nil && rt.Kind == "e" && !computedField:
-		return nil
+		return nil, OmitReturnType
 	case rt != nil && rt.Category == "A" && !computedField && !b.plainElement(rt.Elem):
-		return nil
+		return nil, OmitReturnType
 	}
 	vt, ok := b.valueType(f.ReturnType, -1, "")
 	if !ok {
-		return nil
+		return nil, OmitReturnType
 	}
 	fn.Return = vt
 	field.Type = vt.GraphQL
-	return field
+	return field, 0
 }
 
 // plainElement reports whether an array element type is a base or "other" type (no enums or composites).
@@ -190,11 +211,12 @@ func (b *builder) plainElement(oid uint32) bool {
 
 var defaultsSplit = regexp.MustCompile(`,\s*`)
 
-// params maps a root function's arguments; ok is false when some argument rules the function out.
-func (b *builder) params(f *reflect.Function) ([]*Param, bool) {
-	names := inputArgNames(f)
+// params maps a root function's arguments; bad is the index of the first argument that rules the function
+// out, or -1.
+func (b *builder) params(f *reflect.Function) ([]*Param, int) {
+	names := InputArgNames(f)
 	if len(names) < len(f.ArgTypes) {
-		return nil, false
+		return nil, len(names)
 	}
 	var defaults []string
 	if f.NumDefaults > 0 {
@@ -209,17 +231,17 @@ func (b *builder) params(f *reflect.Function) ([]*Param, bool) {
 	firstDefault := len(f.ArgTypes) - len(defaults)
 	for i, oid := range f.ArgTypes {
 		if names[i] == "" {
-			return nil, false
+			return nil, i
 		}
 		t := b.cat.Types[oid]
 		enumArg := enums && b.enumArgument(oid)
 		if t != nil && !enumArg && (t.Kind == "e" || t.Kind == "c" || t.Kind == "p" ||
 			(t.Category == "A" && !b.plainElement(t.Elem))) {
-			return nil, false
+			return nil, i
 		}
 		vt, ok := b.valueType(oid, -1, regtype(b.cat, oid))
 		if !ok || vt.Enum != nil && !enumArg {
-			return nil, false
+			return nil, i
 		}
 		p := &Param{SQLName: names[i], Type: vt}
 		if i >= firstDefault && defaults != nil {
@@ -228,7 +250,7 @@ func (b *builder) params(f *reflect.Function) ([]*Param, bool) {
 		}
 		out = append(out, p)
 	}
-	return out, true
+	return out, -1
 }
 
 // regtype names a type for a cast of an argument value.
@@ -304,6 +326,7 @@ func (b *builder) addKeylessTypes(tables, keyless []*Table, computed map[*Table]
 	}
 	for _, t := range keyless {
 		if !reached[t] {
+			b.omit(Omission{Reason: OmitNoPrimaryKey, Relation: t.Rel, Name: t.TypeName})
 			continue
 		}
 		obj := &Type{Kind: Object, Name: t.TypeName, Role: RoleNode, Table: t,

@@ -32,6 +32,10 @@ func base(name string, inflect bool) string {
 	return b.String()
 }
 
+// InflectedField is the field name pg_graphql's inflection gives a SQL name: original_language_id ->
+// originalLanguageId.
+func InflectedField(sql string) string { return lcfirst(base(sql, true)) }
+
 // lcfirst lower-cases the first character only.
 func lcfirst(s string) string {
 	r, n := utf8.DecodeRuneInString(s)

@@ -36,6 +36,9 @@ type Schema struct {
 	Tables map[uint32]*Table
 	// Version is the pg_graphql behaviour the schema follows.
 	Version Version
+	// Omitted are the relations, columns and functions of the catalog the schema leaves out, in the order the
+	// builder met them.
+	Omitted []Omission
 
 	// visible are the introspectable schemas, by oid; types of other schemas are hidden from introspection.
 	visible map[uint32]bool

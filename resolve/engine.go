@@ -306,9 +306,18 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 	return body
 }
 
-// build makes the GraphQL schema of a catalog with the engine's options.
+// build makes the GraphQL schema of a catalog with the engine's options. A relation that vanishes behind
+// another of the same name in an earlier schema of the search path is logged: the API gives no sign of it.
 func (e *Engine) build(cat *reflect.Catalog) *gqlschema.Schema {
-	return gqlschema.Build(cat, gqlschema.Options{MaxRows: e.opts.MaxRows, Features: e.opts.Features, Version: e.Version()})
+	s := gqlschema.Build(cat, gqlschema.Options{MaxRows: e.opts.MaxRows, Features: e.opts.Features, Version: e.Version()})
+	for _, o := range s.Omitted {
+		if o.Reason == gqlschema.OmitNameTaken && o.By != nil && o.By.Schema != o.Relation.Schema {
+			e.opts.Logger.Warn("relation hidden by another of the same GraphQL name earlier on the search path",
+				"role", cat.Role, "hidden", o.Relation.Schema.Name+"."+o.Relation.Name,
+				"shown", o.By.Schema.Name+"."+o.By.Name, "type", o.Name, "fix", "pgreflect lint")
+		}
+	}
+	return s
 }
 
 // run answers req against schema: from the compiled-request cache when it can, running the statements in

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -17,9 +16,6 @@ import (
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
 	"github.com/pgreflect/pgreflect/sdl"
 )
-
-// snapshotFile is where check keeps a role's snapshot.
-func snapshotFile(dir, role string) string { return filepath.Join(dir, role+".graphql") }
 
 func runCheck(args []string, stdout, stderr io.Writer) error {
 	var dir, format, documentsPath string
@@ -68,7 +64,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return &inputError{err}
 		}
-		path := snapshotFile(dir, role)
+		path := schemadiff.SnapshotFile(dir, role)
 		if update {
 			if err := os.WriteFile(path, sdl.Print(current.Schema), 0o644); err != nil {
 				return &inputError{err}

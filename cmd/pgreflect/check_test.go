@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgreflect/pgreflect/internal/schemadiff"
 	"github.com/pgreflect/pgreflect/internal/testenv"
 )
 
@@ -50,7 +51,7 @@ func TestSchemaAndCheck(t *testing.T) {
 		t.Fatalf("check --update: %d %s", code, out)
 	}
 	for _, role := range apiRoles {
-		if _, err := os.Stat(snapshotFile(snap, role)); err != nil {
+		if _, err := os.Stat(schemadiff.SnapshotFile(snap, role)); err != nil {
 			t.Error(err)
 		}
 	}
@@ -65,7 +66,7 @@ func TestSchemaAndCheck(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "| BREAKING | anon | Field 'email' was removed from object type 'account' | no column public.account.email in the database (dropped or renamed) |") {
 		t.Errorf("check after dropping a column: %d\n%s", code, out)
 	}
-	code, out = runCmd(t, append([]string{"diff", snapshotFile(snap, "anon"), dbURL, "--workdir", work}, "--role", "anon")...)
+	code, out = runCmd(t, append([]string{"diff", schemadiff.SnapshotFile(snap, "anon"), dbURL, "--workdir", work}, "--role", "anon")...)
 	if code != 1 || !strings.Contains(out, "Field 'email' was removed") {
 		t.Errorf("diff snapshot database: %d\n%s", code, out)
 	}

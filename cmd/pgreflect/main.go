@@ -11,6 +11,7 @@
 //	pgreflect schema  print a role's GraphQL schema from a database
 //	pgreflect diff    classify the changes between two schemas as breaking, dangerous or safe
 //	pgreflect check   compare a database's schemas with committed snapshots
+//	pgreflect lint    find what makes the API invalid or surprising
 package main
 
 import (
@@ -43,6 +44,7 @@ func commands() []command {
 		{"schema", "print a role's GraphQL schema (SDL or introspection JSON) from a database", runSchema},
 		{"diff", "classify the changes between two schemas (files or databases) as breaking, dangerous or safe", runDiff},
 		{"check", "compare a database's schemas with committed snapshots, and the trusted documents with the schemas (CI)", runCheck},
+		{"lint", "find what makes the GraphQL API invalid or surprising, with the directive that fixes each (CI)", runLint},
 		{"documents", "push or list the trusted documents (Relay, graphql-codegen and Apollo manifests)", runDocuments},
 	}
 }
@@ -73,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.Is(err, errUsage):
 			return 2
-		case errors.Is(err, errBreaking):
+		case errors.Is(err, errBreaking), errors.Is(err, errLintErrors):
 			return 1
 		case errors.Is(err, errNotRunning):
 			return 3

@@ -124,9 +124,14 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	defer listener.Close()
 	apiURL := "http://" + listener.Addr().String()
+	schemaPages, closeSchemaPages, err := sf.schemaView(ctx, dbURL, searchPath, cfg.GraphQL.Version)
+	if err != nil {
+		return err
+	}
+	defer closeSchemaPages()
 	consoleOpts := console.Options{APIURL: apiURL, AnonKey: anonKey, ServiceRoleKey: serviceRoleKey,
 		ProjectName: projectName(workdir), ProjectRef: projectRef, ManagementToken: managementToken,
-		MintToken: console.Minter(keys), SearchPath: searchPath}
+		MintToken: console.Minter(keys), SearchPath: searchPath, Schema: schemaPages}
 	srv, err := stack.New(setupCtx, sf.stackOptions(stderr, stack.Options{
 		RequestURL:      dbURL,
 		AdminURL:        authDBURL,

@@ -14,8 +14,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/pgreflect/pgreflect/config"
+	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/httpapi"
+	"github.com/pgreflect/pgreflect/internal/schemaview"
 	"github.com/pgreflect/pgreflect/internal/stack"
 	"github.com/pgreflect/pgreflect/resolve"
 )
@@ -44,6 +48,8 @@ type serverFlags struct {
 	changesURL string
 	// trustedDocuments, when given, replaces [graphql] trusted_documents.
 	trustedDocuments string
+	// snapshots is the directory of schema snapshots the console's Drift page compares with.
+	snapshots string
 }
 
 func addServerFlags(fs *flag.FlagSet) *serverFlags {
@@ -75,7 +81,37 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 	fs.StringVar(&f.changesURL, "changes-db-url", os.Getenv("PGREFLECT_CHANGES_DATABASE_URL"), "database URL of a role with REPLICATION that may add tables to publication pgreflect_live, for the live queries' change feed (env PGREFLECT_CHANGES_DATABASE_URL; default: the auth database URL; off: none; without a feed live queries are polled)")
 	fs.StringVar(&f.statementMode, "statement-mode", envOr("PGREFLECT_STATEMENT_MODE", stack.StatementModeAuto), "prepared (named prepared statements, for direct connections), unnamed (for a pooler in transaction mode: PgBouncer, Supavisor on port 6543; the schema version is then polled), or auto: unnamed when the database URL has pgbouncer=true, port 6543 or default_query_exec_mode=exec (env PGREFLECT_STATEMENT_MODE)")
 	fs.StringVar(&f.trustedDocuments, "trusted-documents", "", "off, allow (requests may also name a trusted document by id or hash) or only (anon and authenticated may run only trusted documents); default: [graphql] trusted_documents, else off")
+	fs.StringVar(&f.snapshots, "snapshots", "", "directory of the schema snapshots (ROLE.graphql, as pgreflect check --snapshot writes them) that the console's Schema > Drift page compares the database with")
 	return f
+}
+
+// schemaView is the console's Schema pages, on a pool of their own of at most two connections of url's role
+// (which must be able to switch to the API roles), so that they never take a connection from API requests.
+// The pool connects when a page is first asked for; close releases it.
+func (f *serverFlags) schemaView(ctx context.Context, url string, searchPath []string, version string) (view *schemaview.View, close func(), err error) {
+	connCfg, _, err := stack.ParseConnConfig(url, stack.StatementModeUnnamed)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.ConnConfig, cfg.MaxConns = connCfg, 2
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("console's schema pages: %w", err)
+	}
+	o := schemaview.Options{Pool: pool, SearchPath: searchPath, Snapshots: f.snapshots}
+	if version != "" {
+		v, err := gqlschema.ParseVersion(version)
+		if err != nil {
+			pool.Close()
+			return nil, nil, err
+		}
+		o.Version = func() gqlschema.Version { return v }
+	}
+	return schemaview.New(o), pool.Close, nil
 }
 
 // configure applies the flags that replace values of config.toml.

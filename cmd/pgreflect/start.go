@@ -158,9 +158,15 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The project's superuser reads the pinned pg_graphql version and may switch to every API role.
+	schemaPages, closeSchemaPages, err := sf.schemaView(ctx, adminURL, searchPath, cfg.GraphQL.Version)
+	if err != nil {
+		return err
+	}
+	defer closeSchemaPages()
 	consoleOpts := console.Options{APIURL: apiURL, AnonKey: secrets.AnonKey, ServiceRoleKey: secrets.ServiceRoleKey,
 		ProjectName: projectName(o.workdir), ProjectRef: secrets.ProjectRef, ManagementToken: secrets.ManagementToken,
-		MintToken: console.Minter(keys), SearchPath: searchPath}
+		MintToken: console.Minter(keys), SearchPath: searchPath, Schema: schemaPages}
 	srv, err := stack.New(setupCtx, sf.stackOptions(stderr, stack.Options{
 		RequestURL:      requestURL,
 		AdminURL:        adminURL,

@@ -270,6 +270,10 @@ func TestStartStatusStopRestart(t *testing.T) {
 			t.Errorf("console credentials: %d %v", resp.StatusCode, err)
 		}
 	}
+	// The Schema pages read the project's database: the demo's tables for every API role.
+	if access := schemaPage(t, env["STUDIO_URL"], "access"); !strings.Contains(access, `"name":"blog"`) || !strings.Contains(access, `"service_role":{"type":"blog"`) {
+		t.Errorf("console schema access: %.300s", access)
+	}
 	if len(env["PROJECT_REF"]) != 20 || strings.ToLower(env["PROJECT_REF"]) != env["PROJECT_REF"] {
 		t.Errorf("PROJECT_REF %q: want 20 lower-case characters", env["PROJECT_REF"])
 	}
@@ -675,6 +679,11 @@ func TestServeAndSetup(t *testing.T) {
 		t.Errorf("serve did not name the table the anon key can write without row level security:\n%s", output)
 	}
 	checkGraphQL(t, "http://127.0.0.1:"+strconv.Itoa(servePort), env["ANON_KEY"])
+	// The Schema pages read through the login role, which switches to each API role.
+	if access := schemaPage(t, "http://127.0.0.1:"+strconv.Itoa(servePort)+"/console/", "access"); !strings.Contains(access, `"name":"us_states"`) ||
+		!strings.Contains(access, `anon (anyone with the anon key) may read, insert, update, delete every row`) {
+		t.Errorf("serve's console schema access: %.300s", access)
+	}
 
 	// serve with a superuser on a database without setup sets it up itself, warns, and generates keys.
 	if _, err := admin.Exec(ctx, `create database fresh`); err != nil {
@@ -931,4 +940,19 @@ func TestStartRestartsItsPostgreSQL(t *testing.T) {
 	if out, err := runBinary(t, bin, "stop", "--workdir", workdir); err != nil || !strings.Contains(out, "Stopped pgreflect") {
 		t.Errorf("stop --workdir: %v\n%s", err, out)
 	}
+}
+
+// schemaPage is the console's api/schema/<page> answer (the test runs on the server's machine: loopback).
+func schemaPage(t *testing.T, consoleURL, page string) string {
+	t.Helper()
+	resp, err := http.Get(consoleURL + "api/schema/" + page)
+	if err != nil {
+		t.Fatalf("console schema %s: %v", page, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("console schema %s: %d %s", page, resp.StatusCode, body)
+	}
+	return string(body)
 }

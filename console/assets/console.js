@@ -160,11 +160,15 @@
 
   // The pages by hash; anything else shows Settings > API.
   var pages = { '#settings/general': 'general', '#settings/api': 'settings', '#auth/providers': 'providers',
-    '#auth/users': 'users', '#auth/url-configuration': 'urls', '#api-docs/trusted-documents': 'documents' };
+    '#auth/users': 'users', '#auth/url-configuration': 'urls', '#api-docs/trusted-documents': 'documents',
+    '#schema/access': 'schema-access', '#schema/graphql': 'schema-graphql', '#schema/lint': 'schema-lint',
+    '#schema/drift': 'schema-drift' };
   var mounted = false;
   function show() {
     var hash = location.hash || '';
-    var page = hash.indexOf('#api-docs/graphql') === 0 ? 'graphiql' : pages[hash] || 'settings';
+    // #schema/access/public.film opens the Access page on that relation.
+    var page = hash.indexOf('#api-docs/graphql') === 0 ? 'graphiql' : pages[hash] ||
+      (hash.indexOf('#schema/access/') === 0 ? 'schema-access' : 'settings');
     document.querySelectorAll('.page').forEach(function (el) { el.hidden = el.id !== 'page-' + page; });
     document.querySelectorAll('.nav-item[data-page]').forEach(function (el) {
       el.classList.toggle('active', el.dataset.page === page);
@@ -183,7 +187,7 @@
   }
 
   // For auth-pages.js, which loads after this file and registers for pgreflect:page before the first show.
-  window.pgreflectConsole = { cfg: cfg, credentials: credentials };
+  window.pgreflectConsole = { cfg: cfg, credentials: credentials, copyText: copyText };
   window.addEventListener('hashchange', show);
   window.addEventListener('DOMContentLoaded', show);
 })();

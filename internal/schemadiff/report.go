@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 )
 
@@ -92,3 +93,7 @@ func writeMarkdown(w io.Writer, changes []Change) error {
 func cell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;").Replace(s)
 }
+
+// SnapshotFile is where `pgreflect check --snapshot DIR` keeps a role's snapshot (and the console's Drift page
+// reads it).
+func SnapshotFile(dir, role string) string { return filepath.Join(dir, role+".graphql") }

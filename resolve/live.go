@@ -107,8 +107,7 @@ type LiveRefresh struct {
 
 // RefreshLive answers the subscription req for each of sessions, all of one role and search path, on conn in
 // one round trip, each under its own claims: in one statement (multiplex.go), else one short transaction per
-// session. An error means no session was
-// answered: the connection failed (the database is unavailable).
+// session. An error means no session was answered: the connection failed (the database is unavailable).
 func (e *Engine) RefreshLive(ctx context.Context, conn *pgx.Conn, req Request, sessions []Session) (LiveRefresh, error) {
 	return e.RefreshLiveAfter(ctx, conn, req, sessions, "")
 }
@@ -120,30 +119,104 @@ var ErrReplicaBehind = errors.New("the replica has not replayed the change yet")
 // round trip first checks that the replica has replayed it, and answers ErrReplicaBehind (having sent nothing
 // to anyone) when it has not.
 func (e *Engine) RefreshLiveAfter(ctx context.Context, conn *pgx.Conn, req Request, sessions []Session, lsn string) (LiveRefresh, error) {
-	if len(sessions) == 0 {
-		return LiveRefresh{}, nil
+	r, err := e.RefreshLiveCohorts(ctx, conn, []LiveCohort{{Request: req, Sessions: sessions}}, lsn)
+	if err != nil {
+		return LiveRefresh{}, err
 	}
-	first := sessions[0]
+	return r.Cohorts[0], nil
+}
+
+// LiveCohort is a subscription and the sessions that subscribed to it.
+type LiveCohort struct {
+	Request  Request
+	Sessions []Session
+}
+
+// LiveRefreshes are the outcomes of refreshing several cohorts together.
+type LiveRefreshes struct {
+	// Cohorts hold one outcome per cohort, in order.
+	Cohorts []LiveRefresh
+	// Statements counts the statements that executed the cohorts' queries.
+	Statements int
+}
+
+// RefreshLiveCohorts answers several cohorts whose sessions are all of one role and search path (the same
+// document with different variables, say) on conn: those that can be are multiplexed into one statement
+// together (multiplex.go), the others refreshed one transaction per session. An error means no session was
+// answered: the connection failed, or the replica is behind lsn (ErrReplicaBehind).
+func (e *Engine) RefreshLiveCohorts(ctx context.Context, conn *pgx.Conn, cohorts []LiveCohort, lsn string) (LiveRefreshes, error) {
+	out := LiveRefreshes{Cohorts: make([]LiveRefresh, len(cohorts))}
+	var first *Session
+	for i := range cohorts {
+		if len(cohorts[i].Sessions) > 0 {
+			first = &cohorts[i].Sessions[0]
+			break
+		}
+	}
+	if first == nil {
+		return out, nil
+	}
 	rs, err := e.schemas.Get(ctx, first.Role, first.SearchPath, func(ctx context.Context) (*roleSchema, error) {
-		return e.loadAs(ctx, conn, first)
+		return e.loadAs(ctx, conn, *first)
 	})
 	if err != nil {
 		if conn.IsClosed() {
-			return LiveRefresh{}, err
+			return LiveRefreshes{}, err
 		}
-		return sameAnswer(len(sessions), LiveAnswer{Body: e.schemaAnswer(ctx, req, err), Final: true}), nil
-	}
-	c := e.compiled.get(ctx, rs.schema, req, true, func() *compiled { return compileLive(ctx, rs.schema, e.opts.Limits, req) })
-	if c.response != nil {
-		return sameAnswer(len(sessions), LiveAnswer{Body: c.response, Final: true}), nil
+		for i, co := range cohorts {
+			out.Cohorts[i] = sameAnswer(len(co.Sessions), LiveAnswer{Body: e.schemaAnswer(ctx, co.Request, err), Final: true})
+		}
+		return out, nil
 	}
 	timeout := e.statementTimeout(rs)
-	if prepared, ok := e.multiplexes(conn, c, sessions); ok {
-		refresh, fallback, err := e.refreshMultiplexed(ctx, conn, c, prepared, sessions, lsn, timeout)
-		if !fallback {
-			return refresh, err
+	compiledOf := make([]*compiled, len(cohorts))
+	var shared []int // the cohorts that may share one statement
+	for i, co := range cohorts {
+		if len(co.Sessions) == 0 {
+			continue
+		}
+		c := e.compiled.get(ctx, rs.schema, co.Request, true, func() *compiled {
+			return compileLive(ctx, rs.schema, e.opts.Limits, co.Request)
+		})
+		compiledOf[i] = c
+		if c.response != nil {
+			out.Cohorts[i] = sameAnswer(len(co.Sessions), LiveAnswer{Body: c.response, Final: true})
+			compiledOf[i] = nil
+			continue
+		}
+		if e.multiplexable(conn, c, first.Role) {
+			shared = append(shared, i)
 		}
 	}
+	if len(shared) > 0 && sessionsIn(cohorts, shared) > 1 {
+		answered, err := e.refreshMultiplexed(ctx, conn, cohorts, compiledOf, shared, lsn, timeout, &out)
+		if err != nil {
+			return LiveRefreshes{}, err
+		}
+		if answered {
+			for _, i := range shared {
+				compiledOf[i] = nil
+			}
+			lsn = "" // checked
+		}
+	}
+	for i, c := range compiledOf {
+		if c == nil {
+			continue
+		}
+		r, err := e.refreshEach(ctx, conn, c, cohorts[i].Sessions, lsn, timeout)
+		if err != nil {
+			return LiveRefreshes{}, err
+		}
+		out.Cohorts[i] = r
+		out.Statements += r.Statements
+		lsn = ""
+	}
+	return out, nil
+}
+
+// refreshEach answers sessions of the compiled subscription c one short transaction each, in one round trip.
+func (e *Engine) refreshEach(ctx context.Context, conn *pgx.Conn, c *compiled, sessions []Session, lsn, timeout string) (LiveRefresh, error) {
 	var groups [][]statement
 	if lsn != "" {
 		groups = append(groups, []statement{{sql: replayedSQL, args: []any{lsn}}})
@@ -155,7 +228,7 @@ func (e *Engine) RefreshLiveAfter(ctx context.Context, conn *pgx.Conn, req Reque
 		}
 		groups = append(groups, append([]statement{prelude}, c.stmts...))
 	}
-	out, errs, err := runGroups(ctx, conn, e.opts.StatementMode, first.Role, groups)
+	out, errs, err := runGroups(ctx, conn, e.opts.StatementMode, sessions[0].Role, groups)
 	if err != nil {
 		return LiveRefresh{}, err
 	}

@@ -26,99 +26,140 @@ import (
 const multiplexedArgs = 64
 
 // multiplexedSessionValues is what live_refresh reads per subscriber: the first values of the session prelude
-// (role, search path, claims, sub, role claim, email).
+// (role, search path, claims, sub, role claim, email), then which of the statement's queries it runs.
 const multiplexedSessionValues = 6
 
 const (
 	multiplexedTimeoutSQL = "select set_config('statement_timeout', $1, true)"
-	multiplexedSQL        = "select pgreflect.live_refresh($1, $2, $3::text[], $4::text[])"
+	multiplexedSQL        = "select pgreflect.live_refresh($1::text[], $2::text[], $3::text[], $4::text[])"
 )
 
 // multiplexedRetry is how long a database without pgreflect.live_refresh (set up by an older pgreflect, or its
 // login role may not call it) is refreshed one transaction per subscriber before it is asked again.
 const multiplexedRetry = time.Minute
 
-// multiplexes reports whether the cohort of c and sessions is refreshed by one statement on conn, and the name of
-// the statement prepared for it there ("" in the unnamed mode).
-func (e *Engine) multiplexes(conn *pgx.Conn, c *compiled, sessions []Session) (prepared string, ok bool) {
-	if len(sessions) < 2 || c.stream != nil || len(c.stmts) != 1 || time.Now().UnixNano() < e.multiplexedAfter.Load() {
-		return "", false
+// multiplexable reports whether the compiled subscription c may share a statement with others on conn: a live
+// query (not a stream) of one statement that this connection has prepared for the role, or, in the unnamed
+// mode, that live_refresh can plan itself.
+func (e *Engine) multiplexable(conn *pgx.Conn, c *compiled, role string) bool {
+	if c.stream != nil || len(c.stmts) != 1 || time.Now().UnixNano() < e.multiplexedAfter.Load() {
+		return false
 	}
 	if e.opts.StatementMode == StatementsUnnamed {
-		return "", len(c.stmts[0].args) <= multiplexedArgs
+		return len(c.stmts[0].args) <= multiplexedArgs
 	}
-	return statementsOf(conn.PgConn()).lookup(sessions[0].Role, c.stmts[0].sql)
+	_, ok := statementsOf(conn.PgConn()).lookup(role, c.stmts[0].sql)
+	return ok
 }
 
-// refreshMultiplexed answers sessions with one execution of c each, in one statement. fallback says that
-// statement failed as a whole (a subscriber's query failed, or the database lacks live_refresh): each
-// subscriber's own transaction then tells whose failure it is. err is a failure of the connection, or
-// ErrReplicaBehind.
-func (e *Engine) refreshMultiplexed(ctx context.Context, conn *pgx.Conn, c *compiled, prepared string, sessions []Session, lsn, timeout string) (refresh LiveRefresh, fallback bool, err error) {
-	values := make([]*string, 0, len(sessions)*multiplexedSessionValues)
-	for _, s := range sessions {
-		prelude, err := sessionPrelude(s, timeout)
-		if err != nil {
-			return LiveRefresh{}, false, err
+func sessionsIn(cohorts []LiveCohort, which []int) int {
+	n := 0
+	for _, i := range which {
+		n += len(cohorts[i].Sessions)
+	}
+	return n
+}
+
+// refreshMultiplexed answers the sessions of the cohorts named by shared with one execution each, all in one
+// statement, into out. answered is false when that statement failed as a whole (a subscriber's query failed,
+// or the database lacks live_refresh): each subscriber's own transaction then tells whose failure it is. err
+// is a failure of the connection, or ErrReplicaBehind.
+func (e *Engine) refreshMultiplexed(ctx context.Context, conn *pgx.Conn, cohorts []LiveCohort, compiledOf []*compiled,
+	shared []int, lsn, timeout string, out *LiveRefreshes) (answered bool, err error) {
+	role := cohorts[shared[0]].Sessions[0].Role
+	queries := make([]*string, len(shared))
+	args := make([]*string, len(shared))
+	var prepared []*string // NULL in the unnamed mode: live_refresh plans the queries itself
+	if e.opts.StatementMode != StatementsUnnamed {
+		prepared = make([]*string, len(shared))
+	}
+	var values []*string
+	for k, i := range shared {
+		st := compiledOf[i].stmts[0]
+		queries[k] = &st.sql
+		if prepared != nil {
+			name, _ := statementsOf(conn.PgConn()).lookup(role, st.sql)
+			prepared[k] = &name
 		}
-		for _, v := range prelude.args[:multiplexedSessionValues] {
-			text := v.(string)
-			values = append(values, &text)
+		encoded, _ := encodeParams(st.args)
+		list := make([]*string, len(encoded))
+		for j, v := range encoded {
+			if v != nil {
+				text := string(v)
+				list[j] = &text
+			}
+		}
+		literal := arrayLiteral(list)
+		args[k] = &literal
+		index := strconv.Itoa(k + 1)
+		for _, s := range cohorts[i].Sessions {
+			prelude, err := sessionPrelude(s, timeout)
+			if err != nil {
+				return false, err
+			}
+			for _, v := range prelude.args[:multiplexedSessionValues] {
+				text := v.(string)
+				values = append(values, &text)
+			}
+			values = append(values, &index)
 		}
 	}
-	encoded, _ := encodeParams(c.stmts[0].args)
-	args := make([]*string, len(encoded))
-	for i, v := range encoded {
-		if v != nil {
-			text := string(v)
-			args[i] = &text
-		}
-	}
-	var name any // NULL: live_refresh plans the query itself
-	if prepared != "" {
-		name = prepared
+	var preparedArg any
+	if prepared != nil {
+		preparedArg = prepared
 	}
 	var groups [][]statement
 	if lsn != "" {
 		groups = append(groups, []statement{{sql: replayedSQL, args: []any{lsn}}})
 	}
+	n := sessionsIn(cohorts, shared)
 	groups = append(groups, []statement{
-		{sql: multiplexedTimeoutSQL, args: []any{multiplexedTimeout(timeout, len(sessions))}},
-		{sql: multiplexedSQL, args: []any{c.stmts[0].sql, name, args, values}},
+		{sql: multiplexedTimeoutSQL, args: []any{multiplexedTimeout(timeout, n)}},
+		{sql: multiplexedSQL, args: []any{queries, preparedArg, args, values}},
 	})
-	out, errs, err := runGroups(ctx, conn, e.opts.StatementMode, "", groups)
+	results, errs, err := runGroups(ctx, conn, e.opts.StatementMode, "", groups)
 	if err != nil {
-		return LiveRefresh{}, false, err
+		return false, err
 	}
 	if lsn != "" {
-		if errs[0] != nil || len(out[0]) == 0 || string(out[0][0]) != "true" {
-			return LiveRefresh{}, false, ErrReplicaBehind
+		if errs[0] != nil || len(results[0]) == 0 || string(results[0][0]) != "true" {
+			return false, ErrReplicaBehind
 		}
-		out, errs = out[1:], errs[1:]
+		results, errs = results[1:], errs[1:]
 	}
 	if errs[0] != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(errs[0], &pgErr) && (pgErr.Code == "42883" || pgErr.Code == "42501" || pgErr.Code == "3F000") {
 			e.multiplexedAfter.Store(time.Now().Add(multiplexedRetry).UnixNano())
 		}
-		return LiveRefresh{}, true, nil
+		return false, nil
 	}
 	var answers []*string
-	if len(out[0]) < 2 {
-		return LiveRefresh{}, true, nil
+	if len(results[0]) < 2 {
+		return false, nil
 	}
-	if err := conn.TypeMap().Scan(pgtype.TextArrayOID, pgtype.TextFormatCode, out[0][1], &answers); err != nil || len(answers) != len(sessions) {
-		return LiveRefresh{}, true, nil
+	if err := conn.TypeMap().Scan(pgtype.TextArrayOID, pgtype.TextFormatCode, results[0][1], &answers); err != nil || len(answers) != n {
+		return false, nil
 	}
-	refresh = LiveRefresh{Answers: make([]LiveAnswer, len(sessions)), Reads: c.reads, Statements: 1}
-	for i, a := range answers {
-		var result []byte
-		if a != nil {
-			result = []byte(*a)
+	for _, i := range shared {
+		c, sessions := compiledOf[i], cohorts[i].Sessions
+		refresh := LiveRefresh{Answers: make([]LiveAnswer, len(sessions)), Reads: c.reads}
+		for j := range sessions {
+			var result []byte
+			if a := answers[0]; a != nil {
+				result = []byte(*a)
+			}
+			answers = answers[1:]
+			refresh.Answers[j] = LiveAnswer{Body: c.respond([][]byte{result})}
 		}
-		refresh.Answers[i] = LiveAnswer{Body: c.respond([][]byte{result})}
+		out.Cohorts[i] = refresh
 	}
-	return refresh, false, nil
+	// One statement for them all: a cohort refreshed alone reports it as its own.
+	out.Statements++
+	if len(shared) == 1 {
+		out.Cohorts[shared[0]].Statements = 1
+	}
+	return true, nil
 }
 
 // multiplexedTimeout is the statement timeout of a statement that runs the query for n subscribers: each

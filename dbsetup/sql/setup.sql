@@ -252,37 +252,43 @@ begin
 end
 $live$;
 
--- Live queries (docs/subscriptions.md): one statement refreshes a cohort, the subscribers that share a document,
--- its variables and a role, each under its own claims. Every subscriber gets an execution of the query of its
--- own, after the claims are switched, so that row level security, and any `(select auth.uid())` that Postgres
--- evaluates once per execution, see that subscriber's claims and nobody else's (Supabase Realtime checks its
--- subscribers' rows the same way). The query runs as the statement prepared under the name `prepared` on this
--- connection (planned once, by the server's own statement cache), or else, behind a transaction pooler, is
--- planned anew by EXECUTE with at most 64 parameters. sessions holds six values per subscriber: role,
--- search_path, claims, and the legacy claim settings sub, role and email; args are the query's parameters as
--- text (a list as its array literal).
+-- Live queries (docs/subscriptions.md): one statement refreshes the subscribers of one document and role, each
+-- under its own claims and variables. Every subscriber gets an execution of its query of its own, after its
+-- claims are switched, so that row level security, and any `(select auth.uid())` that Postgres evaluates once
+-- per execution, see that subscriber's claims and nobody else's (Supabase Realtime checks its subscribers' rows
+-- the same way). queries are the compiled queries (one per set of variables), args their parameters (each the
+-- array literal of its parameters as text), prepared the names of the statements this connection has prepared
+-- for them (planned once, by the server's own statement cache), or NULL behind a transaction pooler, where
+-- nothing prepared outlives a transaction and EXECUTE plans each query for each subscriber, with at most 64
+-- parameters. sessions holds seven values per subscriber: role, search_path, claims, the legacy claim settings
+-- sub, role and email, and the (1-based) number of its query.
 -- Security invoker, and it refuses to run unless called directly by the login role: then it does only what its
 -- caller could do itself (set_config('role') checks the login role's memberships), while an API role that
 -- reached it through another function cannot borrow the login role's memberships. So any login role may call it.
-create or replace function pgreflect.live_refresh(query text, prepared text, args text[], sessions text[])
+create or replace function pgreflect.live_refresh(queries text[], prepared text[], args text[], sessions text[])
 returns text[]
 language plpgsql volatile
 as $$
 declare
   answers text[] := '{}';
+  runs text[] := '{}';
   answer text;
-  run text;
+  a text[];
+  k integer;
   i integer := 0;
 begin
   if current_user <> session_user then
     raise exception 'pgreflect.live_refresh runs only as the login role' using errcode = '42501';
   end if;
   if prepared is not null then
-    run := 'execute ' || pg_catalog.quote_ident(prepared);
-    if pg_catalog.cardinality(args) > 0 then
-      run := run || '(' || (select pg_catalog.string_agg(pg_catalog.quote_nullable(a), ', ' order by n)
-        from pg_catalog.unnest(args) with ordinality as u(a, n)) || ')';
-    end if;
+    for k in 1 .. coalesce(pg_catalog.array_length(queries, 1), 0) loop
+      a := args[k]::text[];
+      runs[k] := 'execute ' || pg_catalog.quote_ident(prepared[k]);
+      if pg_catalog.cardinality(a) > 0 then
+        runs[k] := runs[k] || '(' || (select pg_catalog.string_agg(pg_catalog.quote_nullable(v), ', ' order by n)
+          from pg_catalog.unnest(a) with ordinality as u(v, n)) || ')';
+      end if;
+    end loop;
   end if;
   while i < coalesce(pg_catalog.array_length(sessions, 1), 0) loop
     perform pg_catalog.set_config('role', sessions[i + 1], true),
@@ -291,22 +297,22 @@ begin
       pg_catalog.set_config('request.jwt.claim.sub', sessions[i + 4], true),
       pg_catalog.set_config('request.jwt.claim.role', sessions[i + 5], true),
       pg_catalog.set_config('request.jwt.claim.email', sessions[i + 6], true);
-    if run is not null then
-      execute run into answer;
+    k := sessions[i + 7]::integer;
+    if prepared is not null then
+      execute runs[k] into answer;
     else
-      execute query into answer
-        using args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8], args[9], args[10],
-          args[11], args[12], args[13], args[14], args[15], args[16], args[17], args[18], args[19], args[20],
-          args[21], args[22], args[23], args[24], args[25], args[26], args[27], args[28], args[29], args[30],
-          args[31], args[32], args[33], args[34], args[35], args[36], args[37], args[38], args[39], args[40],
-          args[41], args[42], args[43], args[44], args[45], args[46], args[47], args[48], args[49], args[50],
-          args[51], args[52], args[53], args[54], args[55], args[56], args[57], args[58], args[59], args[60],
-          args[61], args[62], args[63], args[64];
+      a := args[k]::text[];
+      execute queries[k] into answer
+        using a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15],
+          a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28], a[29],
+          a[30], a[31], a[32], a[33], a[34], a[35], a[36], a[37], a[38], a[39], a[40], a[41], a[42], a[43],
+          a[44], a[45], a[46], a[47], a[48], a[49], a[50], a[51], a[52], a[53], a[54], a[55], a[56], a[57],
+          a[58], a[59], a[60], a[61], a[62], a[63], a[64];
     end if;
     answers := pg_catalog.array_append(answers, answer);
-    i := i + 6;
+    i := i + 7;
   end loop;
   return answers;
 end
 $$;
-grant execute on function pgreflect.live_refresh(text, text, text[], text[]) to public;
+grant execute on function pgreflect.live_refresh(text[], text[], text[], text[]) to public;

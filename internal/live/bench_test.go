@@ -48,7 +48,7 @@ func BenchmarkCohortRefresh(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/subscribers, "µs/subscriber")
 	})
 	// Without the function the engine falls back to a transaction per subscriber.
-	if _, err := d.admin.Exec(ctx, `revoke execute on function pgreflect.live_refresh(text, text, text[], text[]) from public`); err != nil {
+	if _, err := d.admin.Exec(ctx, `revoke execute on function pgreflect.live_refresh(text[], text[], text[], text[]) from public`); err != nil {
 		b.Fatal(err)
 	}
 	b.Run(fmt.Sprintf("cohort of %d, a transaction each", subscribers), func(b *testing.B) {

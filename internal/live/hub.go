@@ -317,20 +317,49 @@ func (h *Hub) poll(ctx context.Context) {
 	}
 }
 
-// work takes queued cohorts and refreshes them, one cohort per worker at a time so that a subscriber's answers
+// familyBudget bounds the subscribers of the cohorts one refresh takes together: one statement executes their
+// queries one after another, so a larger family waits longer for its answers, while other workers could have
+// refreshed part of it.
+const familyBudget = 1000
+
+// takeLocked takes the first queued cohort and, unless it is a stream, the queued cohorts of the same document,
+// role and search path (the same subscription with other variables), up to familyBudget subscribers: one
+// statement refreshes them all. They are busy from now: a change meanwhile marks them dirty and they are queued
+// again when this refresh ends, so that no two workers refresh one cohort at once.
+func (h *Hub) takeLocked() []*cohort {
+	if len(h.queue) == 0 {
+		return nil
+	}
+	first := h.queue[0]
+	family := []*cohort{first}
+	budget := familyBudget - len(first.subs)
+	rest := h.queue[:0]
+	for _, c := range h.queue[1:] {
+		if first.key.stream == nil && c.key.stream == nil && budget > 0 && c.key.role == first.key.role &&
+			c.key.searchPath == first.key.searchPath && c.key.query == first.key.query &&
+			c.key.operationName == first.key.operationName {
+			family = append(family, c)
+			budget -= len(c.subs)
+			continue
+		}
+		rest = append(rest, c)
+	}
+	clear(h.queue[len(rest):])
+	h.queue = rest
+	for _, c := range family {
+		c.queued, c.busy = false, true
+	}
+	return family
+}
+
+// work takes queued cohorts and refreshes them, a cohort in one worker at a time so that a subscriber's answers
 // leave in the order they were computed.
 func (h *Hub) work(ctx context.Context) {
 	for {
 		h.mu.Lock()
-		var c *cohort
-		if len(h.queue) > 0 {
-			c, h.queue = h.queue[0], h.queue[1:]
-			// Busy from now: a change meanwhile marks it dirty and it is queued again when this refresh ends,
-			// so that no two workers refresh one cohort at once.
-			c.queued, c.busy = false, true
-		}
+		family := h.takeLocked()
 		h.mu.Unlock()
-		if c == nil {
+		if family == nil {
 			select {
 			case <-ctx.Done():
 				return
@@ -339,20 +368,22 @@ func (h *Hub) work(ctx context.Context) {
 			}
 		}
 		h.mu.Lock()
-		dirty := c.dirty
+		dirty := slices.ContainsFunc(family, func(c *cohort) bool { return c.dirty })
 		h.mu.Unlock()
 		if dirty {
 			// Let a burst of writes land before reading: one refresh answers all of them.
 			select {
 			case <-ctx.Done():
 				h.mu.Lock()
-				c.busy = false
+				for _, c := range family {
+					c.busy = false
+				}
 				h.mu.Unlock()
 				return
 			case <-time.After(h.opts.Coalesce):
 			}
 		}
-		h.tracedRefresh(ctx, c)
+		h.tracedRefresh(ctx, family)
 		// Another worker may sleep while this one found the queue non-empty.
 		h.mu.Lock()
 		if len(h.queue) > 0 {
@@ -367,86 +398,128 @@ func (h *Hub) work(ctx context.Context) {
 
 // tracedRefresh is refresh in a span of its own (a root: no request is waiting), when there are traces; the
 // engine notes on it whether the live query's compiled form came from the cache.
-func (h *Hub) tracedRefresh(ctx context.Context, c *cohort) {
+func (h *Hub) tracedRefresh(ctx context.Context, family []*cohort) {
 	if h.opts.TracerProvider == nil {
-		h.refresh(ctx, c)
+		h.refresh(ctx, family)
 		return
 	}
 	ctx, span := h.opts.TracerProvider.Tracer("github.com/pgreflect/pgreflect/internal/live").Start(ctx, "live.refresh",
-		trace.WithAttributes(attribute.String("graphql.operation.type", "subscription"), attribute.String("graphql.operation.name", c.req.OperationName)))
+		trace.WithAttributes(attribute.String("graphql.operation.type", "subscription"), attribute.String("graphql.operation.name", family[0].req.OperationName)))
 	defer span.End()
-	h.refresh(ctx, c)
+	h.refresh(ctx, family)
 }
 
-// refresh answers the cohort's subscribers that need it: all when its tables changed, else the newcomers.
-func (h *Hub) refresh(ctx context.Context, c *cohort) {
+// pending is what one refresh does for a cohort: its subscribers to answer, grouped by claims (one evaluation
+// per distinct set of claims).
+type pending struct {
+	c        *cohort
+	targets  []*Subscription
+	groups   map[string][]*Subscription
+	order    []string
+	sessions []resolve.Session
+}
+
+// begin takes the subscribers of c that need an answer: all when its tables changed, else the newcomers. lsn
+// is the commit position a replica must have replayed to answer.
+func (h *Hub) begin(c *cohort) (p pending, lsn pglogrepl.LSN) {
 	h.mu.Lock()
-	var targets []*Subscription
-	var lsn pglogrepl.LSN
+	p.c = c
 	if c.dirty {
 		for s := range c.subs {
-			targets = append(targets, s)
+			p.targets = append(p.targets, s)
 		}
 		lsn = c.lsn
 	} else {
-		targets = c.newcomers
+		p.targets = c.newcomers
 	}
 	c.dirty, c.newcomers, c.lsn = false, nil, 0
 	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		c.busy = false
-		switch {
-		case len(c.subs) == 0:
-			h.dropCohortLocked(c)
-		case c.dirty || len(c.newcomers) > 0:
-			h.enqueueLocked(c)
+	p.groups = map[string][]*Subscription{}
+	for _, s := range p.targets {
+		if _, ok := p.groups[s.claimsKey]; !ok {
+			p.order = append(p.order, s.claimsKey)
+			p.sessions = append(p.sessions, s.session)
 		}
-		h.mu.Unlock()
-	}()
-	if len(targets) == 0 {
-		return
+		p.groups[s.claimsKey] = append(p.groups[s.claimsKey], s)
 	}
-	// One evaluation per distinct set of claims.
-	groups := map[string][]*Subscription{}
-	var sessions []resolve.Session
-	var order []string
-	for _, s := range targets {
-		if _, ok := groups[s.claimsKey]; !ok {
-			order = append(order, s.claimsKey)
-			sessions = append(sessions, s.session)
+	return p, lsn
+}
+
+// end releases a refreshed cohort: dropped when nobody is left, queued again when it changed meanwhile.
+func (h *Hub) end(c *cohort) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c.busy = false
+	switch {
+	case len(c.subs) == 0:
+		h.dropCohortLocked(c)
+	case c.dirty || len(c.newcomers) > 0:
+		h.enqueueLocked(c)
+	}
+}
+
+// refresh answers the family's subscribers that need it, in one round trip.
+func (h *Hub) refresh(ctx context.Context, family []*cohort) {
+	var work []pending
+	var cohorts []resolve.LiveCohort
+	var lsn pglogrepl.LSN
+	subscribers, evaluations, pushed := 0, 0, 0
+	for _, c := range family {
+		defer h.end(c)
+		p, at := h.begin(c)
+		if len(p.targets) == 0 {
+			continue
 		}
-		groups[s.claimsKey] = append(groups[s.claimsKey], s)
+		work = append(work, p)
+		cohorts = append(cohorts, resolve.LiveCohort{Request: c.req, Sessions: p.sessions})
+		lsn = max(lsn, at)
+		subscribers += len(p.targets)
+		evaluations += len(p.sessions)
+	}
+	if len(work) == 0 {
+		return
 	}
 	// The refresh's span (tracedRefresh's, or a no-op) says how much it did: the subscribers it answered, the
 	// evaluations they took (one per distinct claims), and how many answers changed and were pushed.
 	span := trace.SpanFromContext(ctx)
-	pushed := 0
 	defer func() {
 		if span.IsRecording() {
-			span.SetAttributes(attribute.Int("pgreflect.live.subscribers", len(targets)),
-				attribute.Int("pgreflect.live.evaluations", len(sessions)), attribute.Int("pgreflect.live.pushed", pushed))
+			span.SetAttributes(attribute.Int("pgreflect.live.cohorts", len(work)), attribute.Int("pgreflect.live.subscribers", subscribers),
+				attribute.Int("pgreflect.live.evaluations", evaluations), attribute.Int("pgreflect.live.pushed", pushed))
 		}
 	}()
 	start := time.Now()
-	result, err := h.run(ctx, c.req, sessions, lsn)
-	h.metrics.refreshed(time.Since(start), len(sessions), result.Statements)
+	result, err := h.run(ctx, cohorts, lsn)
+	h.metrics.refreshed(time.Since(start), evaluations, result.Statements)
 	if err != nil {
 		span.SetStatus(codes.Error, "the refresh failed")
 		if ctx.Err() != nil {
 			return // the hub is closing
 		}
-		h.opts.Logger.Warn("live: refresh failed", "error", err, "role", c.key.role, "subscribers", len(targets))
+		h.opts.Logger.Warn("live: refresh failed", "error", err, "role", family[0].key.role, "subscribers", subscribers)
 		h.mu.Lock()
-		for _, s := range targets {
-			h.forgetLocked(s)
+		for _, p := range work {
+			for _, s := range p.targets {
+				h.forgetLocked(s)
+			}
 		}
 		h.mu.Unlock()
-		for _, s := range targets {
-			s.sink.Unavailable()
+		for _, p := range work {
+			for _, s := range p.targets {
+				s.sink.Unavailable()
+			}
 		}
 		return
 	}
+	for k, p := range work {
+		pushed += h.deliver(p, result.Cohorts[k])
+	}
+}
+
+// deliver pushes a cohort's answers to the subscribers whose answer changed, ends those whose answer is final,
+// and returns how many it pushed.
+func (h *Hub) deliver(p pending, result resolve.LiveRefresh) (pushed int) {
+	c := p.c
 	h.mu.Lock()
 	c.reads, c.known = result.Reads, true
 	var missing []resolve.RelationName
@@ -455,7 +528,7 @@ func (h *Hub) refresh(ctx context.Context, c *cohort) {
 	}
 	h.mu.Unlock()
 	h.want(missing)
-	for i, key := range order {
+	for i, key := range p.order {
 		answer := result.Answers[i]
 		if answer.Body == nil {
 			continue // a stream with no new rows
@@ -468,7 +541,7 @@ func (h *Hub) refresh(ctx context.Context, c *cohort) {
 			h.mu.Unlock()
 		}
 		sum := sha256.Sum256(answer.Body)
-		for _, s := range groups[key] {
+		for _, s := range p.groups[key] {
 			if answer.Final {
 				h.mu.Lock()
 				live := c.subs[s]
@@ -495,16 +568,17 @@ func (h *Hub) refresh(ctx context.Context, c *cohort) {
 			s.sink.Next(answer.Body)
 		}
 	}
+	return pushed
 }
 
-// run answers the sessions within the refresh timeout: on a replica that has replayed lsn when there is one,
+// run answers the cohorts within the refresh timeout: on a replica that has replayed lsn when there is one,
 // else on the primary.
-func (h *Hub) run(ctx context.Context, req resolve.Request, sessions []resolve.Session, lsn pglogrepl.LSN) (resolve.LiveRefresh, error) {
+func (h *Hub) run(ctx context.Context, cohorts []resolve.LiveCohort, lsn pglogrepl.LSN) (resolve.LiveRefreshes, error) {
 	ctx, cancel := context.WithTimeout(ctx, h.opts.RefreshTimeout)
 	defer cancel()
 	if n := len(h.opts.Replicas); n > 0 && lsn != 0 {
 		r := h.opts.Replicas[(h.nextReplica.Add(1)-1)%uint64(n)]
-		result, err := refreshOn(ctx, Source{Pool: r.Pool, Engine: r.Engine}, req, sessions, lsn.String())
+		result, err := refreshOn(ctx, Source{Pool: r.Pool, Engine: r.Engine}, cohorts, lsn.String())
 		if err == nil {
 			trace.SpanFromContext(ctx).SetAttributes(attribute.Bool("pgreflect.replica", true))
 			h.metrics.replicaRefreshes.Add(1)
@@ -515,16 +589,16 @@ func (h *Hub) run(ctx context.Context, req resolve.Request, sessions []resolve.S
 		}
 		// Behind, or away: the primary answers.
 	}
-	return refreshOn(ctx, Source{Pool: h.opts.Pool, Engine: h.opts.Engine}, req, sessions, "")
+	return refreshOn(ctx, Source{Pool: h.opts.Pool, Engine: h.opts.Engine}, cohorts, "")
 }
 
-func refreshOn(ctx context.Context, src Source, req resolve.Request, sessions []resolve.Session, lsn string) (resolve.LiveRefresh, error) {
+func refreshOn(ctx context.Context, src Source, cohorts []resolve.LiveCohort, lsn string) (resolve.LiveRefreshes, error) {
 	conn, err := src.Pool.Acquire(ctx)
 	if err != nil {
-		return resolve.LiveRefresh{}, err
+		return resolve.LiveRefreshes{}, err
 	}
 	defer conn.Release()
-	return src.Engine.RefreshLiveAfter(ctx, conn.Conn(), req, sessions, lsn)
+	return src.Engine.RefreshLiveCohorts(ctx, conn.Conn(), cohorts, lsn)
 }
 
 // Stats are the hub's counts at one moment: what it holds, and what it has done since it started.

@@ -2,11 +2,13 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -127,7 +129,7 @@ func TestMultiplexedRefreshWithoutTheFunction(t *testing.T) {
 	d := newDB(t)
 	user := uuid.New()
 	d.exec(t, `insert into note (owner, body) values ($1, 'still here')`, user)
-	d.exec(t, `drop function pgreflect.live_refresh(text, text, text[], text[])`)
+	d.exec(t, `drop function pgreflect.live_refresh(text[], text[], text[], text[])`)
 	engine := resolve.NewEngine(resolve.Options{})
 	conn := d.loginConn(t)
 	for range 3 {
@@ -145,11 +147,11 @@ func TestLiveRefreshFunctionRefusesAPIRoles(t *testing.T) {
 	ctx := context.Background()
 	d.exec(t, `insert into note (owner, body) values ($1, 'secret')`, uuid.New())
 	d.exec(t, `create function public.sneak() returns text[] language sql security definer as
-		$$ select pgreflect.live_refresh('select string_agg(body, '','') from note', null, '{}', array['service_role', 'public', '{}', '', '', '']) $$`)
+		$$ select pgreflect.live_refresh(array['select string_agg(body, '','') from note'], null, array['{}'], array['service_role', 'public', '{}', '', '', '', '1']) $$`)
 	d.exec(t, `grant execute on function public.sneak() to anon`)
 	conn := d.loginConn(t)
 	for _, attempt := range []string{
-		`select pgreflect.live_refresh('select string_agg(body, '','') from note', null, '{}', array['service_role', 'public', '{}', '', '', ''])`,
+		`select pgreflect.live_refresh(array['select string_agg(body, '','') from note'], null, array['{}'], array['service_role', 'public', '{}', '', '', '', '1'])`,
 		`select public.sneak()`,
 	} {
 		tx, err := conn.Begin(ctx)
@@ -166,5 +168,92 @@ func TestLiveRefreshFunctionRefusesAPIRoles(t *testing.T) {
 		if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
 			t.Fatalf("%s as anon: %v %v", attempt, err, got)
 		}
+	}
+}
+
+// TestMultiplexedRefreshOfSeveralVariables refreshes cohorts of one document with different variables together:
+// one statement, each subscriber under its own claims and its own cohort's variables.
+func TestMultiplexedRefreshOfSeveralVariables(t *testing.T) {
+	for _, mode := range []resolve.StatementMode{resolve.StatementsPrepared, resolve.StatementsUnnamed} {
+		t.Run(mode.String(), func(t *testing.T) {
+			d := newDB(t)
+			const query = `subscription($body: String) { noteCollection(filter: {body: {eq: $body}}) { edges { node { body } } } }`
+			alice, bob := uuid.New(), uuid.New()
+			d.exec(t, `insert into note (owner, body) values ($1, 'red'), ($1, 'blue'), ($2, 'red'), ($2, 'blue')`, alice, bob)
+			cohorts := []resolve.LiveCohort{
+				{Request: resolve.Request{Query: query, Variables: json.RawMessage(`{"body": "red"}`)}, Sessions: []resolve.Session{userSession(alice), userSession(bob)}},
+				{Request: resolve.Request{Query: query, Variables: json.RawMessage(`{"body": "blue"}`)}, Sessions: []resolve.Session{userSession(bob)}},
+				{Request: resolve.Request{Query: query, Variables: json.RawMessage(`{"body": "green"}`)}, Sessions: []resolve.Session{userSession(alice)}},
+			}
+			engine := resolve.NewEngine(resolve.Options{StatementMode: mode})
+			conn := d.loginConn(t)
+			var r resolve.LiveRefreshes
+			for round := range 2 {
+				var err error
+				if r, err = engine.RefreshLiveCohorts(context.Background(), conn, cohorts, ""); err != nil {
+					t.Fatal(err)
+				}
+				want := 1
+				if round == 0 && mode == resolve.StatementsPrepared {
+					want = 4 // the first refresh on the connection prepares each query, a transaction per subscriber
+				}
+				if r.Statements != want {
+					t.Fatalf("round %d: %d statements, want %d", round, r.Statements, want)
+				}
+			}
+			// Each of alice's and bob's answers holds one row of their own (RLS) of the cohort's colour.
+			for i, wantBody := range []string{"red", "blue", ""} {
+				for j, a := range r.Cohorts[i].Answers {
+					got := strings.Count(string(a.Body), `"body": "`)
+					if wantBody == "" && got != 0 || wantBody != "" && (got != 1 || !strings.Contains(string(a.Body), `"body": "`+wantBody+`"`)) {
+						t.Fatalf("cohort %d session %d: %s", i, j, a.Body)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestHubRefreshesOneDocumentsCohortsTogether subscribes users to one document, each with variables of their own
+// (a cohort each): a poll refreshes them together, one statement for all, and each still receives only what its
+// claims and variables select.
+func TestHubRefreshesOneDocumentsCohortsTogether(t *testing.T) {
+	d := newDB(t)
+	h := New(Options{Engine: resolve.NewEngine(resolve.Options{StatementMode: resolve.StatementsUnnamed}), Pool: d.pool,
+		PollInterval: 50 * time.Millisecond})
+	t.Cleanup(h.Close)
+	const users = 20
+	const query = `subscription($body: String) { noteCollection(filter: {body: {like: $body}}) { edges { node { body } } } }`
+	recs := make([]*recorder, users)
+	ids := make([]uuid.UUID, users)
+	for i := range users {
+		ids[i], recs[i] = uuid.New(), &recorder{}
+		vars := json.RawMessage(fmt.Sprintf(`{"body": "note %d.%%"}`, i))
+		if _, err := h.Subscribe(userSession(ids[i]), resolve.Request{Query: query, Variables: vars}, recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range recs {
+		r.waitAnswer(t, 10*time.Second, `"edges": []`)
+	}
+	before := h.Stats()
+	for i := range users {
+		// Each user's own note, and one for the next user's variables that only the next user's claims could see.
+		d.exec(t, `insert into note (owner, body) values ($1, $2), ($1, $3)`, ids[i], fmt.Sprintf("note %d.mine", i), fmt.Sprintf("note %d.theirs", (i+1)%users))
+	}
+	for i, r := range recs {
+		r.waitAnswer(t, 10*time.Second, fmt.Sprintf(`"note %d.mine"`, i))
+	}
+	time.Sleep(200 * time.Millisecond)
+	after := h.Stats()
+	for i, r := range recs {
+		got, _ := r.last()
+		if strings.Count(got, `"body"`) != 1 {
+			t.Fatalf("user %d: %s", i, got)
+		}
+	}
+	refreshes, statements, evaluations := after.Refreshes-before.Refreshes, after.Statements-before.Statements, after.Evaluations-before.Evaluations
+	if refreshes == 0 || statements != refreshes || evaluations < 2*refreshes {
+		t.Fatalf("%d refreshes, %d statements, %d evaluations: the cohorts were not refreshed together", refreshes, statements, evaluations)
 	}
 }

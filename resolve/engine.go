@@ -86,8 +86,20 @@ var ErrUnavailable = errors.New("database unavailable")
 var ErrInternal = errors.New("internal failure")
 
 // schemaLoadTimeout bounds the loading of a role's schema (the catalog query runs with no statement timeout
-// of its own): a server that does not answer fails the request instead of holding it.
+// of its own) when requests have no statement timeout: a server that does not answer fails the request
+// instead of holding it.
 const schemaLoadTimeout = 30 * time.Second
+
+// schemaLoadBudget is how long a request waits for its role's schema to load: what a request may take (the
+// statement timeout and AnswerGrace), since the role's own timeout is not known before its schema is. A
+// frozen server then fails the request as soon as a statement of it would have (a replica that stops while a
+// change is being loaded held requests for schemaLoadTimeout before).
+func (e *Engine) schemaLoadBudget() time.Duration {
+	if e.opts.StatementTimeout <= 0 {
+		return schemaLoadTimeout
+	}
+	return min(e.opts.StatementTimeout+e.opts.AnswerGrace, schemaLoadTimeout)
+}
 
 // Engine resolves requests. It caches the generated schema per (schema generation, role, search_path) and
 // each compiled request per (schema, document, operation, variables); it is safe for concurrent use.
@@ -206,13 +218,13 @@ func (e *Engine) ExecuteAs(ctx context.Context, conn *pgx.Conn, s Session, req R
 }
 
 // Answer is ExecuteAs for a server, which answers failures in a shape and status of its own. When the database
-// went away or did not answer within the request's budget (its statement timeout plus AnswerGrace, the schema
-// load schemaLoadTimeout; sooner when WithDeadline set a deadline), it returns an error wrapping ErrUnavailable and no body, and leaves conn closed; for
+// went away or did not answer within the request's budget (its statement timeout plus AnswerGrace, and as
+// much for loading the role's schema; sooner when WithDeadline set a deadline), it returns an error wrapping ErrUnavailable and no body, and leaves conn closed; for
 // a failure that is neither the client's nor an outage, an error wrapping ErrInternal and no body. Otherwise
 // the body is the GraphQL answer, errors the client caused (Postgres' messages among them) included.
 func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Request) ([]byte, error) {
 	rs, err := e.schemas.Get(ctx, s.Role, s.SearchPath, func(ctx context.Context) (*roleSchema, error) {
-		ctx, cancel := withBudget(ctx, schemaLoadTimeout)
+		ctx, cancel := withBudget(ctx, e.schemaLoadBudget())
 		defer cancel()
 		rs, err := e.loadAs(ctx, conn, s)
 		if err != nil && unavailable(conn, err) {

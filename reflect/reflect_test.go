@@ -238,7 +238,7 @@ func TestUpdateEqualsAFullRead(t *testing.T) {
 		create table quote (id int primary key, book_id int references book (id));`)
 	read := func() *Shared {
 		t.Helper()
-		s, err := Parse(docOf(t, conn, nil))
+		s, err := Parse(docOf(t, conn, nil, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +274,7 @@ func TestUpdateEqualsAFullRead(t *testing.T) {
 	if err := conn.QueryRow(ctx, PrivilegesQuery).Scan(&privileges); err != nil {
 		t.Fatal(err)
 	}
-	updated, err := before.Update(docOf(t, conn, changedText), changed)
+	updated, err := before.Update(docOf(t, conn, changedText, before.TypeOIDs()), changed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,10 +291,11 @@ func TestUpdateEqualsAFullRead(t *testing.T) {
 	}
 }
 
-func docOf(t *testing.T, conn *pgx.Conn, relations []string) []byte {
+// docOf runs the catalog query for relations and types (nil: all relations; no types but theirs).
+func docOf(t *testing.T, conn *pgx.Conn, relations []string, types []uint32) []byte {
 	t.Helper()
 	var doc []byte
-	if err := conn.QueryRow(context.Background(), CatalogQuery, nil, relations).Scan(&doc); err != nil {
+	if err := conn.QueryRow(context.Background(), CatalogQuery, nil, relations, types).Scan(&doc); err != nil {
 		t.Fatal(err)
 	}
 	return doc

@@ -122,6 +122,7 @@ func assemble(stmts []statement, plans []*rootPlan, fieldErrors []error) *compil
 			next++
 		} else {
 			var v bytes.Buffer
+			v.Grow(jsonLen(p.value))
 			writeJSON(&v, p.value)
 			root.value = v.Bytes()
 		}

@@ -137,6 +137,9 @@ func jsonLen(v any) int {
 
 // stringLen is the length of what writeString writes for s.
 func stringLen(s string) int {
+	if plainJSON(s) {
+		return len(s) + len(`""`)
+	}
 	n := len(`""`)
 	for _, r := range s {
 		switch {
@@ -151,9 +154,25 @@ func stringLen(s string) int {
 	return n
 }
 
+// plainJSON reports whether s is written as it is between quotes: printable ASCII, no quote or backslash (names
+// and descriptions, almost always).
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // writeString escapes as Postgres' escape_json does.
 func writeString(buf *bytes.Buffer, s string) {
 	buf.WriteByte('"')
+	if plainJSON(s) {
+		buf.WriteString(s)
+		buf.WriteByte('"')
+		return
+	}
 	for _, r := range s {
 		switch r {
 		case '"':

@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	goreflect "reflect"
+	"slices"
 	"testing"
 	"time"
 

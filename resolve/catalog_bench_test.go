@@ -63,6 +63,7 @@ func BenchmarkLargeCatalog(b *testing.B) {
 					<-announced
 				}
 			}
+			changes := 0 // each change's number, which its statement may use (a new schema's name)
 			for _, c := range []struct{ name, sql string }{
 				// a comment on a table: that relation is read again
 				{"after-table-comment", fmt.Sprintf("comment on table t_%d is 'changed %%d'", tables/2)},
@@ -84,11 +85,10 @@ func BenchmarkLargeCatalog(b *testing.B) {
 				// measure times ask, the first request(s) after each change
 				measure := func(b *testing.B, ask func()) {
 					warm()
-					i := 0
 					for b.Loop() {
 						b.StopTimer()
-						change(strings.ReplaceAll(c.sql, "%d", strconv.Itoa(i)))
-						i++
+						change(strings.ReplaceAll(c.sql, "%d", strconv.Itoa(changes)))
+						changes++
 						b.StartTimer()
 						ask()
 					}

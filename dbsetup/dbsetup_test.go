@@ -351,6 +351,8 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		{`alter table public.widget add column mood public.widget_mood[]`, relations},
 		{`alter type public.widget_mood add value 'meh'`, relations},
 		{`comment on type public.widget_mood is 'how a widget feels'`, relations},
+		// what ALTER TABLE drops stands for its table
+		{`alter table public.widget drop column name`, relations},
 		// policies and triggers: nothing the catalog model holds
 		{`create policy widget_all on public.widget using (true)`, " relations "},
 		{`drop policy widget_all on public.widget`, " relations "},

@@ -90,6 +90,16 @@ begin
       join pg_catalog.pg_class r on r.oid = a.attrelid and r.relkind in ('r', 'v', 'm', 'f', 'p');
     relations := relations || type_users;
     others := others or coalesce(type_users_partitioned, false);
+  elsif tg_tag = 'ALTER TABLE' then
+    -- what ALTER TABLE dropped (a column, its default, index or sequence, a constraint): the announcement at
+    -- ddl_command_end lists the table
+    select array_agg(distinct o.objid) filter (where o.object_type = 'table column'),
+           bool_or(o.object_type not in ('table column', 'default value', 'table constraint', 'index', 'sequence',
+                                         'trigger')
+                   or coalesce(r.relkind = 'p' or r.relispartition, false))
+      into relations, others
+      from pg_catalog.pg_event_trigger_dropped_objects() o
+      left join pg_catalog.pg_class r on o.object_type = 'table column' and r.oid = o.objid;
   elsif tg_tag in ('DROP TYPE', 'DROP DOMAIN', 'DROP POLICY', 'DROP TRIGGER') then
     -- the type, policy or trigger alone; a column dropped with a type (CASCADE) is another change
     select bool_or(o.object_type not in ('type', 'composite type', 'domain constraint', 'policy', 'trigger'))

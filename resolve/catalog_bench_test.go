@@ -143,6 +143,8 @@ func BenchmarkLargeCatalog(b *testing.B) {
 				// reported after the loop, which resets what was reported before it
 				b.ReportMetric(float64(firstTook.Milliseconds()), "ms-first")
 				b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "MB-retained")
+				// what writing the first answer allocated, most of it garbage at once (its tree, its buffer)
+				b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/(1<<20), "MB-allocated-first")
 				b.ReportMetric(float64(len(first))/(1<<20), "MB-answer")
 			})
 		})

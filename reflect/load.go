@@ -5,12 +5,14 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // CatalogQuery is the catalog query, for callers that send it in a batch of their own; Parse reads its result.
@@ -36,34 +38,60 @@ var PrivilegesQuery string
 // Querier is what Load needs: a connection, a pool or a transaction.
 type Querier interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // Load runs the catalog and privileges queries on q, as q's current role and search_path, and builds the model.
-// They run in a transaction of their own (a savepoint in q's), rolled back: CatalogSettings leave nothing behind.
+// They run in a transaction of their own, or a savepoint in q's, rolled back: CatalogSettings leave nothing
+// behind.
 func Load(ctx context.Context, q Querier) (*Catalog, error) {
-	tx, err := q.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("begin the catalog read: %w", err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // only read; nothing to keep
 	var doc, role, privileges string
-	if _, err := tx.Exec(ctx, CatalogSettings); err != nil {
-		return nil, fmt.Errorf("catalog settings: %w", err)
-	}
-	if err := tx.QueryRow(ctx, CatalogQuery, nil, nil, nil).Scan(&doc); err != nil {
-		return nil, fmt.Errorf("catalog query: %w", err)
-	}
-	if err := tx.QueryRow(ctx, "select current_user::text").Scan(&role); err != nil {
-		return nil, fmt.Errorf("current role: %w", err)
-	}
-	if err := tx.QueryRow(ctx, PrivilegesQuery).Scan(&privileges); err != nil {
-		return nil, fmt.Errorf("privileges query: %w", err)
+	err := readRolledBack(ctx, q, func(q Querier) error {
+		if _, err := q.Exec(ctx, CatalogSettings); err != nil {
+			return fmt.Errorf("catalog settings: %w", err)
+		}
+		if err := q.QueryRow(ctx, CatalogQuery, nil, nil, nil).Scan(&doc); err != nil {
+			return fmt.Errorf("catalog query: %w", err)
+		}
+		if err := q.QueryRow(ctx, "select current_user::text").Scan(&role); err != nil {
+			return fmt.Errorf("current role: %w", err)
+		}
+		if err := q.QueryRow(ctx, PrivilegesQuery).Scan(&privileges); err != nil {
+			return fmt.Errorf("privileges query: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	shared, err := Parse([]byte(doc))
 	if err != nil {
 		return nil, err
 	}
 	return shared.ForRole(role, []byte(privileges))
+}
+
+// readRolledBack runs read in a transaction rolled back after it: q's own, or a savepoint when q is a
+// transaction or a connection inside one (pgx begins a savepoint for a transaction, but a connection's Begin
+// would send BEGIN into the caller's transaction, and its rollback end that).
+func readRolledBack(ctx context.Context, q Querier, read func(Querier) error) error {
+	if conn, ok := q.(*pgx.Conn); ok && conn.PgConn().TxStatus() != 'I' {
+		const savepoint = "pgreflect_catalog_read"
+		if _, err := conn.Exec(ctx, "savepoint "+savepoint); err != nil {
+			return fmt.Errorf("begin the catalog read: %w", err)
+		}
+		err := read(conn)
+		_, rollback := conn.Exec(context.WithoutCancel(ctx), "rollback to savepoint "+savepoint)
+		_, release := conn.Exec(context.WithoutCancel(ctx), "release savepoint "+savepoint)
+		return errors.Join(err, rollback, release)
+	}
+	tx, err := q.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin the catalog read: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // only read; nothing to keep
+	return read(tx)
 }
 
 // Shared is a catalog read once for every role of a search_path: what the catalog query answered, before any

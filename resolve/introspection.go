@@ -37,6 +37,8 @@ type introspector struct {
 	// shapes memoises collect: a selection's sub-selections are the same on every object it is resolved for,
 	// and the standard introspection query resolves the same few selections thousands of times.
 	shapes map[introSubKey]*introShape
+	// refs memoises typeValue, by selection and type reference (in SDL form)
+	refs map[introRefKey]*introFields
 	// mutation and subscription are the root types when introspection shows them (they have a visible field),
 	// else nil.
 	mutation, subscription *gqlschema.Type
@@ -47,8 +49,13 @@ type introSubKey struct {
 	typeName string
 }
 
+type introRefKey struct {
+	sel *selection
+	ref string
+}
+
 func newIntrospector(r *request) *introspector {
-	in := &introspector{r: r, shapes: map[introSubKey]*introShape{}}
+	in := &introspector{r: r, shapes: map[introSubKey]*introShape{}, refs: map[introRefKey]*introFields{}}
 	if m := r.schema.Mutation; m != nil && !m.Hidden && len(in.fields(m)) > 0 {
 		in.mutation = m
 	}
@@ -270,11 +277,22 @@ func (in *introspector) typeValue(sel *selection, ref *gqlschema.TypeRef) (any, 
 	if ref.Kind == "" && in.named(ref.Name) == nil {
 		return nil, nil
 	}
+	// The same reference under the same selection answers the same: the thousands of fields of type String!
+	// share one object (the answer is written from a tree that is never changed).
+	key := introRefKey{sel, ref.String()}
+	if v, ok := in.refs[key]; ok {
+		return v, nil
+	}
 	shape, err := in.collect(sel, "__Type")
 	if err != nil {
 		return nil, err
 	}
-	return introObject(shape, errUnknownTypeField, func(s *selection) (any, bool, error) { return in.typeField(s, ref) })
+	v, err := introObject(shape, errUnknownTypeField, func(s *selection) (any, bool, error) { return in.typeField(s, ref) })
+	if err != nil {
+		return nil, err
+	}
+	in.refs[key] = v
+	return v, nil
 }
 
 // typeField answers one field of __Type for ref, which typeList and typeValue have checked is shown.

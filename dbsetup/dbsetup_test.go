@@ -346,7 +346,21 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		{`create function public.widget_label(w public.widget) returns text language sql as 'select w.name'`, " relations "},
 		{`drop function public.widget_label(public.widget)`, " relations "},
 		{`comment on schema public is 'the public schema'`, " relations "},
-		{`create type public.widget_mood as enum ('ok')`, ""},
+		// a type: the types read before are read again, and the relations whose columns use it
+		{`create type public.widget_mood as enum ('ok')`, " relations "},
+		{`alter table public.widget add column mood public.widget_mood[]`, relations},
+		{`alter type public.widget_mood add value 'meh'`, relations},
+		{`comment on type public.widget_mood is 'how a widget feels'`, relations},
+		// what ALTER TABLE drops stands for its table
+		{`alter table public.widget drop column name`, relations},
+		// policies and triggers: nothing the catalog model holds
+		{`create policy widget_all on public.widget using (true)`, " relations "},
+		{`drop policy widget_all on public.widget`, " relations "},
+		{`create trigger widget_same before update on public.widget for each row execute function suppress_redundant_updates_trigger()`, " relations "},
+		{`drop trigger widget_same on public.widget`, " relations "},
+		// any other change: everything is read again
+		{`create schema widget_extras`, ""},
+		{`drop type public.widget_mood cascade`, ""},
 		{`drop table public.widget`, relations},
 	} {
 		stmt := c.stmt

@@ -5,20 +5,30 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // CatalogQuery is the catalog query, for callers that send it in a batch of their own; Parse reads its result.
-// Its parameters are the schemas to read ([]string, a search path; nil for the session's current_schemas(false))
-// and the relations to read (oids; nil for all, see Shared.Update). Its answer depends on no role: every role
-// shares it.
+// Its parameters are the schemas to read ([]string, a search path; nil for the session's current_schemas(false)),
+// the relations to read (oids; nil for all) and the types to read whatever uses them (oids; nil for none): see
+// Shared.Update. Its answer depends on no role: every role shares it. Run it after CatalogSettings, in the same
+// transaction.
 //
 //go:embed catalog.sql
 var CatalogQuery string
+
+// CatalogSettings is what the catalog query runs best with, local to its transaction. JIT off: a large catalog
+// costs its plan above jit_above_cost, and compiling took longer than the query itself (2 s of 4 s at 5,000
+// tables). work_mem of 64 MB: at 5,000 tables the columns' JSON (8 MB) is sorted and hashed on disk with the
+// default 4 MB.
+const CatalogSettings = "select set_config('jit', 'off', true), set_config('work_mem', '64MB', true)"
 
 // PrivilegesQuery says what the current role may see and do of the catalog; Shared.ForRole reads its result.
 //
@@ -27,26 +37,61 @@ var PrivilegesQuery string
 
 // Querier is what Load needs: a connection, a pool or a transaction.
 type Querier interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // Load runs the catalog and privileges queries on q, as q's current role and search_path, and builds the model.
+// They run in a transaction of their own, or a savepoint in q's, rolled back: CatalogSettings leave nothing
+// behind.
 func Load(ctx context.Context, q Querier) (*Catalog, error) {
 	var doc, role, privileges string
-	if err := q.QueryRow(ctx, CatalogQuery, nil, nil).Scan(&doc); err != nil {
-		return nil, fmt.Errorf("catalog query: %w", err)
-	}
-	if err := q.QueryRow(ctx, "select current_user::text").Scan(&role); err != nil {
-		return nil, fmt.Errorf("current role: %w", err)
-	}
-	if err := q.QueryRow(ctx, PrivilegesQuery).Scan(&privileges); err != nil {
-		return nil, fmt.Errorf("privileges query: %w", err)
+	err := readRolledBack(ctx, q, func(q Querier) error {
+		if _, err := q.Exec(ctx, CatalogSettings); err != nil {
+			return fmt.Errorf("catalog settings: %w", err)
+		}
+		if err := q.QueryRow(ctx, CatalogQuery, nil, nil, nil).Scan(&doc); err != nil {
+			return fmt.Errorf("catalog query: %w", err)
+		}
+		if err := q.QueryRow(ctx, "select current_user::text").Scan(&role); err != nil {
+			return fmt.Errorf("current role: %w", err)
+		}
+		if err := q.QueryRow(ctx, PrivilegesQuery).Scan(&privileges); err != nil {
+			return fmt.Errorf("privileges query: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	shared, err := Parse([]byte(doc))
 	if err != nil {
 		return nil, err
 	}
 	return shared.ForRole(role, []byte(privileges))
+}
+
+// readRolledBack runs read in a transaction rolled back after it: q's own, or a savepoint when q is a
+// transaction or a connection inside one (pgx begins a savepoint for a transaction, but a connection's Begin
+// would send BEGIN into the caller's transaction, and its rollback end that).
+func readRolledBack(ctx context.Context, q Querier, read func(Querier) error) error {
+	if conn, ok := q.(*pgx.Conn); ok && conn.PgConn().TxStatus() != 'I' {
+		const savepoint = "pgreflect_catalog_read"
+		if _, err := conn.Exec(ctx, "savepoint "+savepoint); err != nil {
+			return fmt.Errorf("begin the catalog read: %w", err)
+		}
+		err := read(conn)
+		_, rollback := conn.Exec(context.WithoutCancel(ctx), "rollback to savepoint "+savepoint)
+		_, release := conn.Exec(context.WithoutCancel(ctx), "release savepoint "+savepoint)
+		return errors.Join(err, rollback, release)
+	}
+	tx, err := q.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin the catalog read: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // only read; nothing to keep
+	return read(tx)
 }
 
 // Shared is a catalog read once for every role of a search_path: what the catalog query answered, before any
@@ -124,10 +169,9 @@ type rawType struct {
 }
 
 // Update returns the catalog with some relations read again: doc is the catalog query's answer for those
-// relations only (its second parameter), which replaces what s holds of them (a relation doc lacks was dropped,
-// or left the search path) and of the foreign keys that touch them. The schemas and functions, which the
-// query reads whole whatever the relations, are doc's; the types are s's and doc's, doc's first (a type no
-// longer used stays, unseen). s is not changed.
+// relations and for s's types (TypeOIDs), which replaces what s holds of them (a relation doc lacks was dropped,
+// or left the search path) and of the foreign keys that touch them. The schemas, functions and types, which the
+// query reads whole or as s had them, are doc's, less the types nothing uses any more. s is not changed.
 func (s *Shared) Update(doc []byte, relations []uint32) (*Shared, error) {
 	part, err := Parse(doc)
 	if err != nil {
@@ -148,20 +192,73 @@ func (s *Shared) Update(doc []byte, relations []uint32) (*Shared, error) {
 			out.raw.ForeignKeys = append(out.raw.ForeignKeys, fk)
 		}
 	}
-	read := make(map[uint32]bool, len(part.raw.Types))
-	for _, t := range part.raw.Types {
-		read[t.OID] = true
-	}
-	for _, t := range s.raw.Types {
-		if !read[t.OID] {
-			out.raw.Types = append(out.raw.Types, t)
-		}
-	}
 	// the catalog query's order, which the schema built from it follows
 	sortByOID(out.raw.Relations, func(r rawRelation) uint32 { return r.OID })
 	sortByOID(out.raw.ForeignKeys, func(fk rawForeignKey) uint32 { return fk.OID })
-	sortByOID(out.raw.Types, func(t rawType) uint32 { return t.OID })
+	out.raw.Types = out.raw.usedTypes()
 	return out, nil
+}
+
+// TypeOIDs are the types s holds, for the catalog query that brings s up to date (Update).
+func (s *Shared) TypeOIDs() []uint32 {
+	oids := make([]uint32, len(s.raw.Types))
+	for i, t := range s.raw.Types {
+		oids[i] = t.OID
+	}
+	return oids
+}
+
+// usedTypes are the types of c that a full read of c's relations and functions reads (catalog.sql's
+// used_types, and their elements): an update reads every type the earlier read held, some of which only a
+// relation since dropped or changed used.
+func (c *rawCatalog) usedTypes() []rawType {
+	byOID := make(map[uint32]*rawType, len(c.Types))
+	for i := range c.Types {
+		byOID[c.Types[i].OID] = &c.Types[i]
+	}
+	schemas := make(map[uint32]bool, len(c.Schemas))
+	for _, s := range c.Schemas {
+		schemas[s.OID] = true
+	}
+	columnTypes := map[uint32]bool{}
+	for _, r := range c.Relations {
+		for _, col := range r.Columns {
+			columnTypes[col.Type] = true
+		}
+	}
+	used := maps.Clone(columnTypes)
+	for oid := range columnTypes {
+		// the fields of composite-type columns, one level deep
+		if t := byOID[oid]; t != nil {
+			for _, a := range t.Attributes {
+				used[a.Type] = true
+			}
+		}
+	}
+	for _, f := range c.Functions {
+		used[f.ReturnType] = true
+		for _, oid := range f.ArgTypes {
+			used[oid] = true
+		}
+	}
+	for _, t := range c.Types {
+		if t.Kind == "e" && schemas[t.SchemaOID] {
+			used[t.OID] = true
+		}
+	}
+	elements := map[uint32]bool{}
+	for oid := range used {
+		if t := byOID[oid]; t != nil && t.Elem != 0 {
+			elements[t.Elem] = true
+		}
+	}
+	var out []rawType
+	for _, t := range c.Types {
+		if used[t.OID] || elements[t.OID] {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func sortByOID[T any](list []T, oid func(T) uint32) {

@@ -238,7 +238,7 @@ func TestUpdateEqualsAFullRead(t *testing.T) {
 		create table quote (id int primary key, book_id int references book (id));`)
 	read := func() *Shared {
 		t.Helper()
-		s, err := Parse(docOf(t, conn, nil))
+		s, err := Parse(docOf(t, conn, nil, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +274,7 @@ func TestUpdateEqualsAFullRead(t *testing.T) {
 	if err := conn.QueryRow(ctx, PrivilegesQuery).Scan(&privileges); err != nil {
 		t.Fatal(err)
 	}
-	updated, err := before.Update(docOf(t, conn, changedText), changed)
+	updated, err := before.Update(docOf(t, conn, changedText, before.TypeOIDs()), changed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,10 +291,11 @@ func TestUpdateEqualsAFullRead(t *testing.T) {
 	}
 }
 
-func docOf(t *testing.T, conn *pgx.Conn, relations []string) []byte {
+// docOf runs the catalog query for relations and types (nil: all relations; no types but theirs).
+func docOf(t *testing.T, conn *pgx.Conn, relations []string, types []uint32) []byte {
 	t.Helper()
 	var doc []byte
-	if err := conn.QueryRow(context.Background(), CatalogQuery, nil, relations).Scan(&doc); err != nil {
+	if err := conn.QueryRow(context.Background(), CatalogQuery, nil, relations, types).Scan(&doc); err != nil {
 		t.Fatal(err)
 	}
 	return doc
@@ -315,4 +316,36 @@ func describe(c *Catalog) string {
 	}
 	fmt.Fprintf(&b, "%d functions, %d types\n", len(c.Functions), len(c.Types))
 	return b.String()
+}
+
+// Load on a connection inside the caller's transaction, or on the transaction, reads in a savepoint: the
+// caller's uncommitted rows and its own settings are there after it (CatalogSettings are not).
+func TestLoadInsideATransactionLeavesIt(t *testing.T) {
+	ctx := context.Background()
+	conn := connect(t, `create table t (id int primary key)`)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `insert into t values (1); set local jit = on; set local work_mem = '5MB'`); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []Querier{tx.Conn(), tx} {
+		cat, err := Load(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cat.Relations) != 1 {
+			t.Fatalf("relations = %d, want t", len(cat.Relations))
+		}
+		var rows int
+		var jit, workMem string
+		if err := tx.QueryRow(ctx, `select (select count(*) from t), current_setting('jit'), current_setting('work_mem')`).Scan(&rows, &jit, &workMem); err != nil {
+			t.Fatalf("the caller's transaction after Load: %v", err)
+		}
+		if rows != 1 || jit != "on" || workMem != "5MB" {
+			t.Errorf("after Load on %T: %d rows, jit %s, work_mem %s; want 1, on, 5MB", q, rows, jit, workMem)
+		}
+	}
 }

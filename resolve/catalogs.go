@@ -31,8 +31,9 @@ func newCatalogReads() *catalogReads {
 }
 
 // get returns the catalog of searchPath for this schema generation; read runs the catalog query for the given
-// relations (nil: all of them; empty: none, and the functions, types and schemas that every read reads).
-func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(ctx context.Context, relations []uint32) ([]byte, error)) (*reflect.Shared, error) {
+// relations (nil: all of them; empty: none, and the functions, types and schemas that every read reads) and
+// types (nil: none but those the relations and functions use).
+func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(ctx context.Context, relations, types []uint32) ([]byte, error)) (*reflect.Shared, error) {
 	return c.cache.Get(ctx, "", searchPath, func(ctx context.Context) (*reflect.Shared, error) {
 		key := strings.Join(searchPath, ",")
 		c.mu.Lock()
@@ -47,7 +48,7 @@ func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(c
 
 		var shared *reflect.Shared
 		if base != nil && partly {
-			doc, err := read(ctx, relations)
+			doc, err := read(ctx, relations, base.TypeOIDs())
 			if err != nil {
 				return nil, err
 			}
@@ -55,7 +56,7 @@ func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(c
 				return nil, err
 			}
 		} else {
-			doc, err := read(ctx, nil)
+			doc, err := read(ctx, nil, nil)
 			if err != nil {
 				return nil, err
 			}

@@ -118,7 +118,7 @@ func TestGrantReloadsPrivilegesOnly(t *testing.T) {
 			t.Errorf("%s: a GRANT re-read the catalog: %s", role, got)
 		}
 	}
-	if _, err := d.conn.Exec(t.Context(), `create type mood as enum ('happy')`); err != nil { // not of relations only
+	if _, err := d.conn.Exec(t.Context(), `create schema extras`); err != nil { // not of relations only
 		t.Fatal(err)
 	}
 	eventually("anon reads late after a DDL", func() bool { return d.as("anon", nil, late, "") == `{"data": {"lateCollection": {"edges": []}}}` })
@@ -186,6 +186,6 @@ func TestRelationChangesReloadThoseRelationsOnly(t *testing.T) {
 		`{"data": null, "errors": [{"message": "Unknown field \"bookCollection\" on type Query"}]}`)
 	eventually("the table that stays", `{ authorCollection { edges { node { id } } } }`,
 		`{"data": {"authorCollection": {"edges": [{"node": {"id": 1}}]}}}`)
-	run(`create type mood as enum ('happy')`) // not a relation: everything is read again
+	run(`create schema extras`) // not of relations, types, functions: everything is read again
 	eventually("a full re-read", hidden, `{"data": {"otherCollection": {"edges": []}}}`)
 }

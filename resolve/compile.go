@@ -39,6 +39,8 @@ type compiledRoot struct {
 	key    []byte // the key rendered as a JSON string, with ": " after it
 	result int    // index into the statements' results, or -1 for value
 	value  []byte
+	// tree is the value before it is written, for a request without statements (respondTrees)
+	tree any
 }
 
 // compile turns a request into statements and the recipe of its response.
@@ -117,11 +119,15 @@ func assemble(stmts []statement, plans []*rootPlan, fieldErrors []error) *compil
 		writeString(&key, p.key)
 		key.WriteString(": ")
 		root := compiledRoot{name: p.key, key: key.Bytes(), result: -1}
-		if p.sql != nil {
+		switch {
+		case p.sql != nil:
 			root.result = next
 			next++
-		} else {
+		case len(stmts) == 0:
+			root.tree = p.value
+		default:
 			var v bytes.Buffer
+			v.Grow(jsonLen(p.value))
 			writeJSON(&v, p.value)
 			root.value = v.Bytes()
 		}
@@ -139,12 +145,39 @@ func assemble(stmts []statement, plans []*rootPlan, fieldErrors []error) *compil
 		c.errors = b.Bytes()
 	}
 	if len(stmts) == 0 {
-		c.response = c.respond(nil)
+		c.response = c.respondTrees()
 		// The answer is whole: the parts it was written from would only double what a kept entry holds (an
 		// introspection answer is tens of megabytes).
 		c.roots, c.errors = nil, nil
 	}
 	return c
+}
+
+// respondTrees is respond for a request without statements, each root's value written straight into the
+// answer, which is allocated once at its size: written apart first, an introspection answer of 87 MB at 5,000
+// tables was 87 MB more to allocate and copy.
+func (c *compiled) respondTrees() []byte {
+	size := 16 + len(c.errors)
+	for _, r := range c.roots {
+		size += len(r.key) + jsonLen(r.tree)
+	}
+	var out bytes.Buffer
+	out.Grow(size)
+	out.WriteString(`{"data": {`)
+	for i, r := range c.roots {
+		if i > 0 {
+			out.WriteString(", ")
+		}
+		out.Write(r.key)
+		writeJSON(&out, r.tree)
+	}
+	out.WriteByte('}')
+	if c.errors != nil {
+		out.WriteString(`, "errors": `)
+		out.Write(c.errors)
+	}
+	out.WriteByte('}')
+	return out.Bytes()
 }
 
 // respond writes {"data": {...}, "errors": [...]} as encodeResponse would, from the statements' results.

@@ -1,9 +1,11 @@
 package resolve
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/sqlgen"
 )
 
 // Introspection (contract 1.19): __schema and __type answer from the generated type system the way pg_graphql
@@ -32,9 +34,11 @@ const introSchemaDescription = "Represents the GraphQL schema of the database"
 // introspector resolves one __schema or __type root field.
 type introspector struct {
 	r *request
-	// subs memoises collect: a selection's sub-selections are the same on every object it is resolved for,
+	// shapes memoises collect: a selection's sub-selections are the same on every object it is resolved for,
 	// and the standard introspection query resolves the same few selections thousands of times.
-	subs map[introSubKey][]*selection
+	shapes map[introSubKey]*introShape
+	// refs memoises typeValue, by selection and type reference (in SDL form)
+	refs map[introRefKey]*introFields
 	// mutation and subscription are the root types when introspection shows them (they have a visible field),
 	// else nil.
 	mutation, subscription *gqlschema.Type
@@ -45,8 +49,13 @@ type introSubKey struct {
 	typeName string
 }
 
+type introRefKey struct {
+	sel *selection
+	ref string
+}
+
 func newIntrospector(r *request) *introspector {
-	in := &introspector{r: r, subs: map[introSubKey][]*selection{}}
+	in := &introspector{r: r, shapes: map[introSubKey]*introShape{}, refs: map[introRefKey]*introFields{}}
 	if m := r.schema.Mutation; m != nil && !m.Hidden && len(in.fields(m)) > 0 {
 		in.mutation = m
 	}
@@ -59,11 +68,11 @@ func newIntrospector(r *request) *introspector {
 // resolveSchema resolves the __schema root field (the caller has checked that introspection is on).
 func (r *request) resolveSchema(sel *selection) (any, error) {
 	in := newIntrospector(r)
-	subs, err := in.collect(sel, "__Schema")
+	shape, err := in.collect(sel, "__Schema")
 	if err != nil {
 		return nil, err
 	}
-	return introObject(subs, errUnknownSchemaField, func(s *selection) (any, bool, error) {
+	return introObject(shape, errUnknownSchemaField, func(s *selection) (any, bool, error) {
 		switch s.Name {
 		case "description":
 			return introSchemaDescription, true, nil
@@ -111,12 +120,47 @@ func (r *request) resolveType(sel *selection) (any, error) {
 	return newIntrospector(r).typeValue(sel, gqlschema.Named(name))
 }
 
+// introShape is a selection's sub-selections for one meta type, with the order their keys take in the answer
+// (jsonb's), worked out once: every object of the selection has the same keys.
+type introShape struct {
+	subs []*selection
+	keys []string // in the answer's order
+	slot []int    // subs[i]'s place in keys
+}
+
+func newIntroShape(subs []*selection) *introShape {
+	sh := &introShape{subs: subs, slot: make([]int, len(subs))}
+	for _, s := range subs {
+		if !slices.Contains(sh.keys, s.Key) {
+			sh.keys = append(sh.keys, s.Key)
+		}
+	}
+	slices.SortFunc(sh.keys, func(a, b string) int {
+		if sqlgen.JSONBKeyLess(a, b) {
+			return -1
+		}
+		return 1 // keys are distinct
+	})
+	for i, s := range subs {
+		sh.slot[i] = slices.Index(sh.keys, s.Key)
+	}
+	return sh
+}
+
+// introFields is a meta object: its fields' values in the order of its keys, the answer's. writeJSON writes it
+// without what a map would cost on each of the answer's hundreds of thousands of objects at 5,000 tables (a
+// map, and a sort of its keys, each).
+type introFields struct {
+	keys   []string
+	values []any
+}
+
 // introObject builds one meta object from its selected fields. field answers one of them and reports false
 // for a field the meta type does not have, which fails the whole root field with pg_graphql's message for
 // that meta type (unknown, given the field's name).
-func introObject(subs []*selection, unknown func(field string) error, field func(s *selection) (any, bool, error)) (map[string]any, error) {
-	out := make(map[string]any, len(subs))
-	for _, s := range subs {
+func introObject(shape *introShape, unknown func(field string) error, field func(s *selection) (any, bool, error)) (*introFields, error) {
+	out := &introFields{keys: shape.keys, values: make([]any, len(shape.keys))}
+	for i, s := range shape.subs {
 		v, ok, err := field(s)
 		if err != nil {
 			return nil, err
@@ -124,7 +168,7 @@ func introObject(subs []*selection, unknown func(field string) error, field func
 		if !ok {
 			return nil, unknown(s.Name)
 		}
-		out[s.Key] = v
+		out.values[shape.slot[i]] = v
 	}
 	return out, nil
 }
@@ -132,13 +176,13 @@ func introObject(subs []*selection, unknown func(field string) error, field func
 // introList resolves sel as a list of meta objects of the named meta type, one per item.
 func introList[T any](in *introspector, sel *selection, typeName string, unknown func(field string) error, items []T,
 	field func(s *selection, item T) (any, bool, error)) (any, error) {
-	subs, err := in.collect(sel, typeName)
+	shape, err := in.collect(sel, typeName)
 	if err != nil {
 		return nil, err
 	}
 	list := make([]any, 0, len(items))
 	for _, item := range items {
-		obj, err := introObject(subs, unknown, func(s *selection) (any, bool, error) { return field(s, item) })
+		obj, err := introObject(shape, unknown, func(s *selection) (any, bool, error) { return field(s, item) })
 		if err != nil {
 			return nil, err
 		}
@@ -148,17 +192,18 @@ func introList[T any](in *introspector, sel *selection, typeName string, unknown
 }
 
 // collect returns the sub-selections of sel for an object of the named meta type.
-func (in *introspector) collect(sel *selection, typeName string) ([]*selection, error) {
+func (in *introspector) collect(sel *selection, typeName string) (*introShape, error) {
 	key := introSubKey{sel, typeName}
-	if subs, ok := in.subs[key]; ok {
-		return subs, nil
+	if shape, ok := in.shapes[key]; ok {
+		return shape, nil
 	}
 	subs, err := in.r.children(sel, typeName)
 	if err != nil {
 		return nil, err
 	}
-	in.subs[key] = subs
-	return subs, nil
+	shape := newIntroShape(subs)
+	in.shapes[key] = shape
+	return shape, nil
 }
 
 // named returns the type introspection shows under that name, or nil when there is none or it is hidden.
@@ -232,11 +277,22 @@ func (in *introspector) typeValue(sel *selection, ref *gqlschema.TypeRef) (any, 
 	if ref.Kind == "" && in.named(ref.Name) == nil {
 		return nil, nil
 	}
-	subs, err := in.collect(sel, "__Type")
+	// The same reference under the same selection answers the same: the thousands of fields of type String!
+	// share one object (the answer is written from a tree that is never changed).
+	key := introRefKey{sel, ref.String()}
+	if v, ok := in.refs[key]; ok {
+		return v, nil
+	}
+	shape, err := in.collect(sel, "__Type")
 	if err != nil {
 		return nil, err
 	}
-	return introObject(subs, errUnknownTypeField, func(s *selection) (any, bool, error) { return in.typeField(s, ref) })
+	v, err := introObject(shape, errUnknownTypeField, func(s *selection) (any, bool, error) { return in.typeField(s, ref) })
+	if err != nil {
+		return nil, err
+	}
+	in.refs[key] = v
+	return v, nil
 }
 
 // typeField answers one field of __Type for ref, which typeList and typeValue have checked is shown.

@@ -71,13 +71,14 @@ func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSc
 	if err != nil {
 		return nil, err
 	}
-	shared, err := e.catalogs.get(ctx, s.SearchPath, func(ctx context.Context, relations []uint32) ([]byte, error) {
+	shared, err := e.catalogs.get(ctx, s.SearchPath, func(ctx context.Context, relations, types []uint32) ([]byte, error) {
 		results, err := runPipeline(ctx, conn, e.opts.StatementMode, s.Role, []statement{prelude,
-			{sql: reflect.CatalogQuery, args: []any{schemaList(s.SearchPath), oidList(relations)}}})
+			{sql: reflect.CatalogSettings},
+			{sql: reflect.CatalogQuery, args: []any{schemaList(s.SearchPath), oidList(relations), oidList(types)}}})
 		if err != nil {
 			return nil, err
 		}
-		return results[1], nil
+		return results[2], nil
 	})
 	if err != nil {
 		return nil, err
@@ -114,7 +115,7 @@ func schemaList(searchPath []string) any {
 	return list
 }
 
-// oidList is the catalog query's parameter for relations: their oids, or NULL (all).
+// oidList is a catalog query's parameter of oids (relations, types), or NULL for nil.
 func oidList(oids []uint32) any {
 	if oids == nil {
 		return nil

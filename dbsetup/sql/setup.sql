@@ -25,8 +25,10 @@ create sequence if not exists pgreflect.schema_version as bigint;
 -- The announcement is the new version, then what changed when a server can reload less than everything
 -- (reflect.Watch reads it): " privileges" after GRANT, REVOKE and ALTER DEFAULT PRIVILEGES, which change what
 -- roles may do and not the catalog; " relations <oid>,<oid>..." when only tables, views and their columns,
--- indexes and owned sequences changed, or functions, or a schema's comment (the list may be empty: a server
--- re-reads those relations only, and functions and schemas whole); nothing more otherwise.
+-- indexes and owned sequences changed, or functions, or a schema's comment, or types (with the relations whose
+-- columns use them), or policies and triggers, which the catalog model does not hold (the list may be empty: a
+-- server re-reads those relations only, the types it read before, and functions and schemas whole); nothing
+-- more otherwise.
 create or replace function pgreflect.bump_schema_version()
   returns event_trigger
   language plpgsql
@@ -37,31 +39,72 @@ declare
   what text := '';
   relations oid[];
   others boolean;
+  type_users oid[];
+  type_users_partitioned boolean;
 begin
   if tg_tag in ('GRANT', 'REVOKE', 'ALTER DEFAULT PRIVILEGES') then
     what := ' privileges';
   elsif tg_event = 'ddl_command_end' then
-    if tg_tag in ('DROP TABLE', 'DROP VIEW', 'DROP MATERIALIZED VIEW', 'DROP FOREIGN TABLE', 'DROP FUNCTION') then
+    if tg_tag in ('DROP TABLE', 'DROP VIEW', 'DROP MATERIALIZED VIEW', 'DROP FOREIGN TABLE', 'DROP FUNCTION',
+                  'DROP TYPE', 'DROP DOMAIN', 'DROP POLICY', 'DROP TRIGGER') then
       return; -- announced by sql_drop, which lists what was dropped
     end if;
     -- An index or an owned sequence stands for its table. Partitioned tables and partitions are never listed:
     -- a change of one shows or hides others.
-    select array_agg(distinct coalesce(i.indrelid, d.refobjid, c.objid))
-             filter (where c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass),
-           bool_or(not (c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-                        and c.object_type in ('table', 'table column', 'view', 'materialized view', 'foreign table',
-                                              'index', 'sequence')
+    select array_agg(distinct coalesce(i.indrelid, d.refobjid, con.conrelid, c.objid))
+             filter (where c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass and c.object_type <> 'composite type'
+                        or con.oid is not null),
+           bool_or(not ((c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+                         and c.object_type in ('table', 'table column', 'view', 'materialized view', 'foreign table',
+                                               'index', 'sequence')
+                         -- a table's constraint (a comment on a foreign key) stands for its table
+                         or con.oid is not null)
                         and not coalesce(r.relkind = 'p' or r.relispartition, false)
                         -- the catalog read reads functions and schemas whole every time: no relation to list
                         or c.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass and c.object_type = 'function'
-                        or c.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass and tg_tag = 'COMMENT'))
+                        or c.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass and tg_tag = 'COMMENT'
+                        -- types the read had are read again every time; their users are listed below
+                        or c.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
+                        or c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass and c.object_type = 'composite type'
+                        -- not in the catalog model
+                        or c.classid in ('pg_catalog.pg_policy'::pg_catalog.regclass,
+                                         'pg_catalog.pg_trigger'::pg_catalog.regclass)))
       into relations, others
       from pg_catalog.pg_event_trigger_ddl_commands() c
       left join pg_catalog.pg_index i on i.indexrelid = c.objid
       left join pg_catalog.pg_depend d
         on c.object_type = 'sequence' and d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
        and d.objid = c.objid and d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass and d.deptype in ('a', 'i')
-      left join pg_catalog.pg_class r on r.oid = coalesce(i.indrelid, d.refobjid, c.objid);
+      left join pg_catalog.pg_constraint con
+        on c.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass and con.oid = c.objid and con.conrelid <> 0
+      left join pg_catalog.pg_class r on r.oid = coalesce(i.indrelid, d.refobjid, con.conrelid, c.objid);
+    -- A column's description names its type (format_type): the relations with a column of a changed type, or
+    -- of its array, are read again. (pg_attribute has no index on the type: one scan, on type DDL only.)
+    select array_agg(distinct a.attrelid), bool_or(r.relkind = 'p' or r.relispartition)
+      into type_users, type_users_partitioned
+      from pg_catalog.pg_event_trigger_ddl_commands() c
+      join pg_catalog.pg_type t
+        on c.classid = 'pg_catalog.pg_type'::pg_catalog.regclass and t.oid = c.objid
+        or c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass and c.object_type = 'composite type' and t.typrelid = c.objid
+      join pg_catalog.pg_attribute a on a.atttypid in (t.oid, t.typarray) and a.attnum > 0 and not a.attisdropped
+      join pg_catalog.pg_class r on r.oid = a.attrelid and r.relkind in ('r', 'v', 'm', 'f', 'p');
+    relations := relations || type_users;
+    others := others or coalesce(type_users_partitioned, false);
+  elsif tg_tag = 'ALTER TABLE' then
+    -- what ALTER TABLE dropped (a column, its default, index or sequence, a constraint): the announcement at
+    -- ddl_command_end lists the table
+    select array_agg(distinct o.objid) filter (where o.object_type = 'table column'),
+           bool_or(o.object_type not in ('table column', 'default value', 'table constraint', 'index', 'sequence',
+                                         'trigger')
+                   or coalesce(r.relkind = 'p' or r.relispartition, false))
+      into relations, others
+      from pg_catalog.pg_event_trigger_dropped_objects() o
+      left join pg_catalog.pg_class r on o.object_type = 'table column' and r.oid = o.objid;
+  elsif tg_tag in ('DROP TYPE', 'DROP DOMAIN', 'DROP POLICY', 'DROP TRIGGER') then
+    -- the type, policy or trigger alone; a column dropped with a type (CASCADE) is another change
+    select bool_or(o.object_type not in ('type', 'composite type', 'domain constraint', 'policy', 'trigger'))
+      into others from pg_catalog.pg_event_trigger_dropped_objects() o;
+    relations := '{}';
   elsif tg_tag = 'DROP FUNCTION' then
     -- a function alone; with what CASCADE drops along (a column default, a view) it is another change
     select bool_or(o.object_type <> 'function') into others from pg_catalog.pg_event_trigger_dropped_objects() o;

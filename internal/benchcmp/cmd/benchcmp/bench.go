@@ -341,6 +341,43 @@ func (b *bench) check(ctx context.Context) error {
 		logf("check %s", line)
 		b.checks = append(b.checks, line)
 	}
+	return b.checkForgedToken(ctx)
+}
+
+// checkForgedToken sends every contender a signed-in user's read with a token signed by another secret: each
+// must refuse it. A contender that skipped verifying the JWT would still answer the same rows, and be measured
+// doing less work than the others.
+func (b *bench) checkForgedToken(ctx context.Context) error {
+	i := slices.IndexFunc(b.queries, func(q benchcmp.Query) bool { return q.As == benchcmp.AsUser && !q.Mutates })
+	if i < 0 {
+		return nil // -queries left out every read of a signed-in user
+	}
+	q := b.queries[i]
+	secret, err := auth.RandomSecret()
+	if err != nil {
+		return err
+	}
+	other, err := auth.NewKeys(secret)
+	if err != nil {
+		return err
+	}
+	forged := b.tokens
+	forged.Keys = other
+	var names []string
+	for _, s := range b.serversOf(q) {
+		req, err := s.target.Request(q, 0, forged)
+		if err != nil {
+			return err
+		}
+		body, err := s.target.Do(ctx, s.client, req)
+		if err == nil && benchcmp.RowCount(body) > 0 {
+			return fmt.Errorf("check: %s answers %s with a token signed by another secret: %.300s", s.name, q.Name, body)
+		}
+		names = append(names, s.name)
+	}
+	line := fmt.Sprintf("%s with a token signed by another secret: refused by %s", q.Name, strings.Join(names, ", "))
+	logf("check %s", line)
+	b.checks = append(b.checks, line)
 	return nil
 }
 

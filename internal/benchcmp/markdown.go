@@ -213,9 +213,10 @@ func (r *Results) writeCurves(p func(string, ...any), chartDir string) {
 		return
 	}
 	p("\n## Cost curves (issue 18)\n\n")
-	p("pgreflect beside the ceiling, one point per level, each contender measured in turn at each level after a short\n")
-	p("warm-up. Server and Postgres cores are CPU seconds per second of wall time (of %d CPUs, which the load\n", r.Machine.CPUs)
-	p("generator shares): the side that nears what the machine has left is where a curve bends.\n")
+	p("pgreflect beside the ceiling, one point per level; every point is measured in the run's rounds, the contenders taking\n")
+	p("turns (the order rotating), after a short warm-up. Server and Postgres cores are CPU seconds per second of wall\n")
+	p("time (of %d CPUs, which the load generator and other work on the machine share): where one side nears what the\n", r.Machine.CPUs)
+	p("machine has left, the curve bends.\n")
 	for _, c := range r.Curves {
 		switch c.Name {
 		case "rows":

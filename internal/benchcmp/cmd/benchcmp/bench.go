@@ -539,13 +539,18 @@ func (b *bench) driveMeasured(ctx context.Context, s *server, client *http.Clien
 // curveContenders are the contenders the cost curves compare.
 var curveContenders = []string{"pgreflect", "ceiling"}
 
-// curveWarmup is the unmeasured load before each point of a curve: enough for a new level's connections to
-// open and its statements to be prepared.
+// curveWarmup is the unmeasured load before a contender's first slot at a level of a curve: enough for the
+// level's connections to open and its statements to be prepared.
 const curveWarmup = 500 * time.Millisecond
 
+// curveLevel is one level of a curve: its requests per contender, sent from conns connections.
+type curveLevel struct {
+	level, conns int
+	reqs         map[string][]benchcmp.Request
+}
+
 // measureCurves runs issue 18's cost curves on pgreflect and the ceiling: rows per response at the run's
-// concurrency, then concurrent connections on one query. At each level the contenders take turns, the first
-// rotating, so that drift on the shared machine falls on both.
+// concurrency, then concurrent connections on one query.
 func (b *bench) measureCurves(ctx context.Context) error {
 	var servers []*server
 	for _, s := range b.servers {
@@ -556,15 +561,14 @@ func (b *bench) measureCurves(ctx context.Context) error {
 	if len(servers) == 0 {
 		return nil
 	}
-	d := b.o.curveDuration
-	rows := benchcmp.Curve{Name: "rows", Level: "rows per response", Query: "Rows", Connections: b.o.conns, Seconds: d.Seconds()}
-	for i, n := range benchcmp.CurveRowLevels {
+	var rowLevels []curveLevel
+	for _, n := range benchcmp.CurveRowLevels {
 		if n > b.o.accounts {
 			logf("rows curve: %d rows is more than the %d accounts; left out", n, b.o.accounts)
 			continue
 		}
-		for k := range servers {
-			s := servers[(k+i)%len(servers)]
+		l := curveLevel{level: n, conns: b.o.conns, reqs: map[string][]benchcmp.Request{}}
+		for _, s := range servers {
 			req, err := s.target.Request(benchcmp.RowsQuery(n), 0, b.tokens)
 			if err != nil {
 				return err
@@ -576,55 +580,96 @@ func (b *bench) measureCurves(ctx context.Context) error {
 			if got := benchcmp.RowCount(body); got != n {
 				return fmt.Errorf("rows curve: %s answers %d rows, not %d: %.300s", s.name, got, n, body)
 			}
-			pt, err := b.curvePoint(ctx, s, []benchcmp.Request{req}, b.o.conns, n, d)
-			if err != nil {
-				return err
-			}
-			rows.Points = append(rows.Points, pt)
+			l.reqs[s.name] = []benchcmp.Request{req}
 		}
+		rowLevels = append(rowLevels, l)
+	}
+	rows := benchcmp.Curve{Name: "rows", Level: "rows per response", Query: "Rows", Connections: b.o.conns,
+		Seconds: b.o.curveDuration.Seconds()}
+	if err := b.runCurve(ctx, &rows, servers, rowLevels); err != nil {
+		return err
 	}
 	b.curves = append(b.curves, rows)
 
-	i := slices.IndexFunc(b.queries, func(q benchcmp.Query) bool { return q.Name == b.o.curveQuery })
-	if i < 0 {
+	if !slices.ContainsFunc(b.queries, func(q benchcmp.Query) bool { return q.Name == b.o.curveQuery }) {
 		logf("connections curve: %s was left out by -queries; no connections curve", b.o.curveQuery)
 		return nil
 	}
-	conns := benchcmp.Curve{Name: "connections", Level: "concurrent connections", Query: b.o.curveQuery, Seconds: d.Seconds()}
-	for i, n := range benchcmp.CurveConnectionLevels {
-		for k := range servers {
-			s := servers[(k+i)%len(servers)]
-			pt, err := b.curvePoint(ctx, s, b.reqs[s.name][b.o.curveQuery], n, n, d)
-			if err != nil {
-				return err
-			}
-			conns.Points = append(conns.Points, pt)
+	var connLevels []curveLevel
+	for _, n := range benchcmp.CurveConnectionLevels {
+		l := curveLevel{level: n, conns: n, reqs: map[string][]benchcmp.Request{}}
+		for _, s := range servers {
+			l.reqs[s.name] = b.reqs[s.name][b.o.curveQuery]
 		}
+		connLevels = append(connLevels, l)
+	}
+	conns := benchcmp.Curve{Name: "connections", Level: "concurrent connections", Query: b.o.curveQuery,
+		Seconds: b.o.curveDuration.Seconds()}
+	if err := b.runCurve(ctx, &conns, servers, connLevels); err != nil {
+		return err
 	}
 	b.curves = append(b.curves, conns)
 	return nil
 }
 
-// curvePoint measures s at one level of a curve, on connections of its own (as many as the level asks).
-func (b *bench) curvePoint(ctx context.Context, s *server, reqs []benchcmp.Request, conns, level int, d time.Duration) (benchcmp.CurvePoint, error) {
-	client := benchcmp.NewClient(conns)
-	defer client.CloseIdleConnections()
-	benchcmp.Drive(ctx, client, s.target, reqs, conns, curveWarmup)
-	sample, serverCPU, pgCPU, err := b.driveMeasured(ctx, s, client, reqs, conns, d)
-	if err != nil {
-		return benchcmp.CurvePoint{}, err
+// runCurve measures every contender at every level in the run's rounds, each point's time split among them
+// and the contenders' order rotating by level and round, as the queries are measured: the other work on a
+// shared machine comes and goes within seconds, and so falls on every point alike. Each (contender, level)
+// keeps its connections from round to round.
+func (b *bench) runCurve(ctx context.Context, c *benchcmp.Curve, servers []*server, levels []curveLevel) error {
+	type acc struct {
+		client           *http.Client
+		sample           benchcmp.Sample
+		serverCPU, pgCPU time.Duration
 	}
-	secs := sample.Elapsed.Seconds()
-	pt := benchcmp.CurvePoint{Contender: s.name, Level: level, Requests: sample.Requests, Errors: sample.Errors,
-		FirstError: sample.FirstError, ReqPerSec: float64(sample.Requests) / secs, BytesPerSec: float64(sample.Bytes) / secs,
-		P50Ms: ms(sample.Percentile(50)), P99Ms: ms(sample.Percentile(99)),
-		ServerCores: serverCPU.Seconds() / secs, PostgresCores: pgCPU.Seconds() / secs}
-	logf("curve %-10s %6d: %7.0f req/s %8.2f MB/s  p99 %7.2f ms  server %.2f cores  Postgres %.2f cores  errors %d",
-		s.name, level, pt.ReqPerSec, pt.BytesPerSec/1e6, pt.P99Ms, pt.ServerCores, pt.PostgresCores, pt.Errors)
-	if sample.Errors > 0 {
-		logf("  first error: %s", sample.FirstError)
+	accs := map[[2]int]*acc{} // (server index, level index)
+	defer func() {
+		for _, a := range accs {
+			a.client.CloseIdleConnections()
+		}
+	}()
+	slot := b.o.curveDuration / time.Duration(b.o.rounds)
+	for r := 0; r < b.o.rounds; r++ {
+		for li, l := range levels {
+			for k := range servers {
+				si := (k + li + r) % len(servers)
+				s := servers[si]
+				a := accs[[2]int{si, li}]
+				if a == nil {
+					a = &acc{client: benchcmp.NewClient(l.conns)}
+					accs[[2]int{si, li}] = a
+					benchcmp.Drive(ctx, a.client, s.target, l.reqs[s.name], l.conns, curveWarmup)
+				}
+				sample, serverCPU, pgCPU, err := b.driveMeasured(ctx, s, a.client, l.reqs[s.name], l.conns, slot)
+				if err != nil {
+					return err
+				}
+				a.sample.Add(sample)
+				a.serverCPU += serverCPU
+				a.pgCPU += pgCPU
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+			}
+		}
 	}
-	return pt, ctx.Err()
+	for li, l := range levels {
+		for si, s := range servers {
+			a := accs[[2]int{si, li}]
+			secs := a.sample.Elapsed.Seconds()
+			pt := benchcmp.CurvePoint{Contender: s.name, Level: l.level, Requests: a.sample.Requests, Errors: a.sample.Errors,
+				FirstError: a.sample.FirstError, ReqPerSec: float64(a.sample.Requests) / secs,
+				BytesPerSec: float64(a.sample.Bytes) / secs, P50Ms: ms(a.sample.Percentile(50)), P99Ms: ms(a.sample.Percentile(99)),
+				ServerCores: a.serverCPU.Seconds() / secs, PostgresCores: a.pgCPU.Seconds() / secs}
+			logf("curve %-11s %-9s %6d: %7.0f req/s %8.2f MB/s  p99 %7.2f ms  server %.2f cores  Postgres %.2f cores  errors %d",
+				c.Name, s.name, l.level, pt.ReqPerSec, pt.BytesPerSec/1e6, pt.P99Ms, pt.ServerCores, pt.PostgresCores, pt.Errors)
+			if a.sample.Errors > 0 {
+				logf("  first error: %s", a.sample.FirstError)
+			}
+			c.Points = append(c.Points, pt)
+		}
+	}
+	return nil
 }
 
 func (b *bench) report(ctx context.Context) error {

@@ -109,7 +109,7 @@ func parseOptions(args []string) (options, error) {
 	fs.BoolVar(&o.curves, "curves", true, "also run the cost curves (rows per response, concurrent connections) on pgreflect and the ceiling")
 	fs.StringVar(&o.curveQuery, "curve-query", "Q2", "the query of the connections curve")
 	var curveDuration time.Duration
-	fs.DurationVar(&curveDuration, "curve-duration", 0, "measured time per contender and level of a curve (default: -duration / -rounds, at least 1s)")
+	fs.DurationVar(&curveDuration, "curve-duration", 0, "measured time per contender and level of a curve, split into the rounds (default: -duration / 4, at least 2s)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -118,12 +118,13 @@ func parseOptions(args []string) (options, error) {
 		o.queries = strings.Split(queries, ",")
 	}
 	o.pgreflectFlags = strings.Fields(pgreflectFlags)
-	if o.rounds < 1 || o.conns < 1 || o.duration < time.Duration(o.rounds)*100*time.Millisecond {
-		return o, errors.New("need at least 1 round, 1 connection and 100ms per round")
-	}
 	o.curveDuration = curveDuration
+	if o.rounds < 1 || o.conns < 1 || o.duration < time.Duration(o.rounds)*100*time.Millisecond ||
+		o.curveDuration != 0 && o.curveDuration < time.Duration(o.rounds)*100*time.Millisecond {
+		return o, errors.New("need at least 1 round, 1 connection and 100ms per round (of -duration and -curve-duration)")
+	}
 	if o.curveDuration <= 0 {
-		o.curveDuration = max(time.Second, o.duration/time.Duration(o.rounds))
+		o.curveDuration = max(2*time.Second, o.duration/4)
 	}
 	o.args = args
 	return o, nil

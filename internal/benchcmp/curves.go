@@ -65,6 +65,8 @@ type CurvePoint struct {
 	// the server process and the cluster kept busy.
 	ServerCores   float64 `json:"server_cores"`
 	PostgresCores float64 `json:"postgres_cores"`
+	// LoadCores is the same of the load generator (benchcmp itself), which shares the CPUs with both.
+	LoadCores float64 `json:"load_generator_cores"`
 }
 
 // Point finds a contender's point at a level.
@@ -125,8 +127,8 @@ func (c *Curve) Bends(measure func(CurvePoint) float64, unit string) []string {
 		if last == nil {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: %s %s; at %s the server kept %.2f cores busy and Postgres %.2f", name, unit,
-			strings.Join(steps, ", "), levelLabel(last.Level), last.ServerCores, last.PostgresCores))
+		out = append(out, fmt.Sprintf("%s: %s %s; at %s the server kept %.2f cores busy, Postgres %.2f, the load generator %.2f",
+			name, unit, strings.Join(steps, ", "), levelLabel(last.Level), last.ServerCores, last.PostgresCores, last.LoadCores))
 	}
 	return out
 }

@@ -229,8 +229,8 @@ func (r *Results) writeCurves(p func(string, ...any), chartDir string) {
 		for _, chart := range CurveCharts[c.Name] {
 			p("![%s](%s)\n", chart.Shows, path.Join(chartDir, chart.File))
 		}
-		p("\n| %s | contender | req/s | MB/s | bytes/response | p50 ms | p99 ms | server cores | Postgres cores | errors |\n", c.Level)
-		p("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		p("\n| %s | contender | req/s | MB/s | bytes/response | p50 ms | p99 ms | server cores | Postgres cores | load generator cores | errors |\n", c.Level)
+		p("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for _, l := range c.levels() {
 			for _, name := range c.contenders() {
 				pt := c.Point(name, l)
@@ -241,8 +241,8 @@ func (r *Results) writeCurves(p func(string, ...any), chartDir string) {
 				if pt.ReqPerSec > 0 {
 					perResponse = pt.BytesPerSec / pt.ReqPerSec
 				}
-				p("| %s | %s | %.0f | %.2f | %.0f | %.2f | %.2f | %.2f | %.2f | %d |\n", levelLabel(l), name, pt.ReqPerSec,
-					pt.BytesPerSec/1e6, perResponse, pt.P50Ms, pt.P99Ms, pt.ServerCores, pt.PostgresCores, pt.Errors)
+				p("| %s | %s | %.0f | %.2f | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %d |\n", levelLabel(l), name, pt.ReqPerSec,
+					pt.BytesPerSec/1e6, perResponse, pt.P50Ms, pt.P99Ms, pt.ServerCores, pt.PostgresCores, pt.LoadCores, pt.Errors)
 			}
 		}
 		p("\n")

@@ -465,7 +465,7 @@ func (b *bench) slot(ctx context.Context, s *server, q benchcmp.Query, d time.Du
 	if _, err := b.admin.Exec(ctx, `select pg_stat_statements_reset()`); err != nil {
 		return err
 	}
-	sample, serverCPU, pgCPU, err := b.driveMeasured(ctx, s, s.client, b.reqs[s.name][q.Name], b.o.conns, d)
+	sample, serverCPU, pgCPU, _, err := b.driveMeasured(ctx, s, s.client, b.reqs[s.name][q.Name], b.o.conns, d)
 	if err != nil {
 		return err
 	}
@@ -512,28 +512,31 @@ func (b *bench) slot(ctx context.Context, s *server, q benchcmp.Query, d time.Du
 }
 
 // driveMeasured drives s with reqs from conns connections for d, and measures the CPU time the server
-// process and the cluster used meanwhile.
+// process, the cluster and the load generator (this process) used meanwhile.
 func (b *bench) driveMeasured(ctx context.Context, s *server, client *http.Client, reqs []benchcmp.Request, conns int,
-	d time.Duration) (sample benchcmp.Sample, serverCPU, pgCPU time.Duration, err error) {
-	pid := s.cmd.Process.Pid
-	cpu0, err := benchcmp.ProcessCPU(pid)
-	if err != nil {
-		return sample, 0, 0, fmt.Errorf("%s: %w", s.name, err)
+	d time.Duration) (sample benchcmp.Sample, serverCPU, pgCPU, loadCPU time.Duration, err error) {
+	pids := []int{s.cmd.Process.Pid, os.Getpid()}
+	var before, after [2]time.Duration
+	for i, pid := range pids {
+		if before[i], err = benchcmp.ProcessCPU(pid); err != nil {
+			return sample, 0, 0, 0, fmt.Errorf("%s: %w", s.name, err)
+		}
 	}
 	pg0, err := benchcmp.ClusterTimes(b.postmaster)
 	if err != nil {
-		return sample, 0, 0, err
+		return sample, 0, 0, 0, err
 	}
 	sample = benchcmp.Drive(ctx, client, s.target, reqs, conns, d)
-	cpu1, err := benchcmp.ProcessCPU(pid)
-	if err != nil {
-		return sample, 0, 0, fmt.Errorf("%s: %w", s.name, err)
+	for i, pid := range pids {
+		if after[i], err = benchcmp.ProcessCPU(pid); err != nil {
+			return sample, 0, 0, 0, fmt.Errorf("%s: %w", s.name, err)
+		}
 	}
 	pg1, err := benchcmp.ClusterTimes(b.postmaster)
 	if err != nil {
-		return sample, 0, 0, err
+		return sample, 0, 0, 0, err
 	}
-	return sample, cpu1 - cpu0, benchcmp.ClusterCPUBetween(pg0, pg1), nil
+	return sample, after[0] - before[0], benchcmp.ClusterCPUBetween(pg0, pg1), after[1] - before[1], nil
 }
 
 // curveContenders are the contenders the cost curves compare.
@@ -618,9 +621,9 @@ func (b *bench) measureCurves(ctx context.Context) error {
 // keeps its connections from round to round.
 func (b *bench) runCurve(ctx context.Context, c *benchcmp.Curve, servers []*server, levels []curveLevel) error {
 	type acc struct {
-		client           *http.Client
-		sample           benchcmp.Sample
-		serverCPU, pgCPU time.Duration
+		client                    *http.Client
+		sample                    benchcmp.Sample
+		serverCPU, pgCPU, loadCPU time.Duration
 	}
 	accs := map[[2]int]*acc{} // (server index, level index)
 	defer func() {
@@ -640,13 +643,14 @@ func (b *bench) runCurve(ctx context.Context, c *benchcmp.Curve, servers []*serv
 					accs[[2]int{si, li}] = a
 					benchcmp.Drive(ctx, a.client, s.target, l.reqs[s.name], l.conns, curveWarmup)
 				}
-				sample, serverCPU, pgCPU, err := b.driveMeasured(ctx, s, a.client, l.reqs[s.name], l.conns, slot)
+				sample, serverCPU, pgCPU, loadCPU, err := b.driveMeasured(ctx, s, a.client, l.reqs[s.name], l.conns, slot)
 				if err != nil {
 					return err
 				}
 				a.sample.Add(sample)
 				a.serverCPU += serverCPU
 				a.pgCPU += pgCPU
+				a.loadCPU += loadCPU
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -660,9 +664,9 @@ func (b *bench) runCurve(ctx context.Context, c *benchcmp.Curve, servers []*serv
 			pt := benchcmp.CurvePoint{Contender: s.name, Level: l.level, Requests: a.sample.Requests, Errors: a.sample.Errors,
 				FirstError: a.sample.FirstError, ReqPerSec: float64(a.sample.Requests) / secs,
 				BytesPerSec: float64(a.sample.Bytes) / secs, P50Ms: ms(a.sample.Percentile(50)), P99Ms: ms(a.sample.Percentile(99)),
-				ServerCores: a.serverCPU.Seconds() / secs, PostgresCores: a.pgCPU.Seconds() / secs}
-			logf("curve %-11s %-9s %6d: %7.0f req/s %8.2f MB/s  p99 %7.2f ms  server %.2f cores  Postgres %.2f cores  errors %d",
-				c.Name, s.name, l.level, pt.ReqPerSec, pt.BytesPerSec/1e6, pt.P99Ms, pt.ServerCores, pt.PostgresCores, pt.Errors)
+				ServerCores: a.serverCPU.Seconds() / secs, PostgresCores: a.pgCPU.Seconds() / secs, LoadCores: a.loadCPU.Seconds() / secs}
+			logf("curve %-11s %-9s %6d: %7.0f req/s %8.2f MB/s  p99 %7.2f ms  cores: server %.2f Postgres %.2f load %.2f  errors %d",
+				c.Name, s.name, l.level, pt.ReqPerSec, pt.BytesPerSec/1e6, pt.P99Ms, pt.ServerCores, pt.PostgresCores, pt.LoadCores, pt.Errors)
 			if a.sample.Errors > 0 {
 				logf("  first error: %s", a.sample.FirstError)
 			}

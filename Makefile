@@ -59,7 +59,8 @@ vet:
 	$(GO) tool staticcheck ./...
 
 # The Go benchmarks, then the side-by-side HTTP comparison (internal/benchcmp: its own PostgreSQL, pgreflect,
-# the hand-written ceiling, PostGraphile from npm), which writes BENCHMARKS.md and bench/results.{json,png}.
+# the hand-written ceiling, PostGraphile v4 and v5 from npm) and the cost curves of pgreflect and the ceiling,
+# which write BENCHMARKS.md and bench/*.{json,png}.
 bench: build
 	@.ci/run deps bench
 	@mkdir -p bench

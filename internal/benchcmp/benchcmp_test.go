@@ -35,6 +35,9 @@ func TestCeilingAnswersAsPgreflect(t *testing.T) {
 	if err := benchdata.Load(ctx, conn, accounts); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := conn.Exec(ctx, CurveSQL); err != nil {
+		t.Fatal(err)
+	}
 	u, _ := url.Parse(superURL)
 	u.User = url.User("authenticator")
 	pool, err := pgxpool.New(ctx, u.String())
@@ -64,7 +67,9 @@ func TestCeilingAnswersAsPgreflect(t *testing.T) {
 	pgreflect := Target{Name: "pgreflect", URL: pgreflectSrv.URL + "/graphql/v1"}
 	ceiling := Target{Name: "ceiling", URL: ceilingSrv.URL + "/graphql/v1"}
 	client := pgreflectSrv.Client()
-	for _, q := range Queries(accounts) {
+	// The rows curve's request at sizes below and above pg_graphql's default max_rows (30), and all accounts.
+	rowsQueries := []Query{RowsQuery(1), RowsQuery(100), RowsQuery(accounts)}
+	for _, q := range append(Queries(accounts), rowsQueries...) {
 		for _, v := range []int{0, Variants(accounts) - 1} {
 			answer := func(target Target) []byte {
 				t.Helper()
@@ -92,6 +97,12 @@ func TestCeilingAnswersAsPgreflect(t *testing.T) {
 			if n := RowCount(want); n == 0 {
 				t.Errorf("%s variant %d: no rows, nothing compared: %s", q.Name, v, want)
 			}
+		}
+	}
+	// The rows curve measures answers of the size it says: max_rows (CurveSQL) lets every size through.
+	for _, n := range []int{1, 100, accounts} {
+		if got := RowCount(must(t, pgreflect, client, RowsQuery(n), 0, tokens)); got != n {
+			t.Errorf("RowsQuery(%d): %d rows", n, got)
 		}
 	}
 	// The layout the variants rely on: a full answer for every variant.

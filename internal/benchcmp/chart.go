@@ -8,19 +8,108 @@ import (
 	"image/png"
 	"math"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 )
 
 // contenderColors keep each contender's colour the same in every chart.
 var contenderColors = map[string]color.RGBA{
-	"pgreflect":    {47, 111, 223, 255},
-	"ceiling":      {140, 140, 140, 255},
-	"postgraphile": {224, 123, 57, 255},
+	"pgreflect":     {47, 111, 223, 255},
+	"ceiling":       {140, 140, 140, 255},
+	"postgraphile":  {224, 123, 57, 255},
+	"postgraphile5": {166, 60, 140, 255},
 }
 
-// WriteChart draws requests per second per query, one bar per contender, as a PNG. The standard library has
-// no text rendering, so labels use a small built-in bitmap font (upper case, digits, a few signs).
+// WriteChart draws requests per second per query, one bar per contender, as a PNG.
 func (r *Results) WriteChart(path string) error {
+	groups := make([]string, len(r.Queries))
+	for i, q := range r.Queries {
+		groups[i] = q.Name
+	}
+	return barChart{
+		title:      fmt.Sprintf("REQUESTS PER SECOND, HIGHER IS BETTER (%d CONNECTIONS, %d CPUS)", r.Setup.Connections, r.Machine.CPUs),
+		groups:     groups,
+		contenders: r.Contenders,
+		value: func(g int, name string) (float64, bool) {
+			if c := r.Cell(name, r.Queries[g].Name); c != nil {
+				return c.ReqPerSec, true
+			}
+			return 0, false
+		},
+		format: "%.0f",
+		footer: []string{
+			"Q1 FIRST ACCOUNT  Q2 NEWEST POSTS+BLOG  Q3 ACCOUNTS+BLOGS  Q4 INSERT (USER)  Q5 BLOGS+POSTS (USER, RLS)",
+			"EXTENSIONS: Q6 UPSERT (USER)  Q7 POST+2 COMMENTS NESTED INSERT (USER)  Q8 FILTER ON RELATED ROW (ANON)",
+		},
+	}.write(path)
+}
+
+// CurveCharts are the PNG files WriteCurveCharts writes, by curve, with what each shows.
+var CurveCharts = map[string][]struct{ File, Shows string }{
+	"rows": {{"curve-rows.png", "MB per second by rows per response"}},
+	"connections": {
+		{"curve-connections.png", "requests per second by concurrent connections"},
+		{"curve-connections-p99.png", "p99 latency by concurrent connections"},
+	},
+}
+
+// WriteCurveCharts draws the cost curves into dir, as the files of CurveCharts: the rows curve in MB/s, the
+// connections curve in req/s and p99.
+func (r *Results) WriteCurveCharts(dir string) error {
+	for _, c := range r.Curves {
+		var charts []barChart
+		switch c.Name {
+		case "rows":
+			charts = []barChart{c.chart(fmt.Sprintf("MB PER SECOND BY ROWS PER RESPONSE, HIGHER IS BETTER (%d CONNECTIONS)", c.Connections),
+				"%.1f", func(p CurvePoint) float64 { return p.BytesPerSec / 1e6 })}
+		case "connections":
+			charts = []barChart{
+				c.chart(fmt.Sprintf("REQUESTS PER SECOND BY CONCURRENT CONNECTIONS, HIGHER IS BETTER (%s)", c.Query),
+					"%.0f", func(p CurvePoint) float64 { return p.ReqPerSec }),
+				c.chart(fmt.Sprintf("P99 MS BY CONCURRENT CONNECTIONS, LOWER IS BETTER (%s)", c.Query),
+					"%.1f", func(p CurvePoint) float64 { return p.P99Ms }),
+			}
+		}
+		for i, ch := range charts {
+			if err := ch.write(filepath.Join(dir, CurveCharts[c.Name][i].File)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Curve) chart(title, format string, measure func(CurvePoint) float64) barChart {
+	levels := c.levels()
+	groups := make([]string, len(levels))
+	for i, l := range levels {
+		groups[i] = levelLabel(l)
+	}
+	return barChart{title: title, groups: groups, contenders: c.contenders(), format: format,
+		value: func(g int, name string) (float64, bool) {
+			if p := c.Point(name, levels[g]); p != nil {
+				return measure(*p), true
+			}
+			return 0, false
+		},
+		footer: []string{strings.ToUpper(c.Level)},
+	}
+}
+
+// barChart is a PNG of grouped bars: a group per label, a bar per contender, each bar labelled with its value.
+// The standard library has no text rendering, so labels use a small built-in bitmap font (upper case, digits,
+// a few signs).
+type barChart struct {
+	title      string
+	groups     []string
+	contenders []string
+	value      func(group int, contender string) (float64, bool)
+	format     string
+	footer     []string
+}
+
+func (c barChart) write(path string) error {
 	const (
 		w, h                   = 1100, 560
 		left, right, top, base = 90, 30, 80, 490
@@ -31,52 +120,55 @@ func (r *Results) WriteChart(path string) error {
 	black := color.RGBA{30, 30, 30, 255}
 	grid := color.RGBA{225, 225, 225, 255}
 
-	maxRPS := 0.0
-	for _, c := range r.Cells {
-		maxRPS = math.Max(maxRPS, c.ReqPerSec)
+	maxValue := 0.0
+	for g := range c.groups {
+		for _, name := range c.contenders {
+			if v, ok := c.value(g, name); ok {
+				maxValue = math.Max(maxValue, v)
+			}
+		}
 	}
-	step := niceStep(maxRPS / 5)
-	yMax := step * math.Ceil(maxRPS/step)
+	step := niceStep(maxValue / 5)
+	yMax := step * math.Ceil(maxValue/step)
 	if yMax == 0 {
 		yMax = 1
 	}
 	y := func(v float64) int { return base - int(v/yMax*float64(base-top)) }
 	for v := 0.0; v <= yMax+step/2; v += step {
 		fillRect(img, left, y(v), w-right, y(v)+1, grid)
-		label := fmt.Sprintf("%.0f", v)
+		label := strconv.FormatFloat(v, 'f', -1, 64)
 		drawText(img, left-10-textWidth(label, scale), y(v)-7, label, scale, black)
 	}
 	fillRect(img, left, top, left+1, base, black)
 	fillRect(img, left, base, w-right, base+1, black)
 
-	title := fmt.Sprintf("REQUESTS PER SECOND, HIGHER IS BETTER (%d CONNECTIONS, %d CPUS)", r.Setup.Connections, r.Machine.CPUs)
-	drawText(img, left, 20, title, scale, black)
+	drawText(img, left, 20, c.title, scale, black)
 	lx := left
-	for _, name := range r.Contenders {
+	for _, name := range c.contenders {
 		fillRect(img, lx, 52, lx+16, 66, contenderColors[name])
 		drawText(img, lx+22, 52, name, scale, black)
 		lx += 22 + textWidth(name, scale) + 30
 	}
 
-	groupW := (w - right - left) / max(1, len(r.Queries))
-	barW := (groupW - 40) / max(1, len(r.Contenders))
-	for qi, q := range r.Queries {
-		gx := left + qi*groupW + 20
-		for ci, name := range r.Contenders {
-			cell := r.Cell(name, q.Name)
-			if cell == nil {
+	groupW := (w - right - left) / max(1, len(c.groups))
+	barW := (groupW - 40) / max(1, len(c.contenders))
+	for g, group := range c.groups {
+		gx := left + g*groupW + 20
+		for ci, name := range c.contenders {
+			v, ok := c.value(g, name)
+			if !ok {
 				continue
 			}
 			x0 := gx + ci*barW
-			fillRect(img, x0+2, y(cell.ReqPerSec), x0+barW-2, base, contenderColors[name])
-			label := fmt.Sprintf("%.0f", cell.ReqPerSec)
-			lw := textWidth(label, 1)
-			drawText(img, x0+(barW-lw)/2, y(cell.ReqPerSec)-10, label, 1, black)
+			fillRect(img, x0+2, y(v), x0+barW-2, base, contenderColors[name])
+			label := fmt.Sprintf(c.format, v)
+			drawText(img, x0+(barW-textWidth(label, 1))/2, y(v)-10, label, 1, black)
 		}
-		drawText(img, gx+(groupW-40-textWidth(q.Name, scale))/2, base+12, q.Name, scale, black)
+		drawText(img, gx+(groupW-40-textWidth(group, scale))/2, base+12, group, scale, black)
 	}
-	drawText(img, left, base+40, "Q1 FIRST ACCOUNT  Q2 NEWEST POSTS+BLOG  Q3 ACCOUNTS+BLOGS  Q4 INSERT (USER)  Q5 BLOGS+POSTS (USER, RLS)", 1, black)
-	drawText(img, left, base+54, "EXTENSIONS: Q6 UPSERT (USER)  Q7 POST+2 COMMENTS NESTED INSERT (USER)  Q8 FILTER ON RELATED ROW (ANON)", 1, black)
+	for i, line := range c.footer {
+		drawText(img, left, base+40+14*i, line, 1, black)
+	}
 
 	f, err := os.Create(path)
 	if err != nil {

@@ -34,6 +34,8 @@ type Sample struct {
 	FirstError string
 	Elapsed    time.Duration
 	Latencies  []time.Duration
+	// Bytes is the sum of the answers' body sizes, for throughput in bytes per second.
+	Bytes int64
 }
 
 // Add merges another sample (another round of the same contender and query).
@@ -44,6 +46,7 @@ func (s *Sample) Add(o Sample) {
 		s.FirstError = o.FirstError
 	}
 	s.Elapsed += o.Elapsed
+	s.Bytes += o.Bytes
 	s.Latencies = append(s.Latencies, o.Latencies...)
 }
 
@@ -76,12 +79,13 @@ func Drive(ctx context.Context, client *http.Client, t Target, reqs []Request, c
 			for i := w; ctx.Err() == nil; i += conns {
 				r := reqs[i%len(reqs)]
 				t0 := time.Now()
-				err := send(ctx, client, t, r)
+				n, err := send(ctx, client, t, r)
 				if ctx.Err() != nil {
 					break // cut off by the deadline: neither a success nor an error
 				}
 				s.Latencies = append(s.Latencies, time.Since(t0))
 				s.Requests++
+				s.Bytes += int64(n)
 				if err != nil {
 					s.Errors++
 					if s.FirstError == "" {
@@ -102,10 +106,11 @@ func Drive(ctx context.Context, client *http.Client, t Target, reqs []Request, c
 
 var errorsKey = []byte(`"errors"`)
 
-func send(ctx context.Context, client *http.Client, t Target, r Request) error {
+// send returns the size of the answer's body.
+func send(ctx context.Context, client *http.Client, t Target, r Request) (int, error) {
 	body, err := t.Do(ctx, client, r)
 	if err == nil && bytes.Contains(body, errorsKey) {
 		err = fmt.Errorf("%s: %.300s", t.Name, body)
 	}
-	return err
+	return len(body), err
 }

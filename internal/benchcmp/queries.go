@@ -1,7 +1,8 @@
 // Package benchcmp is the side-by-side HTTP comparison of `make bench`: pgreflect, a ceiling (a minimal Go
-// server sending hand-written SQL for the same answers) and PostGraphile v4, driven by one load generator on
+// server sending hand-written SQL for the same answers) and PostGraphile v4 and v5, driven by one load generator on
 // the dataset of package benchdata. The program that runs it is cmd/benchcmp; this package holds the queries,
-// the ceiling server, the load generator, the answer check and the report.
+// the ceiling server, the load generator, the answer check and the report. PostGraphile v5 (Grafast) runs beside
+// v4: v4 is what many deployments still run, v5 is what a PostGraphile user installs today.
 package benchcmp
 
 import (
@@ -29,6 +30,9 @@ type Query struct {
 	// PostGraphile is the same request in PostGraphile v4's dialect (with the connection filter plugin); empty
 	// when PostGraphile has no such request without plugins the comparison does not load.
 	PostGraphile string
+	// PostGraphile5 is the request in PostGraphile v5's dialect (Amber preset, connection filter plugin 4.x):
+	// v4's but for the primary key, which v5 calls rowId (its id is the global node id), aliased back to id.
+	PostGraphile5 string
 	// CeilingSQL returns the response's data object as json; its parameters come from CeilingArgs.
 	CeilingSQL  string
 	CeilingArgs func(vars map[string]any) []any
@@ -37,6 +41,28 @@ type Query struct {
 	Variant func(v int) (vars map[string]any, account int)
 	// Mutates marks a query whose answers change the data; the check runs it once per contender.
 	Mutates bool
+}
+
+// Dialect is the GraphQL API a contender generates, and so which of a Query's documents it is sent.
+type Dialect int
+
+const (
+	// PgGraphQL is pg_graphql's API: pgreflect's, and what the ceiling imitates.
+	PgGraphQL Dialect = iota
+	PostGraphile4
+	PostGraphile5
+)
+
+// Document is q in dialect d, empty when that dialect has no such request.
+func (q Query) Document(d Dialect) string {
+	switch d {
+	case PostGraphile4:
+		return q.PostGraphile
+	case PostGraphile5:
+		return q.PostGraphile5
+	default:
+		return q.PgGraphQL
+	}
 }
 
 // Variants is how many variants of each request a dataset of accounts accounts supports.
@@ -51,11 +77,12 @@ func Queries(accounts int) []Query {
 	owners := benchdata.BlogsPerOwner
 	return []Query{
 		{
-			Name:         "Q1",
-			Description:  "first account: `accountCollection(first: 1) { edges { node { id } } }` (anon)",
-			As:           AsAnon,
-			PgGraphQL:    `query Q1 { accountCollection(first: 1) { edges { node { id } } } }`,
-			PostGraphile: `query Q1 { accountCollection: allAccounts(first: 1, orderBy: PRIMARY_KEY_ASC) { nodes { id } } }`,
+			Name:          "Q1",
+			Description:   "first account: `accountCollection(first: 1) { edges { node { id } } }` (anon)",
+			As:            AsAnon,
+			PgGraphQL:     `query Q1 { accountCollection(first: 1) { edges { node { id } } } }`,
+			PostGraphile:  `query Q1 { accountCollection: allAccounts(first: 1, orderBy: PRIMARY_KEY_ASC) { nodes { id } } }`,
+			PostGraphile5: `query Q1 { accountCollection: allAccounts(first: 1, orderBy: PRIMARY_KEY_ASC) { nodes { id: rowId } } }`,
 			CeilingSQL: `select json_build_object('accountCollection', json_build_object('edges',
   coalesce(json_agg(json_build_object('node', json_build_object('id', a.id)) order by a.id), '[]')))
 from (select id from public.account order by id limit 1) a`,
@@ -70,6 +97,8 @@ from (select id from public.account order by id limit 1) a`,
   orderBy: [{created_at: DescNullsFirst}]) { edges { node { id title blog { name } } } } }`,
 			PostGraphile: `query Q2 { posts: allBlogPosts(first: 20, filter: {status: {equalTo: RELEASED}},
   orderBy: CREATED_AT_DESC) { nodes { id title blog: blogByBlogId { name } } } }`,
+			PostGraphile5: `query Q2 { posts: allBlogPosts(first: 20, filter: {status: {equalTo: RELEASED}},
+  orderBy: CREATED_AT_DESC) { nodes { id: rowId title blog: blogByBlogId { name } } } }`,
 			CeilingSQL: `select json_build_object('posts', json_build_object('edges', coalesce(json_agg(json_build_object(
   'node', json_build_object('id', p.id, 'title', p.title, 'blog', json_build_object('name', b.name)))
   order by p.created_at desc), '[]')))
@@ -89,6 +118,9 @@ join public.blog b on b.id = p.blog_id`,
 			PostGraphile: `query Q3($from: Int!, $to: Int!) { accounts: allAccounts(first: 10,
   filter: {id: {greaterThanOrEqualTo: $from, lessThanOrEqualTo: $to}}, orderBy: PRIMARY_KEY_ASC) { nodes { id email
   blogs: blogsByOwnerId(first: 10, orderBy: PRIMARY_KEY_ASC) { nodes { id name } } } } }`,
+			PostGraphile5: `query Q3($from: Int!, $to: Int!) { accounts: allAccounts(first: 10,
+  filter: {rowId: {greaterThanOrEqualTo: $from, lessThanOrEqualTo: $to}}, orderBy: PRIMARY_KEY_ASC) { nodes {
+  id: rowId email blogs: blogsByOwnerId(first: 10, orderBy: PRIMARY_KEY_ASC) { nodes { id: rowId name } } } } }`,
 			CeilingSQL: `select json_build_object('accounts', json_build_object('edges', coalesce(json_agg(
   json_build_object('node', json_build_object('id', a.id, 'email', a.email,
     'blogs', json_build_object('edges', blogs.edges))) order by a.id), '[]')))
@@ -109,6 +141,9 @@ cross join lateral (
 			PgGraphQL: `mutation Q4($blogId: Int!) { created: insertIntoblog_postCollection(objects: [{blog_id: $blogId,
   title: "Benchmark post", body: "Written by the benchmark."}]) { records { blogId: blog_id title status } } }`,
 			PostGraphile: `mutation Q4($blogId: Int!) { created: createBlogPost(input: {blogPost: {blogId: $blogId,
+  title: "Benchmark post", body: "Written by the benchmark."}}) { blogPost { blogId title status } } }`,
+			// The same document: nothing in it names a primary key.
+			PostGraphile5: `mutation Q4($blogId: Int!) { created: createBlogPost(input: {blogPost: {blogId: $blogId,
   title: "Benchmark post", body: "Written by the benchmark."}}) { blogPost { blogId title status } } }`,
 			CeilingSQL: `insert into public.blog_post (blog_id, title, body)
 values ($1, 'Benchmark post', 'Written by the benchmark.')
@@ -132,6 +167,9 @@ returning json_build_object('created', json_build_object('records', json_build_a
 			PostGraphile: `query Q5($from: Int!, $to: Int!) { blogs: allBlogs(first: 10,
   filter: {id: {greaterThanOrEqualTo: $from, lessThanOrEqualTo: $to}}, orderBy: PRIMARY_KEY_ASC) { nodes { id name
   posts: blogPostsByBlogId(first: 10, orderBy: PRIMARY_KEY_ASC) { nodes { id title status } } } } }`,
+			PostGraphile5: `query Q5($from: Int!, $to: Int!) { blogs: allBlogs(first: 10,
+  filter: {rowId: {greaterThanOrEqualTo: $from, lessThanOrEqualTo: $to}}, orderBy: PRIMARY_KEY_ASC) { nodes {
+  id: rowId name posts: blogPostsByBlogId(first: 10, orderBy: PRIMARY_KEY_ASC) { nodes { id: rowId title status } } } } }`,
 			CeilingSQL: `select json_build_object('blogs', json_build_object('edges', coalesce(json_agg(
   json_build_object('node', json_build_object('id', b.id, 'name', b.name,
     'posts', json_build_object('edges', posts.edges))) order by b.id), '[]')))
@@ -196,6 +234,8 @@ select json_build_object('created', json_build_object(
   filter: {blog: {name: {eq: $name}}}) { edges { node { id title } } } }`,
 			PostGraphile: `query Q8($name: String!) { posts: allBlogPosts(first: 20, orderBy: PRIMARY_KEY_ASC,
   filter: {blogByBlogId: {name: {equalTo: $name}}}) { nodes { id title } } }`,
+			PostGraphile5: `query Q8($name: String!) { posts: allBlogPosts(first: 20, orderBy: PRIMARY_KEY_ASC,
+  filter: {blogByBlogId: {name: {equalTo: $name}}}) { nodes { id: rowId title } } }`,
 			CeilingSQL: `select json_build_object('posts', json_build_object('edges', coalesce(json_agg(
   json_build_object('node', json_build_object('id', p.id, 'title', p.title)) order by p.id), '[]')))
 from (select id, title from public.blog_post p

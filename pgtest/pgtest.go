@@ -27,7 +27,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgreflect/pgreflect/pgcluster"
+	"github.com/pgreflect/pgreflect/internal/pgcluster"
 )
 
 // liveSettings let live queries follow changes by logical decoding, on a temporary slot per server under test.
@@ -104,7 +104,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)
 		return 1
 	}
-	// On stderr, which `go test -json` reports as the package's output (internal/testsummary lists it), and
+	// On stderr, which `go test -json` reports as the package's output (internal/devtools/testsummary lists it), and
 	// not stdout, where a test's helper process (a test binary run again) speaks to its test.
 	fmt.Fprintf(os.Stderr, "%s%s (server_version_num %d)\n", VersionLinePrefix, version, serverVersionNum)
 	return m.Run()

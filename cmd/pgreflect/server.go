@@ -16,9 +16,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pgreflect/pgreflect/config"
 	"github.com/pgreflect/pgreflect/gqlschema"
-	"github.com/pgreflect/pgreflect/httpapi"
+	"github.com/pgreflect/pgreflect/internal/config"
+	"github.com/pgreflect/pgreflect/internal/httpapi"
 	"github.com/pgreflect/pgreflect/internal/schemaview"
 	"github.com/pgreflect/pgreflect/internal/stack"
 	"github.com/pgreflect/pgreflect/resolve"

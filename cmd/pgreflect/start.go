@@ -18,10 +18,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/auth"
-	"github.com/pgreflect/pgreflect/console"
-	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/console"
+	"github.com/pgreflect/pgreflect/internal/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/pgcluster"
 	"github.com/pgreflect/pgreflect/internal/stack"
-	"github.com/pgreflect/pgreflect/pgcluster"
 )
 
 // localPassword is the superuser password of the local cluster, as in Supabase's local stack. The cluster

@@ -16,14 +16,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/client"
-	"github.com/pgreflect/pgreflect/config"
-	"github.com/pgreflect/pgreflect/dbsetup"
-	"github.com/pgreflect/pgreflect/internal/pgbouncertest"
+	"github.com/pgreflect/pgreflect/internal/config"
+	"github.com/pgreflect/pgreflect/internal/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/devtools/pgbouncertest"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
+	"github.com/pgreflect/pgreflect/internal/pgcluster"
 	"github.com/pgreflect/pgreflect/internal/stack"
-	"github.com/pgreflect/pgreflect/internal/testenv"
-	"github.com/pgreflect/pgreflect/pgcluster"
+	"github.com/pgreflect/pgreflect/internal/stacktest"
 	"github.com/pgreflect/pgreflect/pgtest"
-	"github.com/pgreflect/pgreflect/stacktest"
 	"github.com/pgreflect/pgreflect/testidp"
 )
 

@@ -2,6 +2,11 @@
 // directory, fast settings, a free port) and one fresh database per test. When PGREFLECT_TEST_DATABASE_URL is
 // set, that server is used instead and only the per-test databases are created and dropped on it.
 //
+// It is a test kit for your own tests as well as pgreflect's: a program that embeds resolve, or talks to a
+// pgreflect server, can test against a real PostgreSQL the same way (see the example). Main, NewDB, ServerURL,
+// ServerMajor and SkipBelow are its stable API; StartCluster, StartReplica and Freeze hand out the
+// repository's internal cluster type and serve pgreflect's own replica and outage tests.
+//
 // Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

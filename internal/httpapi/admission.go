@@ -38,13 +38,6 @@ const DefaultSlowThreshold = 250 * time.Millisecond
 // rememberedOperations bounds the operations whose costs are remembered (about 100 bytes each).
 const rememberedOperations = 10000
 
-// The texts of the answers of a request that got no connection.
-const (
-	msgPoolTimeout = "Database busy: no connection free within %s (request id %s)"
-	msgShareFull   = "Too many concurrent requests of this %s: at most %d of them may use the database at once (request id %s)"
-	msgSlowFull    = "Database busy: this operation is slow, and at most %d slow requests may use the database at once (request id %s)"
-)
-
 // The kinds of client admission counts, as the prefixes of their keys, and the key of the slow operations.
 const (
 	shareRole       = "role"

@@ -16,9 +16,6 @@ import (
 	"github.com/pgreflect/pgreflect/internal/obs"
 )
 
-// msgGETOnlyQueries refuses a mutation or subscription sent with GET (405).
-const msgGETOnlyQueries = "GET requests may only run queries; send a %s with POST"
-
 // readRequest reads the request of a GET (from the URL) or a POST (from the body); when it cannot, it has
 // answered r.
 func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) (wireRequest, bool) {

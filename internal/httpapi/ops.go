@@ -112,7 +112,7 @@ func (s *Server) requireServiceRole(next http.Handler) http.Handler {
 			return
 		}
 		if keys.Role(key) != "service_role" {
-			writeMessage(w, http.StatusUnauthorized, "the service_role key is required")
+			writeMessage(w, http.StatusUnauthorized, msgServiceRoleRequired)
 			return
 		}
 		obs.SetRole(r.Context(), "service_role")

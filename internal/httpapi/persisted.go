@@ -45,20 +45,6 @@ func (r *wireRequest) persistedHash() string {
 	return ext.PersistedQuery.SHA256Hash
 }
 
-// The texts and codes of Apollo's automatic persisted queries, as Apollo Server sends them: Apollo Client's
-// persisted-query link recognises PersistedQueryNotFound and PersistedQueryNotSupported by message or code
-// and then sends the document.
-const (
-	msgPersistedQueryNotFound     = "PersistedQueryNotFound"
-	codePersistedQueryNotFound    = "PERSISTED_QUERY_NOT_FOUND"
-	msgPersistedQueryNotSupported = "PersistedQueryNotSupported"
-	codePersistedQueryNotSupport  = "PERSISTED_QUERY_NOT_SUPPORTED"
-	msgPersistedQueryHashMismatch = "provided sha does not match query"
-	msgPersistedQueryVersion      = "Unsupported persisted query version"
-	msgExtensionsNotObject        = "extensions must be an object"
-	codeBadRequest                = "BAD_REQUEST"
-)
-
 // persistedQueryVersion is the only version of Apollo's protocol.
 const persistedQueryVersion = 1
 

@@ -409,18 +409,6 @@ func writeGraphQLError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorsBody(msg))
 }
 
-// The texts of the HTTP layer's own answers on /graphql/v1, before or around the engine (whose texts are in
-// resolve/messages.go).
-const (
-	msgOnlyGetPost     = "only GET and POST are supported"
-	msgBodyTooLarge    = "request body exceeds %d bytes"
-	msgBodyTooSlow     = "request body not received in time"
-	msgBodyUnreadable  = "could not read the request body"
-	msgBodyNotRequest  = "request body must be a JSON object with a query"
-	msgQueryRequired   = "query is required"
-	msgUnavailableByID = "Database unavailable (request id %s)"
-)
-
 // unavailableMessage answers every request the database being away fails: one shape per outage, always this
 // 503 on /graphql/v1. Like resolve.InternalErrorMessage, it carries the request id, so that an operator can find
 // the logged reason, and nothing of the reason itself.
@@ -575,14 +563,14 @@ func (s *Server) authenticateCredentials(ctx context.Context, key, authorization
 		role = name
 	}
 	if role == s.loginRole {
-		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf("JWT role %q may not be assumed", role), nil
+		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf(msgRoleNotAssumable, role), nil
 	}
 	ok, err := s.mayAssume(ctx, role)
 	if err != nil {
 		return resolve.Session{}, 0, "", err
 	}
 	if !ok {
-		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf("JWT role %q may not be assumed", role), nil
+		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf(msgRoleNotAssumable, role), nil
 	}
 	return resolve.Session{Role: role, Claims: claims, EncodedClaims: encoded, SearchPath: s.opts.SearchPath}, 0, "", nil
 }

@@ -46,13 +46,6 @@ type TrustedDocuments struct {
 	ServiceRole bool
 }
 
-// The texts of trusted documents' refusals.
-const (
-	msgUnknownDocumentID = "unknown document id %q: it is not among the project's trusted documents"
-	msgUntrustedDocument = "only trusted documents may run here, and this document is not one of them: send the id of a document added with `pgreflect documents push`"
-	msgTrustedOff        = "trusted documents are off: send the document's text in query"
-)
-
 // trustedTTL bounds how long an instance goes on running a trusted document removed from the table.
 const trustedTTL = 30 * time.Second
 

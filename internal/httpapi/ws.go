@@ -22,35 +22,6 @@ import (
 // (github.com/enisdenjo/graphql-ws PROTOCOL.md), which Apollo's GraphQLWsLink, urql and GraphiQL speak.
 const wsProtocol = "graphql-transport-ws"
 
-// The close codes of graphql-transport-ws, and the standard ones used here. graphql-ws clients reconnect after
-// 4403 and 1013 (with fresh connection params: a renewed token), and give up after the others.
-const (
-	closeBadRequest          websocket.StatusCode = 4400
-	closeUnauthorized        websocket.StatusCode = 4401
-	closeForbidden           websocket.StatusCode = 4403
-	closeBadProtocol         websocket.StatusCode = 4406
-	closeInitTimeout         websocket.StatusCode = 4408
-	closeDuplicateID         websocket.StatusCode = 4409
-	closeTooManyInits        websocket.StatusCode = 4429
-	closeTryAgainLater       websocket.StatusCode = 1013
-	closeGoingAway           websocket.StatusCode = 1001
-	closeInternalProblem     websocket.StatusCode = 4500
-	wsReasonSlowConsumer                          = "Try again later: the client did not read its messages in time"
-	wsReasonUnavailable                           = "Try again later: database unavailable"
-	wsReasonJWTExpired                            = "Forbidden: JWT expired"
-	wsReasonInvalidMessage                        = "Invalid message received"
-	wsReasonInitTimeout                           = "Connection initialisation timeout"
-	wsReasonTooManyInits                          = "Too many initialisation requests"
-	wsReasonUnauthorized                          = "Unauthorized"
-	wsReasonSubprotocol                           = "Subprotocol not acceptable"
-	wsReasonShutdown                              = "Server shutting down"
-	wsReasonSubscriberExists                      = "Subscriber for %s already exists"
-	wsReasonOtherUser                             = "Forbidden: a renewed token must be of the same role and user"
-	msgTooManyOnConnection                        = "too many subscriptions on this connection (at most %d)"
-	msgTooManyOnServer                            = "too many subscriptions on this server"
-	msgAnswerTooLarge                             = "answer exceeds %d bytes"
-)
-
 // LiveLimits bound the subscriptions of a server; zero fields take DefaultLiveLimits' values.
 type LiveLimits struct {
 	// PerConnection bounds the operations running on one WebSocket.
@@ -290,7 +261,7 @@ func (wc *wsConn) connectionInit(payload json.RawMessage) bool {
 		wc.close(closeTryAgainLater, wsReasonUnavailable)
 		return false
 	case status != 0:
-		wc.close(closeForbidden, "Forbidden: "+msg)
+		wc.close(closeForbidden, wsReasonForbidden+msg)
 		return false
 	}
 	wc.mu.Lock()
@@ -338,7 +309,7 @@ func (wc *wsConn) renewToken(payload json.RawMessage) (renewed, ok bool) {
 		wc.close(closeTryAgainLater, wsReasonUnavailable)
 		return false, false
 	case status != 0:
-		wc.close(closeForbidden, "Forbidden: "+msg)
+		wc.close(closeForbidden, wsReasonForbidden+msg)
 		return false, false
 	case session.Role != current.Role || session.Claims["sub"] != current.Claims["sub"]:
 		wc.close(closeForbidden, wsReasonOtherUser)
@@ -555,7 +526,7 @@ func (wc *wsConn) write() {
 			err := wc.c.Ping(ctx)
 			cancel()
 			if err != nil {
-				wc.close(closeGoingAway, "keep-alive ping not answered")
+				wc.close(closeGoingAway, wsReasonPingUnanswered)
 				return
 			}
 		}

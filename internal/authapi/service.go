@@ -161,14 +161,9 @@ func (s *Service) AuthHandler() http.Handler {
 // must be one of the project's keys.
 func (s *Service) requireAPIKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := auth.APIKeyFromRequest(r)
-		if key == "" {
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": auth.MsgNoAPIKey})
-			return
-		}
-		role := (auth.APIKeys{Anon: s.opts.AnonKey, ServiceRole: s.opts.ServiceRoleKey}).Role(key)
-		if role == "" {
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": auth.MsgInvalidAPIKey})
+		role, refusal := auth.APIKeys{Anon: s.opts.AnonKey, ServiceRole: s.opts.ServiceRoleKey}.KeyRole(auth.APIKeyFromRequest(r))
+		if refusal != "" {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": refusal})
 			return
 		}
 		obs.SetRole(r.Context(), role)

@@ -107,12 +107,12 @@ func (s *Server) requireServiceRole(next http.Handler) http.Handler {
 		if bearer, ok := auth.BearerToken(r); key == "" && ok {
 			key = bearer
 		}
-		if key == "" {
-			writeMessage(w, http.StatusUnauthorized, auth.MsgNoAPIKey)
-			return
-		}
-		if keys.Role(key) != "service_role" {
-			writeMessage(w, http.StatusUnauthorized, msgServiceRoleRequired)
+		// keys knows only the service_role key: any other key, the anon one included, is the wrong one.
+		if role, refusal := keys.KeyRole(key); role != "service_role" {
+			if refusal != auth.MsgNoAPIKey {
+				refusal = msgServiceRoleRequired
+			}
+			writeMessage(w, http.StatusUnauthorized, refusal)
 			return
 		}
 		obs.SetRole(r.Context(), "service_role")

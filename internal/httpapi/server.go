@@ -533,35 +533,11 @@ func (s *Server) authenticate(r *http.Request) (resolve.Session, int, string, er
 // authenticateCredentials is authenticate for an API key and an Authorization value however they came (HTTP
 // headers, or a subscription's connection_init payload).
 func (s *Server) authenticateCredentials(ctx context.Context, key, authorization string) (resolve.Session, int, string, error) {
-	if key == "" {
-		return resolve.Session{}, http.StatusUnauthorized, auth.MsgNoAPIKey, nil
+	caller, refusal := auth.APIKeys{Anon: s.opts.AnonKey, ServiceRole: s.opts.ServiceRoleKey}.Authenticate(key, authorization, s.tokens)
+	if refusal != "" {
+		return resolve.Session{}, http.StatusUnauthorized, refusal, nil
 	}
-	keyRole := auth.APIKeys{Anon: s.opts.AnonKey, ServiceRole: s.opts.ServiceRoleKey}.Role(key)
-	if keyRole == "" {
-		return resolve.Session{}, http.StatusUnauthorized, auth.MsgInvalidAPIKey, nil
-	}
-	token := key
-	if authorization != "" {
-		bearer, ok := auth.ParseBearer(authorization)
-		if !ok {
-			return resolve.Session{}, http.StatusUnauthorized, "Authorization header must be Bearer <JWT>", nil
-		}
-		token = bearer
-	}
-	claims, encoded, err := s.tokens.Verify(token)
-	if err != nil {
-		return resolve.Session{}, http.StatusUnauthorized, err.Error(), nil
-	}
-	role := keyRole
-	// Only an absent role claim falls back to the key's role, as PostgREST's anonymous role does; a role claim
-	// that is there but says nothing usable is a broken or forged token, not an anonymous one.
-	if v, present := claims["role"]; present {
-		name, isString := v.(string)
-		if !isString || name == "" {
-			return resolve.Session{}, http.StatusUnauthorized, "JWT role claim must be a non-empty string", nil
-		}
-		role = name
-	}
+	role := caller.Role
 	if role == s.loginRole {
 		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf(msgRoleNotAssumable, role), nil
 	}
@@ -572,7 +548,7 @@ func (s *Server) authenticateCredentials(ctx context.Context, key, authorization
 	if !ok {
 		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf(msgRoleNotAssumable, role), nil
 	}
-	return resolve.Session{Role: role, Claims: claims, EncodedClaims: encoded, SearchPath: s.opts.SearchPath}, 0, "", nil
+	return resolve.Session{Role: role, Claims: caller.Claims, EncodedClaims: caller.EncodedClaims, SearchPath: s.opts.SearchPath}, 0, "", nil
 }
 
 // mayAssume reports whether the login role may switch to role. Superuser-only roles are refused even when the

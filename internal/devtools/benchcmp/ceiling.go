@@ -13,19 +13,19 @@ import (
 )
 
 // Ceiling is the least a server can do for the comparison's requests: the same API key and JWT checks as
-// pgreflect (package auth), then one pgx batch, sent as one pipeline in one implicit transaction, that sets
+// pgreflect (auth.APIKeys.Authenticate on a TokenCache, as pgreflect's server does), then one pgx batch, sent as one pipeline in one implicit transaction, that sets
 // the role, the search path and the JWT claims and runs the hand-written statement of the request's operation.
 // Anything pgreflect spends beyond this is the price of being a general GraphQL engine.
 type Ceiling struct {
 	pool    *pgxpool.Pool
-	keys    *auth.Keys
+	tokens  *auth.TokenCache
 	apiKeys auth.APIKeys
 	queries map[string]Query
 }
 
 // NewCeiling serves the queries of Queries(accounts) by their operation names.
 func NewCeiling(pool *pgxpool.Pool, keys *auth.Keys, apiKeys auth.APIKeys, accounts int) *Ceiling {
-	c := &Ceiling{pool: pool, keys: keys, apiKeys: apiKeys, queries: map[string]Query{}}
+	c := &Ceiling{pool: pool, tokens: auth.NewTokenCache(keys, 4096), apiKeys: apiKeys, queries: map[string]Query{}}
 	for _, q := range Queries(accounts) {
 		c.queries[q.Name] = q
 	}
@@ -40,31 +40,13 @@ func (c *Ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST /graphql/v1 only", http.StatusNotFound)
 		return
 	}
-	key := auth.APIKeyFromRequest(r)
-	keyRole := c.apiKeys.Role(key)
-	if keyRole == "" {
-		writeError(w, http.StatusUnauthorized, auth.MsgInvalidAPIKey)
+	caller, refusal := c.apiKeys.Authenticate(auth.APIKeyFromRequest(r), r.Header.Get("Authorization"), c.tokens)
+	if refusal != "" {
+		writeError(w, http.StatusUnauthorized, refusal)
 		return
 	}
-	token := key
-	if r.Header.Get("Authorization") != "" {
-		bearer, ok := auth.BearerToken(r)
-		if !ok {
-			writeError(w, http.StatusUnauthorized, "Authorization header must be Bearer <JWT>")
-			return
-		}
-		token = bearer
-	}
-	claims, err := c.keys.Verify(token)
-	if err != nil {
-		writeError(w, http.StatusUnauthorized, err.Error())
-		return
-	}
-	role, _ := claims["role"].(string)
-	if role == "" {
-		role = keyRole
-	}
-	if !apiRoles[role] {
+	// Where pgreflect asks the database which roles the login role may assume, the ceiling knows them.
+	if !apiRoles[caller.Role] {
 		writeError(w, http.StatusUnauthorized, "JWT role may not be assumed")
 		return
 	}
@@ -85,12 +67,7 @@ func (c *Ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "the ceiling knows only the benchmark's operations")
 		return
 	}
-	claimsJSON, err := json.Marshal(claims)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	data, err := c.run(r.Context(), role, string(claimsJSON), q.CeilingSQL, q.CeilingArgs(req.Variables))
+	data, err := c.run(r.Context(), caller.Role, caller.EncodedClaims, q.CeilingSQL, q.CeilingArgs(req.Variables))
 	if err != nil {
 		b, _ := json.Marshal(map[string]any{"data": nil, "errors": []any{map[string]string{"message": err.Error()}}})
 		writeJSON(w, b)

@@ -17,7 +17,6 @@ import (
 
 	"github.com/pgreflect/pgreflect/client"
 	"github.com/pgreflect/pgreflect/internal/config"
-	"github.com/pgreflect/pgreflect/internal/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/devtools/pgbouncertest"
 	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/internal/pgcluster"
@@ -224,17 +223,7 @@ func replicatedStack(t *testing.T, o stacktest.Options) (s *stacktest.Stack, rep
 	}
 	t.Cleanup(func() { replicaAdmin.Close(context.Background()) })
 	// The setup and the schema must have reached the replica before the server logs in there.
-	primaryAdmin, err := pgx.Connect(ctx, primary.URL("app"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer primaryAdmin.Close(ctx)
-	if err := dbsetup.Apply(ctx, primaryAdmin); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := primaryAdmin.Exec(ctx, noteSchema); err != nil {
-		t.Fatal(err)
-	}
+	primaryAdmin := testenv.Setup(t, primary.URL("app"), noteSchema)
 	var lsn string
 	if err := primaryAdmin.QueryRow(ctx, "select pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
 		t.Fatal(err)

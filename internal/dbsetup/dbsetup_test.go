@@ -49,42 +49,47 @@ func schemaVersion(t *testing.T, conn *pgx.Conn) int64 {
 	return v
 }
 
-// First in the file so that, on the throwaway cluster of this test binary, the roles do not exist yet and the
-// appliers race to create them.
-func TestApplyConcurrentlyOnOneCluster(t *testing.T) {
-	urls := make([]string, 4)
-	for i := range urls {
-		urls[i] = pgtest.NewDB(t)
+// TestApplyConcurrently releases appliers together on a cluster of its own, where neither the roles nor
+// pgreflect's objects exist yet, so that whatever ran before (-count, -run, -shuffle) they race for the same
+// creations: several per database contend for its lock, and the databases for the cluster-wide roles. Without
+// the lock, the appliers of one database fail (duplicate schemas and types, "tuple concurrently updated").
+func TestApplyConcurrently(t *testing.T) {
+	cluster := pgtest.StartCluster(t)
+	ctx := context.Background()
+	admin := connect(t, cluster.URL("postgres"))
+	databases := []string{"postgres", "one", "two"}
+	for _, name := range databases[1:] {
+		if _, err := admin.Exec(ctx, "create database "+name); err != nil {
+			t.Fatal(err)
+		}
 	}
+	const perDatabase = 3
+	var conns []*pgx.Conn
+	for _, name := range databases {
+		for range perDatabase {
+			conns = append(conns, connect(t, cluster.URL(name)))
+		}
+	}
+	start := make(chan struct{})
+	errs := make([]error, len(conns))
 	var wg sync.WaitGroup
-	errs := make([]error, len(urls)*2)
-	for i, url := range urls {
-		// Two appliers per database: one database's lock and the cluster-wide roles are both contended.
-		for j := 0; j < 2; j++ {
-			wg.Add(1)
-			go func(k int, url string) {
-				defer wg.Done()
-				ctx := context.Background()
-				conn, err := pgx.Connect(ctx, url)
-				if err != nil {
-					errs[k] = err
-					return
-				}
-				defer conn.Close(ctx)
-				errs[k] = Apply(ctx, conn)
-			}(i*2+j, url)
-		}
+	for k, conn := range conns {
+		wg.Go(func() {
+			<-start
+			errs[k] = Apply(ctx, conn)
+		})
 	}
+	close(start) // every applier is connected: they start together
 	wg.Wait()
-	for i, err := range errs {
+	for k, err := range errs {
 		if err != nil {
-			t.Errorf("Apply #%d: %v", i, err)
+			t.Errorf("Apply #%d (database %s): %v", k, databases[k/perDatabase], err)
 		}
 	}
-	for _, url := range urls {
-		ok, err := Installed(context.Background(), connect(t, url))
+	for _, name := range databases {
+		ok, err := Installed(ctx, connect(t, cluster.URL(name)))
 		if err != nil || !ok {
-			t.Errorf("Installed(%s) = %v, %v", url, ok, err)
+			t.Errorf("Installed(%s) = %v, %v", name, ok, err)
 		}
 	}
 }

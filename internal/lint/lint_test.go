@@ -24,7 +24,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// goldens are the reports of the linted schemas.
+var goldens = testenv.NewGoldens("testdata", "*.golden")
+
+func TestMain(m *testing.M) { os.Exit(goldens.AfterRun(pgtest.Main(m))) }
 
 var apiRoles = []string{"anon", "authenticated", "service_role"}
 
@@ -73,7 +76,7 @@ func report(t *testing.T, findings []lint.Finding) string {
 
 func golden(t *testing.T, name string, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
+	path := goldens.Path(name)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/internal/sdl"
 	"github.com/pgreflect/pgreflect/internal/stacktest"
 	"github.com/pgreflect/pgreflect/pgtest"
@@ -23,7 +24,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// goldens are each fixture's answers and schemas.
+var goldens = testenv.NewGoldens(fixtureDir, "*.golden")
+
+func TestMain(m *testing.M) { os.Exit(goldens.AfterRun(pgtest.Main(m))) }
 
 const fixtureDir = "../../../testdata/fixtures"
 
@@ -131,7 +135,7 @@ func schemaSDL(t *testing.T, s *stacktest.Stack, caller string) string {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join(fixtureDir, name)
+	path := goldens.Path(name)
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)

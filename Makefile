@@ -35,8 +35,8 @@ run: deps build
 test: vet
 	@if [ -n "$(PG)" ]; then bindir=$$(.ci/pg-versions bindir "$(PG)") || exit 1; \
 		export PGREFLECT_PG_BINDIR="$$bindir"; echo "PGREFLECT_PG_BINDIR=$$bindir"; fi; \
-	echo "$(GO) run ./internal/testsummary $(TEST_FLAGS) -count=1 -timeout 60m $(TEST_PKGS)"; \
-	$(GO) run ./internal/testsummary $(TEST_FLAGS) -count=1 -timeout 60m $(TEST_PKGS)
+	echo "$(GO) run ./internal/devtools/testsummary $(TEST_FLAGS) -count=1 -timeout 60m $(TEST_PKGS)"; \
+	$(GO) run ./internal/devtools/testsummary $(TEST_FLAGS) -count=1 -timeout 60m $(TEST_PKGS)
 
 # Every Fuzz target of the module, one after another, FUZZTIME each; a failure stops the run and leaves the
 # input in the package's testdata/fuzz/<FuzzName>/, which `make test` then replays.
@@ -51,14 +51,14 @@ fuzz:
 # A bounded soak: its own PostgreSQL and server, mixed load on 127.0.0.1, DDL, restarts of PostgreSQL and of
 # the server.
 soak:
-	$(GO) run ./internal/soak -duration $(SOAK_DURATION)
+	$(GO) run ./internal/devtools/soak -duration $(SOAK_DURATION)
 
 # go vet and staticcheck (pinned in go.mod's tool directive; `go tool` builds it from the module cache).
 vet:
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 
-# The Go benchmarks, then the side-by-side HTTP comparison (internal/benchcmp: its own PostgreSQL, pgreflect,
+# The Go benchmarks, then the side-by-side HTTP comparison (internal/devtools/benchcmp: its own PostgreSQL, pgreflect,
 # the hand-written ceiling, PostGraphile v4 and v5 from npm) and the cost curves of pgreflect and the ceiling,
 # which write BENCHMARKS.md and bench/*.{json,png}.
 bench: build
@@ -66,7 +66,7 @@ bench: build
 	@mkdir -p bench
 	$(GO) test -p 1 -run '^$$' -bench . -benchmem ./... > bench/go-bench.txt 2>&1 || { cat bench/go-bench.txt; exit 1; }
 	@cat bench/go-bench.txt
-	$(GO) build -o bin/benchcmp ./internal/benchcmp/cmd/benchcmp
+	$(GO) build -o bin/benchcmp ./internal/devtools/benchcmp/cmd/benchcmp
 	bin/benchcmp -duration $(BENCH_DURATION) -go-bench bench/go-bench.txt $(BENCH_ARGS)
 
 deps:

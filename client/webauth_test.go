@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgreflect/pgreflect/config"
-	"github.com/pgreflect/pgreflect/internal/testenv"
-	"github.com/pgreflect/pgreflect/stacktest"
+	"github.com/pgreflect/pgreflect/internal/config"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
+	"github.com/pgreflect/pgreflect/internal/stacktest"
 	"github.com/pgreflect/pgreflect/testidp"
 )
 

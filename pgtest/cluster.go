@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgreflect/pgreflect/pgcluster"
+	"github.com/pgreflect/pgreflect/internal/pgcluster"
 )
 
 // StartCluster starts a cluster of the calling test's own, for a test that stops, crashes or freezes its

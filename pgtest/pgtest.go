@@ -2,6 +2,11 @@
 // directory, fast settings, a free port) and one fresh database per test. When PGREFLECT_TEST_DATABASE_URL is
 // set, that server is used instead and only the per-test databases are created and dropped on it.
 //
+// It is a test kit for your own tests as well as pgreflect's: a program that embeds resolve, or talks to a
+// pgreflect server, can test against a real PostgreSQL the same way (see the example). Main, NewDB, ServerURL,
+// ServerMajor and SkipBelow are its stable API; StartCluster, StartReplica and Freeze hand out the
+// repository's internal cluster type and serve pgreflect's own replica and outage tests.
+//
 // Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -27,7 +32,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgreflect/pgreflect/pgcluster"
+	"github.com/pgreflect/pgreflect/internal/pgcluster"
 )
 
 // liveSettings let live queries follow changes by logical decoding, on a temporary slot per server under test.
@@ -104,7 +109,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)
 		return 1
 	}
-	// On stderr, which `go test -json` reports as the package's output (internal/testsummary lists it), and
+	// On stderr, which `go test -json` reports as the package's output (internal/devtools/testsummary lists it), and
 	// not stdout, where a test's helper process (a test binary run again) speaks to its test.
 	fmt.Fprintf(os.Stderr, "%s%s (server_version_num %d)\n", VersionLinePrefix, version, serverVersionNum)
 	return m.Run()

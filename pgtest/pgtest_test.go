@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgreflect/pgreflect/pgcluster"
+	"github.com/pgreflect/pgreflect/internal/pgcluster"
 )
 
 func TestMain(m *testing.M) { os.Exit(Main(m)) }

@@ -4,6 +4,16 @@
 // The model is read with a single catalog query (one round trip) that returns JSON built in Postgres, decoded
 // once. Models are cached by (schema version, role, search_path); the version advances when the database's
 // event triggers announce a DDL, COMMENT, GRANT or REVOKE, so the hot path never queries the catalog.
+//
+// The package shares its name with the standard library's reflect. A file that needs both names one of them;
+// pgreflect's code names this one catalog (and this package, which uses the standard library's, names that
+// one goreflect):
+//
+//	import (
+//		"reflect"
+//
+//		catalog "github.com/pgreflect/pgreflect/reflect"
+//	)
 package reflect
 
 import (

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgreflect/pgreflect/internal/benchdata"
+	"github.com/pgreflect/pgreflect/internal/devtools/benchdata"
 )
 
 // signalling passes the schema watcher's invalidations on to an engine, then tells.

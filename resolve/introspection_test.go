@@ -19,7 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgreflect/pgreflect/internal/testenv"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 )
 
 // introDemoSQL is a demo-like schema: tables with foreign keys, an enum, a view with primary_key_columns and a

@@ -12,7 +12,7 @@ import (
 )
 
 // A cohort's subscribers share a document, its variables, a role and a search path; only their claims differ.
-// Refreshing them takes one statement: pgreflect.live_refresh (dbsetup/sql/setup.sql) executes the cohort's
+// Refreshing them takes one statement: pgreflect.live_refresh (internal/dbsetup/sql/setup.sql) executes the cohort's
 // query once per subscriber, each time after switching the transaction's claims, so that row level security and
 // anything Postgres evaluates once per execution (the InitPlan of a policy's `(select auth.uid())`) see that
 // subscriber's claims only. One statement, however many subscribers: the cost of a refresh is in executions,

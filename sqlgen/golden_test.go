@@ -7,9 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
+
+// goldens are the SQL of goldenCases, one file per case.
+var goldens = testenv.NewGoldens(filepath.Join("..", "testdata", "sqlgen"), "*.sql")
+
+func TestMain(m *testing.M) { os.Exit(goldens.AfterRun(m.Run())) }
 
 func str(s string) *string { return &s }
 
@@ -213,7 +220,7 @@ func TestGolden(t *testing.T) {
 			if again := render(build()); again != got {
 				t.Fatal("generation is not deterministic")
 			}
-			path := filepath.Join("..", "testdata", "sqlgen", name+".sql")
+			path := goldens.Path(name + ".sql")
 			if *update {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					t.Fatal(err)

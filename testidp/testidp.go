@@ -8,6 +8,10 @@
 //
 // For the pre-built button and One Tap flows it serves /gsi/client, a stand-in for Google's client script
 // (https://accounts.google.com/gsi/client) that gives the page's callback ID tokens this provider signed.
+//
+// It is a test kit for your own tests as well as pgreflect's: point a project's Google provider at URL() (as
+// `pgreflect testidp` prints for config.toml) and sign users in without Google, or mint the tokens a test
+// needs with Claims and MintIDToken (see the example).
 package testidp
 
 import (

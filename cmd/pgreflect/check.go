@@ -14,7 +14,7 @@ import (
 
 	"github.com/pgreflect/pgreflect/internal/documents"
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
-	"github.com/pgreflect/pgreflect/sdl"
+	"github.com/pgreflect/pgreflect/internal/sdl"
 )
 
 func runCheck(args []string, stdout, stderr io.Writer) error {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
-	"github.com/pgreflect/pgreflect/internal/testenv"
 )
 
 func runCmd(t *testing.T, args ...string) (int, string) {

@@ -14,7 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
-	"github.com/pgreflect/pgreflect/sdl"
+	"github.com/pgreflect/pgreflect/internal/sdl"
 )
 
 // errBreaking ends diff and check with exit status 1 once the report is written.

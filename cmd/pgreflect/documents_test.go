@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pgreflect/pgreflect/internal/testenv"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 )
 
 // documents push loads a manifest into the database, all or nothing; check then names the trusted

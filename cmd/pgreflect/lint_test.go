@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pgreflect/pgreflect/internal/testenv"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 )
 
 // lint exits 1 on an error and prints the fix; 0 when only warnings are left (the fix applied); json is one

@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgreflect/pgreflect/internal/pgbouncertest"
-	"github.com/pgreflect/pgreflect/internal/testenv"
+	"github.com/pgreflect/pgreflect/internal/devtools/pgbouncertest"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 )
 
 // TestTwoServeProcessesPooledAndReplicated runs two `pgreflect serve` processes on one project's database: one

@@ -15,8 +15,8 @@ import (
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
+	"github.com/pgreflect/pgreflect/internal/sdl"
 	"github.com/pgreflect/pgreflect/resolve"
-	"github.com/pgreflect/pgreflect/sdl"
 )
 
 // schemaFlags are the flags of the commands that generate a role's schema from a database.

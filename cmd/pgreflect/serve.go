@@ -14,8 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/auth"
-	"github.com/pgreflect/pgreflect/console"
-	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/stack"
 )
 
@@ -124,32 +123,16 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	defer listener.Close()
 	apiURL := "http://" + listener.Addr().String()
-	schemaPages, closeSchemaPages, err := sf.schemaView(ctx, dbURL, searchPath, cfg.GraphQL.Version)
+	srv, closeStack, err := sf.newStack(setupCtx, stderr, servedProject{
+		workdir: workdir, requestURL: dbURL, adminURL: authDBURL, schemaURL: dbURL, readURLs: readDBURLs,
+		secrets: projectSecrets{JWTSecret: jwtSecret, ProjectRef: projectRef, AnonKey: anonKey,
+			ServiceRoleKey: serviceRoleKey, ManagementToken: managementToken},
+		keys: keys, searchPath: searchPath, cfg: cfg, apiURL: apiURL,
+	})
 	if err != nil {
 		return err
 	}
-	defer closeSchemaPages()
-	consoleOpts := console.Options{APIURL: apiURL, AnonKey: anonKey, ServiceRoleKey: serviceRoleKey,
-		ProjectName: projectName(workdir), ProjectRef: projectRef, ManagementToken: managementToken,
-		MintToken: console.Minter(keys), SearchPath: searchPath, Schema: schemaPages}
-	srv, err := stack.New(setupCtx, sf.stackOptions(stderr, stack.Options{
-		RequestURL:      dbURL,
-		AdminURL:        authDBURL,
-		JWTSecret:       jwtSecret,
-		AnonKey:         anonKey,
-		ServiceRoleKey:  serviceRoleKey,
-		ProjectRef:      projectRef,
-		ManagementToken: managementToken,
-		SearchPath:      searchPath,
-		Config:          cfg,
-		APIURL:          apiURL,
-		Console:         console.Handler(consoleOpts),
-		ReadURLs:        readDBURLs,
-	}))
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
+	defer closeStack()
 	cancelSetup()
 
 	fmt.Fprintf(stdout, "GraphQL URL: %s/graphql/v1\n", apiURL)

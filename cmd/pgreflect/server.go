@@ -16,9 +16,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pgreflect/pgreflect/config"
+	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/gqlschema"
-	"github.com/pgreflect/pgreflect/httpapi"
+	"github.com/pgreflect/pgreflect/internal/config"
+	"github.com/pgreflect/pgreflect/internal/console"
+	"github.com/pgreflect/pgreflect/internal/httpapi"
 	"github.com/pgreflect/pgreflect/internal/schemaview"
 	"github.com/pgreflect/pgreflect/internal/stack"
 	"github.com/pgreflect/pgreflect/resolve"
@@ -147,9 +149,45 @@ func (f *serverFlags) check() error {
 	return nil
 }
 
-// stackOptions completes the options of a project (its database, keys and configuration) with what the flags
-// say of the server: pool, limits, logs, statement mode, subscriptions. start and serve both serve this way.
-func (f *serverFlags) stackOptions(stderr io.Writer, o stack.Options) stack.Options {
+// servedProject is what start and serve know of the project they serve once its database is ready.
+type servedProject struct {
+	workdir    string
+	requestURL string   // the login role's: API requests
+	adminURL   string   // the auth schema's and the management API's; "" turns them off
+	schemaURL  string   // the console's Schema pages', a role that may switch to the API roles
+	readURLs   []string // read replicas
+	secrets    projectSecrets
+	keys       *auth.Keys
+	searchPath []string
+	cfg        config.Config
+	apiURL     string
+}
+
+// newStack assembles the server of p, console included, with what the flags say of the server: pool, limits,
+// logs, statement mode, subscriptions. start and serve both serve this way. closeStack closes the stack, then
+// the console's Schema pages' pool.
+func (f *serverFlags) newStack(ctx context.Context, stderr io.Writer, p servedProject) (st *stack.Stack, closeStack func(), err error) {
+	schemaPages, closeSchemaPages, err := f.schemaView(ctx, p.schemaURL, p.searchPath, p.cfg.GraphQL.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	consoleOpts := console.Options{APIURL: p.apiURL, AnonKey: p.secrets.AnonKey, ServiceRoleKey: p.secrets.ServiceRoleKey,
+		ProjectName: projectName(p.workdir), ProjectRef: p.secrets.ProjectRef, ManagementToken: p.secrets.ManagementToken,
+		MintToken: console.Minter(p.keys), SearchPath: p.searchPath, Schema: schemaPages}
+	o := stack.Options{
+		RequestURL:      p.requestURL,
+		AdminURL:        p.adminURL,
+		ReadURLs:        p.readURLs,
+		JWTSecret:       p.secrets.JWTSecret,
+		AnonKey:         p.secrets.AnonKey,
+		ServiceRoleKey:  p.secrets.ServiceRoleKey,
+		ProjectRef:      p.secrets.ProjectRef,
+		ManagementToken: p.secrets.ManagementToken,
+		SearchPath:      p.searchPath,
+		Config:          p.cfg,
+		APIURL:          p.apiURL,
+		Console:         console.Handler(consoleOpts),
+	}
 	o.PoolSize, o.PoolTimeout, o.PoolShare = f.poolSize, f.poolTimeout, f.poolShare
 	o.ShareByRole, o.ShareByAddress = f.shareByRole, f.shareByAddress
 	o.SlowShare, o.SlowThreshold = f.slowShare, f.slowThreshold
@@ -158,7 +196,12 @@ func (f *serverFlags) stackOptions(stderr io.Writer, o stack.Options) stack.Opti
 	o.StatementMode = f.statementMode
 	o.BuildVersion = buildVersion()
 	o.LiveLimits, o.ChangesURL = f.live, f.changesURL
-	return o
+	st, err = stack.New(ctx, o)
+	if err != nil {
+		closeSchemaPages()
+		return nil, nil, err
+	}
+	return st, func() { st.Close(); closeSchemaPages() }, nil
 }
 
 // logger writes to stderr in the chosen format. JSON logs write durations as the text logs do ("10s"), not

@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/dbsetup"
 )
 
 func runSetup(args []string, stdout, stderr io.Writer) error {

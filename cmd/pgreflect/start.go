@@ -18,10 +18,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/auth"
-	"github.com/pgreflect/pgreflect/console"
-	"github.com/pgreflect/pgreflect/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/pgcluster"
 	"github.com/pgreflect/pgreflect/internal/stack"
-	"github.com/pgreflect/pgreflect/pgcluster"
 )
 
 // localPassword is the superuser password of the local cluster, as in Supabase's local stack. The cluster
@@ -159,31 +158,14 @@ func runStart(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// The project's superuser reads the pinned pg_graphql version and may switch to every API role.
-	schemaPages, closeSchemaPages, err := sf.schemaView(ctx, adminURL, searchPath, cfg.GraphQL.Version)
+	srv, closeStack, err := sf.newStack(setupCtx, stderr, servedProject{
+		workdir: o.workdir, requestURL: requestURL, adminURL: adminURL, schemaURL: adminURL,
+		secrets: secrets, keys: keys, searchPath: searchPath, cfg: cfg, apiURL: apiURL,
+	})
 	if err != nil {
 		return err
 	}
-	defer closeSchemaPages()
-	consoleOpts := console.Options{APIURL: apiURL, AnonKey: secrets.AnonKey, ServiceRoleKey: secrets.ServiceRoleKey,
-		ProjectName: projectName(o.workdir), ProjectRef: secrets.ProjectRef, ManagementToken: secrets.ManagementToken,
-		MintToken: console.Minter(keys), SearchPath: searchPath, Schema: schemaPages}
-	srv, err := stack.New(setupCtx, sf.stackOptions(stderr, stack.Options{
-		RequestURL:      requestURL,
-		AdminURL:        adminURL,
-		JWTSecret:       secrets.JWTSecret,
-		AnonKey:         secrets.AnonKey,
-		ServiceRoleKey:  secrets.ServiceRoleKey,
-		ProjectRef:      secrets.ProjectRef,
-		ManagementToken: secrets.ManagementToken,
-		SearchPath:      searchPath,
-		Config:          cfg,
-		APIURL:          apiURL,
-		Console:         console.Handler(consoleOpts),
-	}))
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
+	defer closeStack()
 	cancelSetup()
 
 	printProject(stdout, env)

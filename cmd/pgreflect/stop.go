@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pgreflect/pgreflect/pgcluster"
+	"github.com/pgreflect/pgreflect/internal/pgcluster"
 )
 
 // stopTimeout bounds the wait for a `pgreflect start` to shut down (it stops its PostgreSQL first).

@@ -31,7 +31,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pgreflect/pgreflect/config"
+	"github.com/pgreflect/pgreflect/internal/config"
 )
 
 // pageConfig is window.EXAMPLE.

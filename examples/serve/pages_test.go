@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgreflect/pgreflect/internal/browsertest"
-	"github.com/pgreflect/pgreflect/internal/testenv"
+	"github.com/pgreflect/pgreflect/internal/devtools/browsertest"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
+	"github.com/pgreflect/pgreflect/internal/stacktest"
 	"github.com/pgreflect/pgreflect/pgtest"
-	"github.com/pgreflect/pgreflect/stacktest"
 	"github.com/pgreflect/pgreflect/testidp"
 )
 

@@ -15,16 +15,19 @@ import (
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/internal/lint"
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
-	"github.com/pgreflect/pgreflect/internal/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/resolve"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// goldens are the reports of the linted schemas.
+var goldens = testenv.NewGoldens("testdata", "*.golden")
+
+func TestMain(m *testing.M) { os.Exit(goldens.AfterRun(pgtest.Main(m))) }
 
 var apiRoles = []string{"anon", "authenticated", "service_role"}
 
@@ -73,7 +76,7 @@ func report(t *testing.T, findings []lint.Finding) string {
 
 func golden(t *testing.T, name string, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
+	path := goldens.Path(name)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)

@@ -15,8 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pgreflect/pgreflect/dbsetup"
-	"github.com/pgreflect/pgreflect/internal/testenv"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/resolve"
 )
@@ -331,17 +330,7 @@ func TestRefreshesOnAReplicaThatHasReplayed(t *testing.T) {
 	replica := pgtest.StartReplica(t, primary)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	primaryAdmin, err := pgx.Connect(ctx, primary.URL("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer primaryAdmin.Close(context.Background())
-	if err := dbsetup.Apply(ctx, primaryAdmin); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := primaryAdmin.Exec(ctx, schema); err != nil {
-		t.Fatal(err)
-	}
+	primaryAdmin := testenv.Setup(t, primary.URL("postgres"), schema)
 	replicaAdmin, err := pgx.Connect(ctx, replica.URL("postgres"))
 	if err != nil {
 		t.Fatal(err)

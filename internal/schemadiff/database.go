@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/sdl"
 	"github.com/pgreflect/pgreflect/reflect"
-	"github.com/pgreflect/pgreflect/sdl"
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
 

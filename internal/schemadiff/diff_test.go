@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
-	"github.com/pgreflect/pgreflect/sdl"
+	"github.com/pgreflect/pgreflect/internal/sdl"
 )
 
 const baseSDL = `

@@ -28,7 +28,7 @@ import (
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/internal/lint"
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
-	"github.com/pgreflect/pgreflect/sdl"
+	"github.com/pgreflect/pgreflect/internal/sdl"
 )
 
 //go:embed access.sql

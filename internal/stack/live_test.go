@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/pgreflect/pgreflect/client"
-	"github.com/pgreflect/pgreflect/internal/pgbouncertest"
+	"github.com/pgreflect/pgreflect/internal/devtools/pgbouncertest"
+	"github.com/pgreflect/pgreflect/internal/stacktest"
 	"github.com/pgreflect/pgreflect/pgtest"
-	"github.com/pgreflect/pgreflect/stacktest"
 )
 
 // TestLiveQueriesBehindPgBouncer serves subscriptions through a pooler in transaction mode: no change feed

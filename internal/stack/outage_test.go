@@ -9,8 +9,8 @@ import (
 
 	"github.com/pgreflect/pgreflect/client"
 	"github.com/pgreflect/pgreflect/internal/stack"
+	"github.com/pgreflect/pgreflect/internal/stacktest"
 	"github.com/pgreflect/pgreflect/pgtest"
-	"github.com/pgreflect/pgreflect/stacktest"
 	"github.com/pgreflect/pgreflect/testidp"
 )
 

@@ -16,14 +16,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/client"
-	"github.com/pgreflect/pgreflect/config"
-	"github.com/pgreflect/pgreflect/dbsetup"
-	"github.com/pgreflect/pgreflect/internal/pgbouncertest"
+	"github.com/pgreflect/pgreflect/internal/config"
+	"github.com/pgreflect/pgreflect/internal/devtools/pgbouncertest"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
+	"github.com/pgreflect/pgreflect/internal/pgcluster"
 	"github.com/pgreflect/pgreflect/internal/stack"
-	"github.com/pgreflect/pgreflect/internal/testenv"
-	"github.com/pgreflect/pgreflect/pgcluster"
+	"github.com/pgreflect/pgreflect/internal/stacktest"
 	"github.com/pgreflect/pgreflect/pgtest"
-	"github.com/pgreflect/pgreflect/stacktest"
 	"github.com/pgreflect/pgreflect/testidp"
 )
 
@@ -224,17 +223,7 @@ func replicatedStack(t *testing.T, o stacktest.Options) (s *stacktest.Stack, rep
 	}
 	t.Cleanup(func() { replicaAdmin.Close(context.Background()) })
 	// The setup and the schema must have reached the replica before the server logs in there.
-	primaryAdmin, err := pgx.Connect(ctx, primary.URL("app"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer primaryAdmin.Close(ctx)
-	if err := dbsetup.Apply(ctx, primaryAdmin); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := primaryAdmin.Exec(ctx, noteSchema); err != nil {
-		t.Fatal(err)
-	}
+	primaryAdmin := testenv.Setup(t, primary.URL("app"), noteSchema)
 	var lsn string
 	if err := primaryAdmin.QueryRow(ctx, "select pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
-	"github.com/pgreflect/pgreflect/internal/testenv"
-	"github.com/pgreflect/pgreflect/stacktest"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
+	"github.com/pgreflect/pgreflect/internal/stacktest"
 	"github.com/pgreflect/pgreflect/testidp"
 )
 

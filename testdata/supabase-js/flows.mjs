@@ -1,5 +1,5 @@
 // Drives pgreflect's /auth/v1 with the real supabase-js client, as an app would. Run by
-// authapi/supabasejs_test.go:
+// internal/authapi/supabasejs_test.go:
 //
 //   node [--experimental-websocket] flows.mjs <scenario>   < input.json
 //

@@ -1,4 +1,4 @@
-// PostGraphile v4 for `make bench` (internal/benchcmp), configured the way its documentation suggests for
+// PostGraphile v4 for `make bench` (internal/devtools/benchcmp), configured the way its documentation suggests for
 // production: JWT verified with the project secret, anon as the default role, the role from the JWT's role
 // claim, no GraphiQL, no query log. Settings come from the environment so that no secret is on a command line.
 //

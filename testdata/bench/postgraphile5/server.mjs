@@ -1,4 +1,4 @@
-// PostGraphile v5 (Grafast) for `make bench` (internal/benchcmp), set up as its documentation suggests for
+// PostGraphile v5 (Grafast) for `make bench` (internal/devtools/benchcmp), set up as its documentation suggests for
 // production: the Amber preset, the connection-filter plugin (filters on related rows for Q8, as pgreflect's
 // relatedFilter extension), grafserv on Node's own HTTP server, no GraphiQL, no watch mode, no explain, and one
 // process. Settings come from the environment so that no secret is on a command line.
@@ -66,7 +66,7 @@ const preset = {
 
 const pgl = postgraphile(preset);
 // --print-schema writes the generated schema as SDL and exits: schema.graphql beside this file, which
-// internal/benchcmp's tests validate the v5 documents against without Node.
+// internal/devtools/benchcmp's tests validate the v5 documents against without Node.
 if (process.argv[2] === "--print-schema") {
   process.stdout.write(printSchema(await pgl.getSchema()) + "\n");
   await pgl.release();

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/internal/devtools/benchcmp"
+)
+
+func serveCeiling(ctx context.Context, port, accounts, poolSize int, dbURL, secret string, apiKeys auth.APIKeys) error {
+	if dbURL == "" || secret == "" || apiKeys.Anon == "" {
+		return errors.New("the ceiling needs BENCH_DATABASE_URL, BENCH_JWT_SECRET and BENCH_ANON_KEY")
+	}
+	keys, err := auth.NewKeys(secret)
+	if err != nil {
+		return err
+	}
+	// As many database connections as pgreflect is given (--pool-size on both).
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	cfg.MaxConns = int32(poolSize)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer pool.Close()
+	if err := pool.Ping(ctx); err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: benchcmp.NewCeiling(pool, keys, apiKeys, accounts), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

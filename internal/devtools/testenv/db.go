@@ -1,0 +1,71 @@
+package testenv
+
+import (
+	"context"
+	"net/url"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgreflect/pgreflect/internal/dbsetup"
+	"github.com/pgreflect/pgreflect/pgtest"
+)
+
+// SetupDB is a new database of pgtest's server with pgreflect's setup applied and then schema run, as a
+// project's database is after `pgreflect setup`. It returns the superuser URL and a superuser connection that
+// the test's end closes.
+func SetupDB(t testing.TB, schema string) (string, *pgx.Conn) {
+	t.Helper()
+	url := pgtest.NewDB(t)
+	return url, Setup(t, url, schema)
+}
+
+// Setup applies pgreflect's setup to the database of superuserURL (a server of the test's own, say) and then
+// runs schema, and returns a superuser connection that the test's end closes.
+func Setup(t testing.TB, superuserURL, schema string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, superuserURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(context.Background()) })
+	if err := dbsetup.Apply(ctx, admin); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, schema); err != nil {
+		t.Fatal(err)
+	}
+	return admin
+}
+
+// LoginPool is a pool of the login role authenticator (which the setup creates, without a password under
+// pgtest's trust authentication) on the database of superuserURL, closed at the test's end.
+func LoginPool(t testing.TB, superuserURL string) *pgxpool.Pool {
+	t.Helper()
+	return LoginPoolOf(t, superuserURL, 0)
+}
+
+// LoginPoolOf is LoginPool with at most size connections (0: pgx's default).
+func LoginPoolOf(t testing.TB, superuserURL string, size int) *pgxpool.Pool {
+	t.Helper()
+	u, err := url.Parse(superuserURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User("authenticator")
+	cfg, err := pgxpool.ParseConfig(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size > 0 {
+		cfg.MaxConns = int32(size)
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}

@@ -1,0 +1,80 @@
+package testenv
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+// Goldens are the golden files of a package's tests, in one directory, with a note of the ones the tests ask
+// for: a case renamed or removed leaves its golden file behind, read by nothing and checking nothing, and a
+// full run of the package names it (AfterRun).
+type Goldens struct {
+	dir, pattern string
+	mu           sync.Mutex
+	read         map[string]bool
+}
+
+// NewGoldens keeps the golden files of dir that match pattern (filepath.Match, e.g. "*.golden").
+func NewGoldens(dir, pattern string) *Goldens {
+	return &Goldens{dir: dir, pattern: pattern, read: map[string]bool{}}
+}
+
+// Path is the path of the golden file name, noted as one a test reads (or writes with -update).
+func (g *Goldens) Path(name string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.read[name] = true
+	return filepath.Join(g.dir, name)
+}
+
+// Orphans are the golden files no test has asked for so far.
+func (g *Goldens) Orphans() ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(g.dir, g.pattern))
+	if err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var orphans []string
+	for _, f := range files {
+		if !g.read[filepath.Base(f)] {
+			orphans = append(orphans, f)
+		}
+	}
+	slices.Sort(orphans)
+	return orphans, nil
+}
+
+// AfterRun is for TestMain, given the exit code of the run (m.Run, pgtest.Main): after a passing run of every
+// test (no -run or -skip, which leave goldens unread for good reason) it names the orphans and fails the run.
+func (g *Goldens) AfterRun(code int) int {
+	return g.afterRun(os.Stderr, code, !flagSet("test.run") && !flagSet("test.skip"))
+}
+
+func (g *Goldens) afterRun(w io.Writer, code int, full bool) int {
+	if code != 0 || !full {
+		return code
+	}
+	orphans, err := g.Orphans()
+	if err != nil {
+		fmt.Fprintf(w, "goldens: %v\n", err)
+		return 1
+	}
+	for _, f := range orphans {
+		fmt.Fprintf(w, "FAIL: golden file %s is read by no test: remove it, or the test that lost it\n", f)
+	}
+	if len(orphans) > 0 {
+		return 1
+	}
+	return code
+}
+
+func flagSet(name string) bool {
+	f := flag.Lookup(name)
+	return f != nil && f.Value.String() != ""
+}

@@ -1,0 +1,215 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/internal/admission"
+	"github.com/pgreflect/pgreflect/internal/obs"
+)
+
+// DefaultPoolTimeout is how long a request waits for a database connection by default: PostgREST's
+// db-pool-acquisition-timeout.
+const DefaultPoolTimeout = 10 * time.Second
+
+// DefaultPoolShare lets one credential hold at most three quarters of a pool with requests that are slow or
+// not known yet: the anon key's slow requests leave a quarter to signed-in users and to the service_role key,
+// and one user's to everyone else. Known cheap requests are not counted (see Options.PoolShare).
+const DefaultPoolShare = 0.75
+
+// DefaultSlowShare lets the slow operations of all clients together hold half of a pool, so that the other half
+// stays free for cheap requests, whoever sends them.
+const DefaultSlowShare = 0.5
+
+// DefaultSlowThreshold is how long an operation holds its connection to count as slow: a hundred times an API
+// request's usual few milliseconds, so that a busy machine does not make cheap operations look slow.
+const DefaultSlowThreshold = 250 * time.Millisecond
+
+// rememberedOperations bounds the operations whose costs are remembered (about 100 bytes each).
+const rememberedOperations = 10000
+
+// The kinds of client admission counts, as the prefixes of their keys, and the key of the slow operations.
+const (
+	shareRole       = "role"
+	shareCredential = "API key or token"
+	shareAddress    = "client address"
+	slowOperations  = "slow operations"
+)
+
+// gate is a pool with what admits requests to it: each client's share (perClient connections at once; 0: no
+// limit) and the slow operations' (slow; 0: no limit).
+type gate struct {
+	pool            *pgxpool.Pool
+	limiter         *admission.Limiter
+	perClient, slow int
+}
+
+// newGate limits each client to share of pool's connections and the slow operations to slowShare (at least
+// one each); a share >= 1 is no limit.
+func newGate(pool *pgxpool.Pool, share, slowShare float64) gate {
+	g := gate{pool: pool}
+	limit := func(share float64) int {
+		if share >= 1 {
+			return 0
+		}
+		return max(int(math.Floor(share*float64(pool.Config().MaxConns))), 1)
+	}
+	g.perClient, g.slow = limit(share), limit(slowShare)
+	if g.perClient > 0 || g.slow > 0 {
+		g.limiter = admission.New()
+	}
+	return g
+}
+
+// keys are what a request of class counts against: a known cheap request nothing (it holds its connection for
+// a few milliseconds, so the pool's turnover serves everyone), an unknown one its client's shares, a slow one
+// also the slow operations' share.
+func (g gate) keys(r *http.Request, role string, class admission.Class, opts *Options) []admission.Key {
+	if class == admission.Cheap || g.limiter == nil {
+		return nil
+	}
+	var keys []admission.Key
+	if g.perClient > 0 {
+		keys = append(keys, admission.Key{Name: shareCredential + ":" + credential(r), Max: g.perClient})
+		if opts.ShareByRole {
+			keys = append(keys, admission.Key{Name: shareRole + ":" + role, Max: g.perClient})
+		}
+		if opts.ShareByAddress {
+			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			keys = append(keys, admission.Key{Name: shareAddress + ":" + host, Max: g.perClient})
+		}
+	}
+	if class == admission.Slow && g.slow > 0 {
+		keys = append(keys, g.slowKey())
+	}
+	return keys
+}
+
+func (g gate) slowKey() admission.Key { return admission.Key{Name: slowOperations, Max: g.slow} }
+
+// acquire admits the request of operation op (see Options.PoolShare and Options.SlowShare) and takes a
+// connection of g's pool, both within PoolTimeout and before the request's deadline (none when zero); release
+// gives both back and notes how long op held the connection.
+func (s *Server) acquire(ctx context.Context, r *http.Request, g gate, role string, op admission.Operation, deadline time.Time) (_ *pgxpool.Conn, release func(), err error) {
+	if wait := time.Now().Add(s.opts.PoolTimeout); deadline.IsZero() || wait.Before(deadline) {
+		deadline = wait
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	class := s.costs.Class(op)
+	leave := func() {}
+	if keys := g.keys(r, role, class, &s.opts); len(keys) > 0 {
+		if leave, err = g.limiter.Admit(ctx, keys...); err != nil {
+			return nil, nil, err
+		}
+	}
+	conn, err := g.pool.Acquire(ctx)
+	if err != nil {
+		leave()
+		return nil, nil, err
+	}
+	start := time.Now()
+	watch := s.watchSlow(g, class, op)
+	return conn, func() {
+		conn.Release()
+		s.costs.Observe(op, time.Since(start))
+		watch.stop()
+		leave()
+	}, nil
+}
+
+// slowWatch turns a request that was not known to be slow into a slow one once it has held its connection
+// for the threshold: its operation is then known to be slow to the requests that come next, and it counts
+// against the slow operations' share until it ends, so that an operation never seen before (a new document
+// each time, or the first burst of one) cannot take the whole pool for long.
+type slowWatch struct {
+	timer *time.Timer
+	mu    sync.Mutex
+	ended bool
+	// unhold releases the request's count against the slow operations, once it has become slow.
+	unhold func()
+}
+
+// watchSlow watches a request of class holding a connection of g for op; nil when there is nothing to watch.
+func (s *Server) watchSlow(g gate, class admission.Class, op admission.Operation) *slowWatch {
+	if class == admission.Slow || g.slow == 0 {
+		return nil
+	}
+	w := &slowWatch{}
+	threshold := s.costs.Threshold()
+	w.timer = time.AfterFunc(threshold, func() {
+		s.costs.Observe(op, threshold)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if !w.ended {
+			w.unhold = g.limiter.Hold(g.slowKey())
+		}
+	})
+	return w
+}
+
+// stop ends the watch when the request gives its connection back.
+func (w *slowWatch) stop() {
+	if w == nil || w.timer.Stop() {
+		return
+	}
+	w.mu.Lock()
+	w.ended = true
+	unhold := w.unhold
+	w.mu.Unlock()
+	if unhold != nil {
+		unhold()
+	}
+}
+
+// credential is what the request authenticates with: the bearer token, else the API key.
+func credential(r *http.Request) string {
+	if token, ok := auth.BearerToken(r); ok {
+		return token
+	}
+	return auth.APIKeyFromRequest(r)
+}
+
+// writeAcquireFailure answers a request that got no connection: the client's share was taken (429), every
+// connection stayed busy (503 busy), or the database could not be reached (the outage's 503).
+func (s *Server) writeAcquireFailure(w http.ResponseWriter, r *http.Request, pool *pgxpool.Pool, err error) {
+	if r.Context().Err() != nil {
+		return // the client has gone; nobody reads an answer
+	}
+	var full *admission.Full
+	switch {
+	case errors.As(err, &full) && full.Key == slowOperations:
+		s.opts.Metrics.Refused(obs.RefusedSlowShare)
+		w.Header().Set("Retry-After", "1")
+		s.writeInternal(w, r, http.StatusServiceUnavailable, func(id string) string {
+			return fmt.Sprintf(msgSlowFull, full.Max, id)
+		}, "graphql: the slow operations' share of the pool is in use", err)
+	case errors.As(err, &full):
+		s.opts.Metrics.Refused(obs.RefusedPoolShare)
+		kind, _, _ := strings.Cut(full.Key, ":")
+		w.Header().Set("Retry-After", "1")
+		s.writeInternal(w, r, http.StatusTooManyRequests, func(id string) string {
+			return fmt.Sprintf(msgShareFull, kind, full.Max, id)
+		}, "graphql: the client's share of the pool is in use", err)
+	case errors.Is(err, context.DeadlineExceeded) && pool.Stat().AcquiredConns() >= pool.Config().MaxConns:
+		// Every connection was in use all along (else the wait was for a new connection to a server that
+		// did not answer: an outage).
+		s.opts.Metrics.Refused(obs.RefusedPoolTimeout)
+		w.Header().Set("Retry-After", "1")
+		s.writeInternal(w, r, http.StatusServiceUnavailable, func(id string) string {
+			return fmt.Sprintf(msgPoolTimeout, s.opts.PoolTimeout, id)
+		}, "graphql: no connection free in time", err)
+	default:
+		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: acquire a connection", err)
+	}
+}

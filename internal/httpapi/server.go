@@ -1,0 +1,593 @@
+// Package httpapi is the HTTP server: POST /graphql/v1 (pg_graphql's endpoint as Supabase exposes it), CORS
+// for browsers, and the mounting of the auth and management routes. It is a thin layer over package resolve:
+// it authenticates the request (API key, then the bearer JWT), picks the database role, and hands the body to
+// the engine.
+package httpapi
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/admission"
+	"github.com/pgreflect/pgreflect/internal/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/live"
+	"github.com/pgreflect/pgreflect/internal/obs"
+	"github.com/pgreflect/pgreflect/reflect"
+	"github.com/pgreflect/pgreflect/resolve"
+)
+
+// Options configure the server.
+type Options struct {
+	// Pool connects as the login role (e.g. authenticator); each request switches to the role its JWT names,
+	// which the login role must have been granted.
+	Pool           *pgxpool.Pool
+	Keys           *auth.Keys
+	AnonKey        string
+	ServiceRoleKey string
+	// SearchPath lists the schemas the API shows (the request's search_path).
+	SearchPath []string
+	// Auth serves /auth/v1/* (paths relative to /auth/v1) when set.
+	Auth http.Handler
+	// Management serves /v1/* when set.
+	Management http.Handler
+	// Console serves /console/ when set (package console).
+	Console http.Handler
+	// MaxBodyBytes bounds request bodies; default 1 MiB.
+	MaxBodyBytes int64
+	// MaxRows caps page sizes where no directive does; default pg_graphql's 30.
+	MaxRows int
+	// Features are extensions beyond pg_graphql on for every table (see resolve.Options).
+	Features reflect.FeatureSet
+	// RequestLimits bound what one GraphQL request may ask (fields, depth, aliases); zero fields take
+	// resolve.DefaultLimits.
+	RequestLimits resolve.Limits
+	// StatementTimeout applies to requests whose role sets none of its own; 0: resolve's default (8s).
+	StatementTimeout time.Duration
+	// Logger receives the request lines and operational messages; default slog.Default().
+	Logger *slog.Logger
+	// Metrics, when set, count requests and schema reloads and are served at /metrics to the service_role key.
+	Metrics *obs.Metrics
+	// ReadPools, when set, are read replicas of Pool's database, logged in as the same role: queries are spread
+	// over them and mutations go to Pool. A replica lags the primary, so a query may not yet see a mutation
+	// that was just answered (docs/deploy.md).
+	ReadPools []*pgxpool.Pool
+	// StatementMode is how requests send their statements: resolve.StatementsUnnamed behind a pooler in
+	// transaction mode.
+	StatementMode resolve.StatementMode
+	// PollSchema, when set, makes the server poll the schema version at this interval instead of
+	// LISTENing for its announcements, which do not come through a pooler in transaction mode.
+	PollSchema time.Duration
+	// GraphQLVersion is the pg_graphql behaviour version to follow; "" means the newest.
+	GraphQLVersion gqlschema.Version
+	// BuildVersion is pgreflect's own version, sent with every /graphql/v1 response in VersionHeader.
+	BuildVersion string
+	// PoolTimeout bounds a request's wait for a database connection (a free one, or a new one connecting),
+	// as PostgREST's db-pool-acquisition-timeout does; default DefaultPoolTimeout.
+	PoolTimeout time.Duration
+	// RequestTimeout bounds all of a request's database work on /graphql/v1, /auth/v1 and /v1, whatever its
+	// role's statement timeout (the stack passes most of the HTTP write timeout, after which no answer can be
+	// written); 0: no bound of its own.
+	RequestTimeout time.Duration
+	// PoolShare is the share of each pool's connections that one credential (the bearer token, else the API
+	// key) may hold at once; more of its requests wait for one of its own to finish, so that a few slow
+	// clients cannot take the connections of all others. Requests of an operation known to be cheap (see
+	// SlowThreshold) are not counted: they hold a connection for milliseconds. 0: DefaultPoolShare; 1 or more:
+	// no limit.
+	PoolShare float64
+	// SlowShare is the share of each pool's connections that the requests of slow operations hold at most, all
+	// clients together, so that a client's slow requests leave connections to cheap ones even of the same API
+	// key and role (all anonymous clients share one key). 0: DefaultSlowShare; 1 or more: no limit.
+	SlowShare float64
+	// SlowThreshold is how long an operation (a document and operation name) holds its connection to be slow;
+	// a request of an operation not known to be slow becomes one when it holds its connection this long.
+	// 0: DefaultSlowThreshold.
+	SlowThreshold time.Duration
+	// ReadyChecks are further parts /ready checks, by name, beside the request pools and the roles (the stack
+	// adds "auth", the auth service's database).
+	ReadyChecks map[string]func(context.Context) error
+	// ShareByRole also limits each role to PoolShare, as Hasura's per-role limits do: then one role's
+	// requests (every signed-in user's, say) cannot use the whole pool even when no other role needs it.
+	ShareByRole bool
+	// ShareByAddress also limits each client address to PoolShare. Behind a proxy every request comes from
+	// the proxy's address, so it is for servers that clients reach directly.
+	ShareByAddress bool
+	// ChangesURL, when set, connects with the REPLICATION attribute for the change feed of live queries
+	// (logical decoding); without it, or when the feed cannot run, live queries are polled.
+	ChangesURL string
+	// LiveLimits bound subscriptions (WebSocket and Server-Sent Events on /graphql/v1); zero fields take
+	// DefaultLiveLimits.
+	LiveLimits LiveLimits
+	// PersistedQueries bounds the documents of automatic persisted queries kept in the database for every
+	// instance (docs/persisted-queries.md); 0 turns them off.
+	PersistedQueries int
+	// GETCacheControl is the Cache-Control of successful answers to anonymous GET requests (the anon key
+	// alone), such as "public, max-age=60"; "" sends none. Other GET answers are "private, no-store".
+	GETCacheControl string
+	// TrustedDocuments say whether requests may name trusted documents and whether they may send other ones
+	// (docs/persisted-queries.md); the zero value is off.
+	TrustedDocuments TrustedDocuments
+	// TracerProvider receives the spans of requests (internal/tracing); nil: tracing is off, and costs only
+	// the no-op spans of BenchmarkTracingOff.
+	TracerProvider trace.TracerProvider
+	// TraceStatements puts the SQL text of each request (never a value: they are bound) on its
+	// graphql.execute span.
+	TraceStatements bool
+}
+
+// VersionHeader carries the server's build version on every /graphql/v1 response.
+const VersionHeader = "X-Pgreflect-Version"
+
+// Server is the HTTP handler of the whole API.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	// tokens skips verifying a token seen before (the anon key comes with every request).
+	tokens  *auth.TokenCache
+	engine  *resolve.Engine
+	mux     *http.ServeMux
+	handler http.Handler
+	cancel  context.CancelFunc
+	// watchers are the schema watcher and the replica follower.
+	watchers sync.WaitGroup
+	replicas []replica
+	// primary admits requests to Pool (each replica has its own gate); costs tell slow operations from cheap
+	// ones for all of them.
+	primary gate
+	costs   *admission.Costs
+	// nextReplica spreads queries over the replicas in turn.
+	nextReplica atomic.Uint64
+	// loginRole is the role the pool connects as: a JWT naming it would run with the login role's own rights
+	// (it may switch to every API role), so it is refused.
+	loginRole string
+
+	// live refreshes the subscriptions; sockets are the open WebSockets.
+	live       *live.Hub
+	liveLimits LiveLimits
+	sockets    sockets
+
+	// persisted is the store of automatic persisted queries; nil when they are off.
+	persisted *persistedQueries
+	trusted   *trustedDocuments
+	// tracer makes the spans of requests; nil when tracing is off (see startSpan).
+	tracer trace.Tracer
+	// crossOrigin and version are the values of route's headers, shared by every answer (see
+	// crossOriginHeaders).
+	crossOrigin http.Header
+	version     []string
+
+	// roles is read by every request without a lock; refreshing serializes only the refreshes.
+	roles     atomic.Pointer[assumableRoles]
+	refreshMu sync.Mutex
+}
+
+// assumableRoles are the roles the login role may switch to, as read at one moment.
+type assumableRoles struct {
+	names   map[string]bool
+	expires time.Time
+}
+
+// fresh reports whether r is there and not expired.
+func (r *assumableRoles) fresh() bool { return r != nil && time.Now().Before(r.expires) }
+
+// rolesQueryTimeout bounds the query of the assumable roles, once it has a connection.
+const rolesQueryTimeout = 2 * time.Second
+
+// rolesTTL bounds how long a change of role membership (which no event trigger announces) takes to show.
+const rolesTTL = 10 * time.Second
+
+// New starts the schema watcher and returns the server. Close stops the watcher.
+func New(ctx context.Context, opts Options) (*Server, error) {
+	if opts.Pool == nil || opts.Keys == nil {
+		return nil, errors.New("httpapi: Pool and Keys are required")
+	}
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = 1 << 20
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if len(opts.SearchPath) == 0 {
+		opts.SearchPath = []string{"public"}
+	}
+	if opts.BuildVersion == "" {
+		opts.BuildVersion = "devel"
+	}
+	newEngine := func() *resolve.Engine {
+		return resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Features: opts.Features, Logger: opts.Logger,
+			Limits: opts.RequestLimits, StatementTimeout: opts.StatementTimeout, StatementMode: opts.StatementMode,
+			Version: opts.GraphQLVersion})
+	}
+	opts.PoolTimeout = cmp.Or(opts.PoolTimeout, DefaultPoolTimeout)
+	opts.PoolShare = cmp.Or(opts.PoolShare, DefaultPoolShare)
+	opts.SlowShare = cmp.Or(opts.SlowShare, DefaultSlowShare)
+	opts.SlowThreshold = cmp.Or(opts.SlowThreshold, DefaultSlowThreshold)
+	s := &Server{opts: opts, log: opts.Logger, engine: newEngine(), mux: http.NewServeMux(),
+		tokens:  auth.NewTokenCache(opts.Keys, 4096),
+		primary: newGate(opts.Pool, opts.PoolShare, opts.SlowShare), costs: admission.NewCosts(rememberedOperations, opts.SlowThreshold),
+		crossOrigin: crossOriginHeaders(), version: []string{opts.BuildVersion},
+		liveLimits: opts.LiveLimits.withDefaults(), persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.Logger)}
+	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
+		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
+	}
+	if opts.TracerProvider != nil {
+		s.tracer = opts.TracerProvider.Tracer(tracerName)
+	}
+	var err error
+	if s.trusted, err = newTrustedDocuments(ctx, opts.Pool, opts.TrustedDocuments); err != nil {
+		return nil, err
+	}
+	for _, p := range opts.ReadPools {
+		s.replicas = append(s.replicas, replica{engine: newEngine(), gate: newGate(p, opts.PoolShare, opts.SlowShare)})
+	}
+	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	liveOpts := live.Options{Engine: s.engine, Pool: opts.Pool, PollInterval: s.liveLimits.PollInterval,
+		MaxSubscriptions: s.liveLimits.PerInstance, Logger: s.log}
+	if opts.Metrics != nil {
+		liveOpts.Registerer = opts.Metrics.Registry()
+	}
+	for _, r := range s.replicas {
+		liveOpts.Replicas = append(liveOpts.Replicas, live.Source{Pool: r.gate.pool, Engine: r.engine})
+	}
+	liveOpts.TracerProvider = opts.TracerProvider
+	s.live = live.New(liveOpts)
+	// The hub refreshes every subscription after a schema change, once the engine has dropped its schemas.
+	invalidate := fanout{s.engine, s.live}
+	if len(s.replicas) > 0 {
+		follower := newReplicaFollower(opts.Pool, s.replicas, s.log)
+		s.watchers.Go(func() { follower.run(watchCtx) })
+		invalidate = append(invalidate, follower)
+	}
+	counted := countingInvalidator{invalidate, opts.Metrics}
+	if opts.ChangesURL != "" {
+		s.watchers.Go(func() { s.live.RunFeed(watchCtx, live.FeedOptions{URL: opts.ChangesURL, Logger: s.log}) })
+	}
+	ready := make(chan struct{})
+	logf := func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) }
+	if opts.PollSchema > 0 {
+		version := func(ctx context.Context) (int64, error) {
+			// A server that does not answer fails this poll, and the next one tries again.
+			ctx, cancel := context.WithTimeout(ctx, opts.PoolTimeout+rolesQueryTimeout)
+			defer cancel()
+			var v int64
+			err := opts.Pool.QueryRow(ctx, dbsetup.SchemaVersionQuery).Scan(&v)
+			return v, err
+		}
+		s.watchers.Go(func() { reflect.Poll(watchCtx, version, opts.PollSchema, counted, ready, logf) })
+	} else {
+		connect := func(ctx context.Context) (*pgx.Conn, error) {
+			return pgx.ConnectConfig(ctx, opts.Pool.Config().ConnConfig.Copy())
+		}
+		s.watchers.Go(func() { reflect.Watch(watchCtx, connect, dbsetup.NotifyChannel, counted, ready, logf) })
+	}
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		s.Close()
+		return nil, errors.New("httpapi: the schema watcher could not start within 10s (LISTEN, or a first read of the schema version when polling)")
+	case <-ctx.Done():
+		s.Close()
+		return nil, ctx.Err()
+	}
+
+	s.mux.HandleFunc("/graphql/v1", s.graphql)
+	s.mux.HandleFunc("GET /health", s.health)
+	s.mux.HandleFunc("GET /ready", s.ready)
+	if opts.Metrics != nil {
+		s.mux.Handle("GET /metrics", s.requireServiceRole(opts.Metrics.Handler()))
+	}
+	if opts.Auth != nil {
+		s.mux.Handle("/auth/v1/", http.StripPrefix("/auth/v1", opts.Auth))
+	}
+	if opts.Management != nil {
+		s.mux.Handle("/v1/", opts.Management)
+	}
+	if opts.Console != nil {
+		s.mux.Handle("/console/", opts.Console)
+	}
+	s.handler = obs.Handler(s.log, opts.Metrics, http.HandlerFunc(s.route))
+	if opts.TracerProvider != nil {
+		s.handler = traced(s.tracer, s.handler)
+	}
+	return s, nil
+}
+
+// countingInvalidator counts what the schema watcher does to the engine's cache.
+type countingInvalidator struct {
+	reflect.Invalidator
+	metrics *obs.Metrics
+}
+
+func (c countingInvalidator) Invalidate() {
+	c.metrics.SchemaReloaded()
+	c.Invalidator.Invalidate()
+}
+
+func (c countingInvalidator) InvalidatePrivileges() {
+	c.metrics.SchemaReloaded()
+	reflect.InvalidatePrivileges(c.Invalidator)
+}
+
+func (c countingInvalidator) InvalidateRelations(relations []uint32) {
+	c.metrics.SchemaReloaded()
+	reflect.InvalidateRelations(c.Invalidator, relations)
+}
+
+// Close stops the schema watcher and the subscriptions (their sockets are closed with 1013, so that clients
+// reconnect to another instance).
+func (s *Server) Close() {
+	s.cancel()
+	s.watchers.Wait()
+	s.sockets.closeAll()
+	s.live.Close()
+}
+
+// Engine is the resolver the server uses (for embedding programs that add routes of their own).
+func (s *Server) Engine() *resolve.Engine { return s.engine }
+
+// SetGraphQLVersion switches the engines of the primary and of every replica to another pg_graphql behaviour
+// version.
+func (s *Server) SetGraphQLVersion(v gqlschema.Version) {
+	s.engine.SetVersion(v)
+	for _, r := range s.replicas {
+		r.engine.SetVersion(v)
+	}
+}
+
+var corsHeaders = "authorization, x-client-info, apikey, content-type, x-supabase-api-version, accept, accept-profile, content-profile, prefer, x-upsert"
+
+// crossOriginHeaders are the CORS headers of every answer of the API and the auth routes, made once: route
+// puts their values into each answer's header as they are (net/http only reads them, and an Add appends to a
+// copy, the values' capacity being their length), instead of a slice per header and request.
+func crossOriginHeaders() http.Header {
+	h := http.Header{}
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Headers", corsHeaders)
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
+	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, ETag, "+VersionHeader)
+	return h
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	// Browsers call the API and the auth routes from any origin; the console and the management API are not
+	// for cross-origin use.
+	if s.opts.RequestTimeout > 0 && (strings.HasPrefix(r.URL.Path, "/auth/v1/") || strings.HasPrefix(r.URL.Path, "/v1/")) {
+		// The auth service and the management API wait on their database under the request's budget too.
+		ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+	}
+	if r.URL.Path != "/graphql/v1" && !strings.HasPrefix(r.URL.Path, "/auth/v1/") {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	h := w.Header()
+	if r.URL.Path == "/graphql/v1" {
+		h[VersionHeader] = s.version
+	}
+	for name, value := range s.crossOrigin {
+		h[name] = value
+	}
+	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+		h.Set("Access-Control-Max-Age", "86400")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func writeMessage(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(map[string]string{"message": msg})
+	writeJSON(w, status, b)
+}
+
+func writeGraphQLError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, errorsBody(msg))
+}
+
+// unavailableMessage answers every request the database being away fails: one shape per outage, always this
+// 503 on /graphql/v1. Like resolve.InternalErrorMessage, it carries the request id, so that an operator can find
+// the logged reason, and nothing of the reason itself.
+func unavailableMessage(id string) string { return fmt.Sprintf(msgUnavailableByID, id) }
+
+// writeInternal logs err with the request id and answers status in the GraphQL contract's shape, with the
+// text message gives for the id.
+func (s *Server) writeInternal(w http.ResponseWriter, r *http.Request, status int, message func(id string) string, what string, err error) {
+	obs.Logger(r.Context(), s.log).ErrorContext(r.Context(), what, slog.Any("error", err))
+	b, _ := json.Marshal(map[string]any{"data": nil, "errors": []any{map[string]string{"message": message(obs.RequestID(r.Context()))}}})
+	writeJSON(w, status, b)
+}
+
+func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
+	// A bug must not take the connection down with it: answer in the GraphQL shape and log the stack.
+	defer func() {
+		if v := recover(); v != nil {
+			s.writeInternal(w, r, http.StatusInternalServerError, resolve.InternalErrorMessage, "graphql: panic",
+				fmt.Errorf("%v\n%s", v, debug.Stack()))
+		}
+	}()
+	if isWebSocket(r) {
+		s.serveWebSocket(w, r)
+		return
+	}
+	if r.Method != http.MethodPost && r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET, POST")
+		writeGraphQLError(w, http.StatusMethodNotAllowed, msgOnlyGetPost)
+		return
+	}
+	session, ok := s.requestSession(w, r)
+	if !ok {
+		return
+	}
+	if wantsEventStream(r) {
+		s.serveSSE(w, r, session)
+		return
+	}
+	wire, ok := s.readRequest(w, r)
+	if !ok || !s.resolveDocument(w, r, session.Role, &wire) {
+		return
+	}
+	req := wire.Request
+	if strings.TrimSpace(req.Query) == "" {
+		writeGraphQLError(w, http.StatusBadRequest, msgQueryRequired)
+		return
+	}
+	op := operationType(req.Query, req.OperationName)
+	if info := obs.FromContext(r.Context()); info != nil {
+		info.Operation = op
+	}
+	if r.Method == http.MethodGet && op != "query" {
+		// A GET must not change anything (browsers prefetch links, caches replay them).
+		w.Header().Set("Allow", "POST")
+		writeGraphQLError(w, http.StatusMethodNotAllowed, fmt.Sprintf(msgGETOnlyQueries, op))
+		return
+	}
+	g, engine := s.primary, s.engine
+	onReplica := op == "query" && len(s.replicas) > 0
+	if onReplica {
+		// Queries only read (pg_graphql shows volatile functions as mutations), so any replica answers them.
+		replica := s.replicas[(s.nextReplica.Add(1)-1)%uint64(len(s.replicas))]
+		g, engine = replica.gate, replica.engine
+	}
+	ctx, span := s.startExecute(resolve.WithRequestID(r.Context(), obs.RequestID(r.Context())), op, req.OperationName, onReplica)
+	defer span.End()
+	session.ApplicationName = applicationName(span)
+	if s.opts.TraceStatements {
+		ctx = resolve.WithTracedStatements(ctx)
+	}
+	var deadline time.Time
+	if s.opts.RequestTimeout > 0 {
+		// The wait for a connection and the engine's statements each apply it in the context they make anyway.
+		deadline = time.Now().Add(s.opts.RequestTimeout)
+		ctx = resolve.WithDeadline(ctx, deadline)
+	}
+	conn, release, err := s.acquire(ctx, r, g, session.Role, s.costs.Operation(req.Query, req.OperationName), deadline)
+	if err != nil {
+		s.writeAcquireFailure(w, r, g.pool, err)
+		return
+	}
+	defer release()
+	body, err := engine.Answer(ctx, conn.Conn(), session, req)
+	switch {
+	case err == nil:
+		s.writeAnswer(w, r, body)
+	case r.Context().Err() != nil:
+		// The client has gone; nobody reads an answer.
+	case errors.Is(err, resolve.ErrUnavailable):
+		// The database went away or did not answer in time: the outage's one answer, whatever pgx made of it.
+		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: database unavailable during the request", err)
+	default:
+		// Not the client's doing and not an outage: a 500, never a 200 that looks like a GraphQL result.
+		s.writeInternal(w, r, http.StatusInternalServerError, resolve.InternalErrorMessage, "graphql: internal error", err)
+	}
+}
+
+// requestSession authenticates r and notes its role for the request log; when it cannot, it has answered r.
+func (s *Server) requestSession(w http.ResponseWriter, r *http.Request) (resolve.Session, bool) {
+	session, status, msg, err := s.authenticate(r)
+	if err != nil {
+		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: read the roles", err)
+		return session, false
+	}
+	if status != 0 {
+		writeMessage(w, status, msg)
+		return session, false
+	}
+	obs.SetRole(r.Context(), session.Role)
+	return session, true
+}
+
+// authenticate checks the API key and the bearer token and returns the session, or an HTTP status and
+// message for the client, or an error when the database could not be asked.
+func (s *Server) authenticate(r *http.Request) (resolve.Session, int, string, error) {
+	ctx, span := s.startSpan(r.Context(), "authenticate")
+	session, status, msg, err := s.authenticateCredentials(ctx, auth.APIKeyFromRequest(r), r.Header.Get("Authorization"))
+	endAuthenticate(span, session, status, err)
+	return session, status, msg, err
+}
+
+// authenticateCredentials is authenticate for an API key and an Authorization value however they came (HTTP
+// headers, or a subscription's connection_init payload).
+func (s *Server) authenticateCredentials(ctx context.Context, key, authorization string) (resolve.Session, int, string, error) {
+	caller, refusal := auth.APIKeys{Anon: s.opts.AnonKey, ServiceRole: s.opts.ServiceRoleKey}.Authenticate(key, authorization, s.tokens)
+	if refusal != "" {
+		return resolve.Session{}, http.StatusUnauthorized, refusal, nil
+	}
+	role := caller.Role
+	if role == s.loginRole {
+		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf(msgRoleNotAssumable, role), nil
+	}
+	ok, err := s.mayAssume(ctx, role)
+	if err != nil {
+		return resolve.Session{}, 0, "", err
+	}
+	if !ok {
+		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf(msgRoleNotAssumable, role), nil
+	}
+	return resolve.Session{Role: role, Claims: caller.Claims, EncodedClaims: caller.EncodedClaims, SearchPath: s.opts.SearchPath}, 0, "", nil
+}
+
+// mayAssume reports whether the login role may switch to role. Superuser-only roles are refused even when the
+// login role is a superuser: API requests never run with superuser rights.
+func (s *Server) mayAssume(ctx context.Context, role string) (bool, error) {
+	if r := s.roles.Load(); r.fresh() {
+		return r.names[role], nil
+	}
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	if r := s.roles.Load(); r.fresh() { // refreshed while this request waited
+		return r.names[role], nil
+	}
+	r, err := s.readRoles(ctx)
+	if err != nil {
+		return false, err
+	}
+	s.roles.Store(r)
+	return r.names[role], nil
+}
+
+// readRoles reads the roles the login role may switch to, within PoolTimeout for a connection and
+// rolesQueryTimeout for the query: a refresh holds every request that needs it, and a server that does not
+// answer must not hold them longer.
+func (s *Server) readRoles(ctx context.Context) (*assumableRoles, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.PoolTimeout+rolesQueryTimeout)
+	defer cancel()
+	rows, err := s.opts.Pool.Query(ctx, `select rolname::text from pg_roles
+		where pg_has_role(current_user, oid, 'MEMBER') and not rolsuper`)
+	if err != nil {
+		return nil, fmt.Errorf("read the assumable roles: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read the assumable roles: %w", err)
+	}
+	r := &assumableRoles{names: make(map[string]bool, len(names)), expires: time.Now().Add(rolesTTL)}
+	for _, n := range names {
+		r.names[n] = true
+	}
+	return r, nil
+}

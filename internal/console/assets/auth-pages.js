@@ -9,22 +9,8 @@
   var cfg = consoleAPI.cfg;
 
   function $(id) { return document.getElementById(id); }
-  function el(tag, attrs, children) {
-    var e = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      if (k === 'text') e.textContent = attrs[k];
-      else if (k === 'className') e.className = attrs[k];
-      else e.setAttribute(k, attrs[k]);
-    });
-    (children || []).forEach(function (c) { e.appendChild(c); });
-    return e;
-  }
-  function status(id, text, kind) {
-    var b = $(id);
-    b.textContent = text || '';
-    b.hidden = !text;
-    b.className = 'banner ' + (kind === 'error' ? 'banner-error' : 'banner-info');
-  }
+  var el = consoleAPI.el;
+  var status = consoleAPI.status;
 
   // errorOf turns a failed answer into a sentence: the JSON message when there is one.
   function errorOf(res) {

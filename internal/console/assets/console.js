@@ -7,6 +7,27 @@
 
   function $(id) { return document.getElementById(id); }
 
+  // el builds an element: attrs as attributes (text: its text, className: its class), children as nodes or text.
+  // Everything the pages show from an answer goes through it or textContent, never through HTML.
+  function el(tag, attrs, children) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      if (k === 'text') e.textContent = attrs[k];
+      else if (k === 'className') e.className = attrs[k];
+      else e.setAttribute(k, attrs[k]);
+    });
+    (children || []).forEach(function (c) { e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c); });
+    return e;
+  }
+
+  // status shows text in the banner of the given id (hidden when empty), as an error or as information.
+  function status(id, text, kind) {
+    var b = $(id);
+    b.textContent = text || '';
+    b.hidden = !text;
+    b.className = 'banner ' + (kind === 'error' ? 'banner-error' : 'banner-info');
+  }
+
   var credentialsPromise = null;
   // credentials resolves to {serviceRoleKey, managementToken} (either may be missing), fetched once.
   function credentials() {
@@ -187,7 +208,7 @@
   }
 
   // For auth-pages.js, which loads after this file and registers for pgreflect:page before the first show.
-  window.pgreflectConsole = { cfg: cfg, credentials: credentials, copyText: copyText };
+  window.pgreflectConsole = { cfg: cfg, credentials: credentials, copyText: copyText, el: el, status: status };
   window.addEventListener('hashchange', show);
   window.addEventListener('DOMContentLoaded', show);
 })();

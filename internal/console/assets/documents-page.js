@@ -8,12 +8,7 @@
   var cfg = consoleAPI.cfg;
   function $(id) { return document.getElementById(id); }
 
-  function status(text, kind) {
-    var b = $('documents-status');
-    b.textContent = text || '';
-    b.hidden = !text;
-    b.className = 'banner ' + (kind === 'error' ? 'banner-error' : 'banner-info');
-  }
+  function status(text, kind) { consoleAPI.status('documents-status', text, kind); }
 
   // operationOf is the first operation's type and name in a document, for the table.
   function operationOf(text) {

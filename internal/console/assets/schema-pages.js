@@ -6,22 +6,8 @@
   var consoleAPI = window.pgreflectConsole;
   var cfg = consoleAPI.cfg;
   function $(id) { return document.getElementById(id); }
-  function el(tag, attrs, children) {
-    var e = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      if (k === 'text') e.textContent = attrs[k];
-      else if (k === 'className') e.className = attrs[k];
-      else e.setAttribute(k, attrs[k]);
-    });
-    (children || []).forEach(function (c) { e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c); });
-    return e;
-  }
-  function status(id, text, kind) {
-    var b = $(id);
-    b.textContent = text || '';
-    b.hidden = !text;
-    b.className = 'banner ' + (kind === 'error' ? 'banner-error' : 'banner-info');
-  }
+  var el = consoleAPI.el;
+  var status = consoleAPI.status;
   // getJSON fetches api/schema/<path>; a failure becomes an Error with the server's message.
   function getJSON(path) {
     return fetch('api/schema/' + path, { credentials: 'same-origin', cache: 'no-store' }).then(function (res) {

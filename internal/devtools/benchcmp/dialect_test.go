@@ -16,7 +16,7 @@ import (
 // postGraphile5Schema is the SDL PostGraphile v5 generates for the benchmark's database, printed by
 // `node server.mjs --print-schema` in testdata/bench/postgraphile5 (run it again when benchdata's schema
 // changes), so that the v5 documents are checked without Node.
-const postGraphile5Schema = "../../testdata/bench/postgraphile5/schema.graphql"
+const postGraphile5Schema = "../../../testdata/bench/postgraphile5/schema.graphql"
 
 // Every v5 document must be valid against v5's schema, and must not select v5's id, the global node id (an
 // ID, where pg_graphql's id is the primary key): the key is rowId, aliased to id.

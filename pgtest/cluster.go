@@ -47,6 +47,9 @@ func startCluster(t testing.TB, init func(context.Context, *pgcluster.Cluster) e
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := markOwner(dir); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -58,12 +58,17 @@ func Main(m *testing.M) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	sweepOrphans(os.TempDir())
 	dir, err := os.MkdirTemp("", "pgreflect-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	if err := markOwner(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
+		return 1
+	}
 	// The server may run as an unprivileged OS user, which must reach the data directory.
 	if err := os.Chmod(dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)

@@ -315,9 +315,19 @@ func (tb *Tab) WaitFor(cond string, timeout time.Duration) {
 	tb.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		var ok bool
-		tb.Eval("Boolean("+cond+")", &ok)
-		if ok {
+		// A page that is navigating (a form posted, a redirect) has no document to evaluate in for a moment:
+		// Chromium answers that the target navigated or that the context is gone, and the next try finds the
+		// new page.
+		res, err := tb.b.call(tb.ctx, tb.session, "Runtime.evaluate", map[string]any{"expression": "Boolean(" + cond + ")", "returnByValue": true})
+		if err != nil && !navigating(err) {
+			tb.t.Fatal(err)
+		}
+		var r struct {
+			Result struct {
+				Value bool `json:"value"`
+			} `json:"result"`
+		}
+		if err == nil && json.Unmarshal(res, &r) == nil && r.Result.Value {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -325,6 +335,13 @@ func (tb *Tab) WaitFor(cond string, timeout time.Duration) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// navigating reports whether err is Chromium's answer to an evaluation in a page that is being replaced.
+func navigating(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "navigated or closed") || strings.Contains(msg, "Cannot find context") ||
+		strings.Contains(msg, "context was destroyed")
 }
 
 // Click sends a real mouse click to the middle of the element the selector names.

@@ -50,7 +50,12 @@ create view public.own_note_bodies with (security_invoker = true) as select id, 
 
 func newView(t *testing.T, snapshots string) (*schemaview.View, string) {
 	t.Helper()
-	url, _ := testenv.SetupDB(t, appSchema)
+	schema := appSchema
+	if pgtest.ServerMajor(t) < 15 {
+		// security_invoker came with PostgreSQL 15: before it every view reads with its owner's rights.
+		schema = strings.Replace(schema, " with (security_invoker = true)", "", 1)
+	}
+	url, _ := testenv.SetupDB(t, schema)
 	pool, err := pgxpool.New(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
@@ -139,8 +144,9 @@ func TestAccess(t *testing.T) {
 	if !flagged(rel["public.guestbook"].Flags, "error", "anon (anyone with the anon key) may read, insert, update, delete every row") {
 		t.Errorf("a table open to anon without RLS is not flagged: %+v", rel["public.guestbook"].Flags)
 	}
+	invoker := pgtest.ServerMajor(t) >= 15
 	if !flagged(rel["public.note_bodies"].Flags, "warning", "anon may read this view, which reads its tables with its owner's rights") ||
-		len(rel["public.own_note_bodies"].Flags) != 0 || !rel["public.own_note_bodies"].SecurityInvoker {
+		(len(rel["public.own_note_bodies"].Flags) == 0) != invoker || rel["public.own_note_bodies"].SecurityInvoker != invoker {
 		t.Errorf("views: owner's rights %+v, security invoker %+v", rel["public.note_bodies"], rel["public.own_note_bodies"])
 	}
 	for name, want := range map[string]string{
@@ -171,7 +177,11 @@ func TestAccess(t *testing.T) {
 		count.GraphQL["authenticated"].Field != "Query.note_count" || len(count.Flags) != 0 {
 		t.Errorf("note_count: %+v", count)
 	}
-	if a.Flags["error"] != 1 || a.Flags["warning"] != 4 {
+	warnings := 4
+	if !invoker {
+		warnings++ // own_note_bodies reads with its owner's rights too
+	}
+	if a.Flags["error"] != 1 || a.Flags["warning"] != warnings {
 		t.Errorf("flag counts %v", a.Flags)
 	}
 	var bypass []string

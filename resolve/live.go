@@ -100,8 +100,8 @@ type LiveRefresh struct {
 	Answers []LiveAnswer
 	// Reads are what the subscription reads, for deciding which changes refresh it next.
 	Reads Reads
-	// Statements counts the statements that executed the query: one for a multiplexed refresh, else one per
-	// session.
+	// Statements counts, for RefreshLive and RefreshLiveAfter, the statements that executed the query: one for
+	// a multiplexed refresh, else one per session.
 	Statements int
 }
 
@@ -123,7 +123,9 @@ func (e *Engine) RefreshLiveAfter(ctx context.Context, conn *pgx.Conn, req Reque
 	if err != nil {
 		return LiveRefresh{}, err
 	}
-	return r.Cohorts[0], nil
+	refresh := r.Cohorts[0]
+	refresh.Statements = r.Statements
+	return refresh, nil
 }
 
 // LiveCohort is a subscription and the sessions that subscribed to it.
@@ -209,7 +211,7 @@ func (e *Engine) RefreshLiveCohorts(ctx context.Context, conn *pgx.Conn, cohorts
 			return LiveRefreshes{}, err
 		}
 		out.Cohorts[i] = r
-		out.Statements += r.Statements
+		out.Statements += len(cohorts[i].Sessions)
 		lsn = ""
 	}
 	return out, nil
@@ -217,10 +219,7 @@ func (e *Engine) RefreshLiveCohorts(ctx context.Context, conn *pgx.Conn, cohorts
 
 // refreshEach answers sessions of the compiled subscription c one short transaction each, in one round trip.
 func (e *Engine) refreshEach(ctx context.Context, conn *pgx.Conn, c *compiled, sessions []Session, lsn, timeout string) (LiveRefresh, error) {
-	var groups [][]statement
-	if lsn != "" {
-		groups = append(groups, []statement{{sql: replayedSQL, args: []any{lsn}}})
-	}
+	groups := make([][]statement, 0, len(sessions))
 	for _, s := range sessions {
 		prelude, err := sessionPrelude(s, timeout)
 		if err != nil {
@@ -228,17 +227,11 @@ func (e *Engine) refreshEach(ctx context.Context, conn *pgx.Conn, c *compiled, s
 		}
 		groups = append(groups, append([]statement{prelude}, c.stmts...))
 	}
-	out, errs, err := runGroups(ctx, conn, e.opts.StatementMode, sessions[0].Role, groups)
+	out, errs, err := runGroupsAfter(ctx, conn, e.opts.StatementMode, sessions[0].Role, lsn, groups)
 	if err != nil {
 		return LiveRefresh{}, err
 	}
-	if lsn != "" {
-		if errs[0] != nil || len(out[0]) == 0 || string(out[0][0]) != "true" {
-			return LiveRefresh{}, ErrReplicaBehind
-		}
-		out, errs = out[1:], errs[1:]
-	}
-	refresh := LiveRefresh{Answers: make([]LiveAnswer, len(sessions)), Reads: c.reads, Statements: len(sessions)}
+	refresh := LiveRefresh{Answers: make([]LiveAnswer, len(sessions)), Reads: c.reads}
 	for i := range sessions {
 		if errs[i] != nil {
 			refresh.Answers[i] = LiveAnswer{Body: dataNull(e.statementFailure(ctx, errs[i])), Final: true}
@@ -287,6 +280,22 @@ func sameAnswer(n int, a LiveAnswer) LiveRefresh {
 		r.Answers[i] = a
 	}
 	return r
+}
+
+// runGroupsAfter is runGroups on a server that must first have replayed the WAL up to lsn (none when ""): the
+// same round trip checks it, and answers ErrReplicaBehind, having run nothing else, when it has not.
+func runGroupsAfter(ctx context.Context, conn *pgx.Conn, mode StatementMode, role, lsn string, groups [][]statement) ([][][]byte, []error, error) {
+	if lsn == "" {
+		return runGroups(ctx, conn, mode, role, groups)
+	}
+	out, errs, err := runGroups(ctx, conn, mode, role, append([][]statement{{{sql: replayedSQL, args: []any{lsn}}}}, groups...))
+	if err != nil {
+		return nil, nil, err
+	}
+	if errs[0] != nil || len(out[0]) == 0 || string(out[0][0]) != "true" {
+		return nil, nil, ErrReplicaBehind
+	}
+	return out[1:], errs[1:], nil
 }
 
 // replayedSQL tells whether the server has replayed the WAL up to $1 (a primary always has).

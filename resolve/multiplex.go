@@ -108,24 +108,13 @@ func (e *Engine) refreshMultiplexed(ctx context.Context, conn *pgx.Conn, cohorts
 	if prepared != nil {
 		preparedArg = prepared
 	}
-	var groups [][]statement
-	if lsn != "" {
-		groups = append(groups, []statement{{sql: replayedSQL, args: []any{lsn}}})
-	}
 	n := sessionsIn(cohorts, shared)
-	groups = append(groups, []statement{
+	results, errs, err := runGroupsAfter(ctx, conn, e.opts.StatementMode, "", lsn, [][]statement{{
 		{sql: multiplexedTimeoutSQL, args: []any{multiplexedTimeout(timeout, n)}},
 		{sql: multiplexedSQL, args: []any{queries, preparedArg, args, values}},
-	})
-	results, errs, err := runGroups(ctx, conn, e.opts.StatementMode, "", groups)
+	}})
 	if err != nil {
 		return false, err
-	}
-	if lsn != "" {
-		if errs[0] != nil || len(results[0]) == 0 || string(results[0][0]) != "true" {
-			return false, ErrReplicaBehind
-		}
-		results, errs = results[1:], errs[1:]
 	}
 	if errs[0] != nil {
 		var pgErr *pgconn.PgError
@@ -154,11 +143,7 @@ func (e *Engine) refreshMultiplexed(ctx context.Context, conn *pgx.Conn, cohorts
 		}
 		out.Cohorts[i] = refresh
 	}
-	// One statement for them all: a cohort refreshed alone reports it as its own.
-	out.Statements++
-	if len(shared) == 1 {
-		out.Cohorts[shared[0]].Statements = 1
-	}
+	out.Statements++ // one for them all
 	return true, nil
 }
 

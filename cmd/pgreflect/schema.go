@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/apisettings"
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
 	"github.com/pgreflect/pgreflect/internal/sdl"
 	"github.com/pgreflect/pgreflect/resolve"
@@ -57,9 +57,10 @@ func (sf *schemaFlags) open(ctx context.Context, url string, stderr io.Writer) (
 		want = cfg.GraphQL.Version
 	}
 	if want == "" {
-		// A role that may not read schema auth cannot see the pinned version; the newest is then a guess worth
-		// saying.
-		if want, err = auth.GraphQLVersion(ctx, conn); err != nil {
+		// A database set up by an older pgreflect has no pinned version to read; the newest is then a guess
+		// worth saying.
+		st, err := apisettings.Read(ctx, conn)
+		if want = st.GraphQLVersion; err != nil {
 			fmt.Fprintf(stderr, "warning: %v; generating pg_graphql %s's schema (give --graphql-version)\n", err, gqlschema.NewestVersion)
 			want = ""
 		}

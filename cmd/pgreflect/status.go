@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/apisettings"
 )
 
 func runStatus(args []string, stdout, stderr io.Writer) error {
@@ -77,8 +77,8 @@ func printGraphQLVersion(w io.Writer, dbURL string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	if conn, err := pgx.Connect(ctx, dbURL); err == nil {
-		if v, err := auth.GraphQLVersion(ctx, conn); err == nil && v != "" {
-			installed = v
+		if st, err := apisettings.Read(ctx, conn); err == nil && st.GraphQLVersion != "" {
+			installed = st.GraphQLVersion
 		}
 		conn.Close(ctx)
 	}

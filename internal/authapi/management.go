@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/internal/apisettings"
 	"github.com/pgreflect/pgreflect/internal/dberr"
 	"github.com/pgreflect/pgreflect/internal/obs"
 )
@@ -22,18 +23,26 @@ import (
 // maxJWTExpiry is the longest access-token lifetime the management API accepts (one week).
 const maxJWTExpiry = 604800
 
-// ManagementHandler serves GET and PATCH /v1/projects/{ref}/config/auth and /config/graphql, and pgreflect's
-// own GET /config/auth/overrides and DELETE /config/auth/overrides/{field} (full paths; mount at /v1/).
-func (s *Service) ManagementHandler() http.Handler {
+// ManagementHandler serves GET and PATCH /v1/projects/{ref}/config/auth, pgreflect's own GET
+// /config/auth/overrides and DELETE /config/auth/overrides/{field}, and the engine's routes (the API settings:
+// internal/apisettings) behind the same token and project checks (full paths; mount at /v1/).
+func (s *Service) ManagementHandler(engine ...apisettings.Route) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/projects/{ref}/config/auth", s.management(s.getAuthConfig))
 	mux.HandleFunc("PATCH /v1/projects/{ref}/config/auth", s.management(s.patchAuthConfig))
 	mux.HandleFunc("GET /v1/projects/{ref}/config/auth/overrides", s.management(s.getOverrides))
 	mux.HandleFunc("DELETE /v1/projects/{ref}/config/auth/overrides/{field}", s.management(s.deleteOverride))
-	mux.HandleFunc("GET /v1/projects/{ref}/config/graphql", s.management(s.getGraphQLConfig))
-	mux.HandleFunc("PATCH /v1/projects/{ref}/config/graphql", s.management(s.patchGraphQLConfig))
 	mux.HandleFunc("GET /v1/projects/{ref}/graphql/documents", s.management(s.getTrustedDocuments))
 	mux.HandleFunc("POST /v1/projects/{ref}/graphql/documents", s.management(s.postTrustedDocuments))
+	for _, route := range engine {
+		mux.HandleFunc(route.Pattern, s.management(func(w http.ResponseWriter, r *http.Request) error {
+			body, err := route.Handle(r)
+			if err == nil {
+				writeJSON(w, http.StatusOK, body)
+			}
+			return err
+		}))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 	})
@@ -57,6 +66,11 @@ func (s *Service) management(h func(w http.ResponseWriter, r *http.Request) erro
 			var fe *fieldError
 			if errors.As(err, &fe) {
 				writeJSON(w, http.StatusBadRequest, map[string]string{"message": fe.Error()})
+				return
+			}
+			var br *apisettings.BadRequest
+			if errors.As(err, &br) {
+				writeJSON(w, http.StatusBadRequest, map[string]string{"message": br.Error()})
 				return
 			}
 			obs.Logger(r.Context(), s.log).ErrorContext(r.Context(), "management request failed", "error", err)

@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgreflect/pgreflect/auth"
-	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/internal/config"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/oidc"
@@ -35,8 +34,6 @@ type Options struct {
 	HTTPClient      *http.Client // for provider calls; nil = default with a 10 s timeout
 	Logger          *slog.Logger // nil = slog.Default()
 	Metrics         *obs.Metrics // nil = none; counts sign-in events and rate-limit refusals
-	// OnGraphQLVersion applies a version the management API pinned to the running GraphQL engine.
-	OnGraphQLVersion func(gqlschema.Version)
 }
 
 // Service is the auth HTTP service. It keeps no state of its own beyond caches: every record and every

@@ -173,7 +173,8 @@ func LoadDemo(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // Installed reports whether Apply's objects exist in the database: the roles, the schema-version sequence,
-// both event triggers and the auth helpers. Any role may call it.
+// the API settings' table (a database set up by an older pgreflect lacks it), both event triggers and the auth
+// helpers. Any role may call it.
 func Installed(ctx context.Context, conn *pgx.Conn) (bool, error) {
 	// Catalog lookups rather than to_regclass and friends, which fail without USAGE on the schema.
 	const q = `
@@ -181,6 +182,8 @@ select (select count(*) from pg_roles
          where rolname in ('anon', 'authenticated', 'service_role', 'authenticator')) = 4
    and exists (select from pg_class c join pg_namespace n on n.oid = c.relnamespace
                 where n.nspname = 'pgreflect' and c.relname = 'schema_version' and c.relkind = 'S')
+   and exists (select from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                where n.nspname = 'pgreflect' and c.relname = 'api_settings' and c.relkind = 'r')
    and (select count(*) from pg_event_trigger
          where evtname in ('pgreflect_watch_ddl', 'pgreflect_watch_drop') and evtenabled <> 'D') = 2
    and (select count(distinct p.proname) from pg_proc p join pg_namespace n on n.oid = p.pronamespace

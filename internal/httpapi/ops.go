@@ -87,7 +87,7 @@ func (s *Server) answers(ctx context.Context, pool *pgxpool.Pool, engine *resolv
 		return fmt.Errorf("acquire a connection: %w", err)
 	}
 	defer conn.Release()
-	session := resolve.Session{Role: "anon", Claims: map[string]any{"role": "anon"}, SearchPath: s.opts.SearchPath}
+	session := resolve.Session{Role: "anon", Claims: map[string]any{"role": "anon"}, SearchPath: s.searchPath()}
 	out, err := engine.Answer(ctx, conn.Conn(), session, resolve.Request{Query: "{ __typename }"})
 	if err != nil {
 		return err

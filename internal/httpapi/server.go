@@ -137,6 +137,8 @@ const VersionHeader = "X-Pgreflect-Version"
 type Server struct {
 	opts Options
 	log  *slog.Logger
+	// exposed is the search path the management API set (SetSearchPath); nil: opts.SearchPath.
+	exposed atomic.Pointer[[]string]
 	// tokens skips verifying a token seen before (the anon key comes with every request).
 	tokens  *auth.TokenCache
 	engine  *resolve.Engine
@@ -548,7 +550,7 @@ func (s *Server) authenticateCredentials(ctx context.Context, key, authorization
 	if !ok {
 		return resolve.Session{}, http.StatusUnauthorized, fmt.Sprintf(msgRoleNotAssumable, role), nil
 	}
-	return resolve.Session{Role: role, Claims: caller.Claims, EncodedClaims: caller.EncodedClaims, SearchPath: s.opts.SearchPath}, 0, "", nil
+	return resolve.Session{Role: role, Claims: caller.Claims, EncodedClaims: caller.EncodedClaims, SearchPath: s.searchPath()}, 0, "", nil
 }
 
 // mayAssume reports whether the login role may switch to role. Superuser-only roles are refused even when the

@@ -24,8 +24,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/apisettings"
 	"github.com/pgreflect/pgreflect/internal/lint"
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
 	"github.com/pgreflect/pgreflect/internal/sdl"
@@ -124,8 +124,8 @@ func (v *View) version(ctx context.Context, conn *pgx.Conn) gqlschema.Version {
 	if v.o.Version != nil {
 		return v.o.Version()
 	}
-	if pinned, err := auth.GraphQLVersion(ctx, conn); err == nil && pinned != "" {
-		if version, err := gqlschema.ParseVersion(pinned); err == nil {
+	if st, err := apisettings.Read(ctx, conn); err == nil && st.GraphQLVersion != "" {
+		if version, err := gqlschema.ParseVersion(st.GraphQLVersion); err == nil {
 			return version
 		}
 	}

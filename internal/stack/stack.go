@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -23,7 +24,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/pgreflect/pgreflect/auth"
-	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/apisettings"
 	"github.com/pgreflect/pgreflect/internal/authapi"
 	"github.com/pgreflect/pgreflect/internal/config"
 	"github.com/pgreflect/pgreflect/internal/httpapi"
@@ -200,46 +201,55 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	if pooled {
 		schemaPoll = SchemaPollInterval
 	}
-	var api *httpapi.Server // set before serving; the management API switches its engine's version
-	authSvc, authPool, err := s.authService(ctx, o, tracerProvider, func(v gqlschema.Version) { api.SetGraphQLVersion(v) })
+	adminPool, err := s.adminPool(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	// The API settings are the engine's: settled first, so that the API starts with them; the management API
+	// that changes them is given the API once it is built.
+	file := apiSettingsFile(o)
+	var settingsStore *apisettings.Store
+	var settings apisettings.Effective
+	if adminPool != nil {
+		settingsStore = apisettings.NewStore(adminPool)
+		settings, err = apisettings.Settle(ctx, settingsStore, file, s.log)
+	} else {
+		settings, err = apisettings.FileOnly(file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	authSvc, err := s.authService(ctx, o, adminPool, tracerProvider)
 	if err != nil {
 		return nil, err
 	}
 	var readyChecks map[string]func(context.Context) error
-	if authPool != nil {
-		readyChecks = map[string]func(context.Context) error{"auth": authPool.Ping}
-	}
-	var authHandler, managementHandler http.Handler
-	var pin func(context.Context, string) (gqlschema.Version, error)
+	var authHandler http.Handler
 	if authSvc != nil {
-		authHandler, managementHandler, pin = authSvc.AuthHandler(), authSvc.ManagementHandler(), authSvc.PinGraphQLVersion
-	}
-	version, err := pinGraphQLVersion(ctx, o.Config.GraphQL.Version, pin)
-	if err != nil {
-		return nil, err
+		readyChecks = map[string]func(context.Context) error{"auth": adminPool.Ping}
+		authHandler = authSvc.AuthHandler()
 	}
 	trustedMode, err := httpapi.ParseTrustedMode(o.Config.GraphQL.TrustedDocuments)
 	if err != nil {
 		return nil, fmt.Errorf("[graphql] %w", err)
 	}
-	api, err = httpapi.New(ctx, httpapi.Options{
+	api, err := httpapi.New(ctx, httpapi.Options{
 		Pool:             pool,
 		Keys:             s.keys,
 		AnonKey:          o.AnonKey,
 		ServiceRoleKey:   o.ServiceRoleKey,
-		SearchPath:       o.SearchPath,
+		SearchPath:       settings.SearchPath(),
 		RequestLimits:    o.RequestLimits,
 		StatementTimeout: o.StatementTimeout,
 		Features:         o.Config.GraphQL.FeatureSet(),
 		Auth:             authHandler,
-		Management:       managementHandler,
 		Console:          o.Console,
 		Logger:           s.log,
 		Metrics:          s.metrics,
 		ReadPools:        readPools,
 		StatementMode:    statementMode(pooled),
 		PollSchema:       schemaPoll,
-		GraphQLVersion:   version,
+		GraphQLVersion:   settings.GraphQLVersion,
 		BuildVersion:     o.BuildVersion,
 		PoolTimeout:      o.PoolTimeout,
 		PoolShare:        o.PoolShare,
@@ -264,10 +274,13 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	}
 	s.closers = append(s.closers, api.Close)
 	if authSvc != nil {
-		// Another instance may pin another version through the management API.
+		api.MountManagement(authSvc.ManagementHandler(apisettings.Routes(settingsStore, file, api)...))
+		// Another instance may change the settings through its management API.
 		followCtx, stopFollowing := context.WithCancel(context.WithoutCancel(ctx))
 		var following sync.WaitGroup
-		following.Go(func() { authSvc.FollowGraphQLVersion(followCtx, version, GraphQLVersionPollInterval) })
+		following.Go(func() {
+			apisettings.Follow(followCtx, settingsStore, file, api, settings, SettingsPollInterval, s.log)
+		})
 		s.closers = append(s.closers, func() { stopFollowing(); following.Wait() })
 	}
 	s.handler = api
@@ -293,67 +306,68 @@ func changesURL(o Options) string {
 	return cmp.Or(o.ChangesURL, o.AdminURL)
 }
 
-// pinGraphQLVersion is the pg_graphql behaviour version to serve: settled and stored by pin when the auth
-// schema is there to keep it, else the configured one or the newest.
-func pinGraphQLVersion(ctx context.Context, configured string, pin func(context.Context, string) (gqlschema.Version, error)) (gqlschema.Version, error) {
-	if pin != nil {
-		v, err := pin(ctx, configured)
-		if err != nil {
-			return "", fmt.Errorf("[graphql] version: %w", err)
-		}
-		return v, nil
+// apiSettingsFile is what the configuration says of the API settings: [graphql] version, [api] schemas and
+// extra_search_path, or the whole search path that --schemas (or an embedding program) gives.
+func apiSettingsFile(o Options) apisettings.File {
+	f := apisettings.File{GraphQLVersion: o.Config.GraphQL.Version, SchemasKey: "[api] schemas",
+		Schemas:         config.API{Schemas: o.Config.API.Schemas}.SearchPath(),
+		ExtraSearchPath: config.API{ExtraSearchPath: o.Config.API.ExtraSearchPath}.SearchPath()}
+	if len(o.SearchPath) > 0 && !slices.Equal(o.SearchPath, o.Config.API.SearchPath()) {
+		f.Schemas, f.ExtraSearchPath, f.SchemasKey = o.SearchPath, nil, "--schemas"
 	}
-	if configured == "" {
-		return gqlschema.NewestVersion, nil
-	}
-	v, err := gqlschema.ParseVersion(configured)
-	if err != nil {
-		return "", fmt.Errorf("[graphql] version: %w", err)
-	}
-	return v, nil
+	return f
 }
 
-// GraphQLVersionPollInterval is how often an instance reads the GraphQL version the project pins, so that a
-// change made through another instance's management API is in effect here within about a second.
-const GraphQLVersionPollInterval = 500 * time.Millisecond
+// SettingsPollInterval is how often an instance reads the API settings the project stores (the pinned GraphQL
+// version, the exposed schemas), so that a change made through another instance's management API is in
+// effect here within about a second.
+const SettingsPollInterval = 500 * time.Millisecond
 
-// authService starts the service of /auth/v1/ and of the management API (/v1/), which also pins the GraphQL
-// version in the auth schema, and returns it with its pool; without an AdminURL there is none.
-func (s *Stack) authService(ctx context.Context, o Options, tp trace.TracerProvider, setVersion func(gqlschema.Version)) (*authapi.Service, *pgxpool.Pool, error) {
+// adminPool connects with rights on schema auth and on the API settings, for the auth service and the
+// management API; without an AdminURL there is none.
+func (s *Stack) adminPool(ctx context.Context, o Options) (*pgxpool.Pool, error) {
 	if o.AdminURL == "" {
-		return nil, nil, nil
+		return nil, nil
 	}
 	// The auth service runs a few short statements per sign-in: pgx's default size suits it.
 	pool, pooled, err := newPool(ctx, o.AdminURL, o.StatementMode, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("auth database: %w", err)
+		return nil, fmt.Errorf("auth database: %w", err)
 	}
 	if pooled && o.StatementMode != StatementModeUnnamed { // the URL or the connections say so
 		s.log.Warn("the auth database URL goes through a pooler in transaction mode, where the auth migrations' session lock does not hold: give a direct connection or a pooler in session mode (docs/deploy.md)")
 	}
 	s.closers = append(s.closers, pool.Close)
 	if err := s.metrics.RegisterPool("auth", pool); err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	return pool, nil
+}
+
+// authService starts the service of /auth/v1/ and of the management API (/v1/) on the admin pool; without
+// one there is none.
+func (s *Stack) authService(ctx context.Context, o Options, pool *pgxpool.Pool, tp trace.TracerProvider) (*authapi.Service, error) {
+	if pool == nil {
+		return nil, nil
 	}
 	svc, err := authapi.New(ctx, authapi.Options{
-		Pool:             pool,
-		Keys:             s.keys,
-		Config:           o.Config.Auth,
-		APIURL:           o.APIURL,
-		ProjectRef:       o.ProjectRef,
-		ManagementToken:  o.ManagementToken,
-		AnonKey:          o.AnonKey,
-		ServiceRoleKey:   o.ServiceRoleKey,
-		Logger:           s.log,
-		Metrics:          s.metrics,
-		OnGraphQLVersion: setVersion,
-		HTTPClient:       providerClient(tp),
+		Pool:            pool,
+		Keys:            s.keys,
+		Config:          o.Config.Auth,
+		APIURL:          o.APIURL,
+		ProjectRef:      o.ProjectRef,
+		ManagementToken: o.ManagementToken,
+		AnonKey:         o.AnonKey,
+		ServiceRoleKey:  o.ServiceRoleKey,
+		Logger:          s.log,
+		Metrics:         s.metrics,
+		HTTPClient:      providerClient(tp),
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("start the auth service: %w", err)
+		return nil, fmt.Errorf("start the auth service: %w", err)
 	}
 	s.closers = append(s.closers, svc.Close)
-	return svc, pool, nil
+	return svc, nil
 }
 
 // newPool opens a pool of at most size connections (0: pgx's default) with the statement mode (see

@@ -226,6 +226,31 @@ as $$
 $$;
 grant execute on function pgreflect.trusted_document(text) to public;
 
+-- The project's API settings (internal/apisettings): the pg_graphql behaviour version the project pins and the
+-- exposed schemas stored through the management API or the console over supabase/config.toml's; null: none
+-- stored. One row. Every instance reads it twice a second, so a change made through one reaches all. Anyone may
+-- read it (`pgreflect schema` and `status` read the version with the URL they are given); writes go through the
+-- owner of schema auth, who serves the management API (granted below).
+create table if not exists pgreflect.api_settings (
+  singleton boolean primary key default true check (singleton),
+  graphql_version text,
+  db_schema text[],
+  updated_at timestamptz not null default now()
+);
+insert into pgreflect.api_settings (singleton) values (true) on conflict do nothing;
+revoke all on table pgreflect.api_settings from public;
+grant select on table pgreflect.api_settings to public;
+-- Before, the pinned version lived in auth.pgreflect_config: an upgraded project keeps its pin.
+do $pin$
+begin
+  if exists (select from pg_attribute where attrelid = to_regclass('auth.pgreflect_config')
+              and attname = 'graphql_version' and not attisdropped) then
+    execute 'update pgreflect.api_settings s set graphql_version = c.graphql_version
+               from auth.pgreflect_config c where s.graphql_version is null and c.graphql_version is not null';
+  end if;
+end
+$pin$;
+
 -- The SQL helpers of Supabase Auth (auth-api.md section 5), so that RLS policies written for Supabase work
 -- unchanged. The auth tables are created by the auth service's migrations, not here. A helper the database
 -- already has is kept as it is, whatever it returns (a PostgREST database's auth.uid() may return an integer
@@ -280,6 +305,8 @@ grant usage on schema auth to anon, authenticated, service_role;
 do $documents$
 begin
   execute format('grant select, insert on table pgreflect.trusted_documents to %s',
+    (select nspowner::regrole from pg_namespace where nspname = 'auth'));
+  execute format('grant update on table pgreflect.api_settings to %s',
     (select nspowner::regrole from pg_namespace where nspname = 'auth'));
 end
 $documents$;

@@ -1,0 +1,135 @@
+package apisettings
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pgreflect/pgreflect/gqlschema"
+)
+
+// File is what the server's configuration says (supabase/config.toml, its environment overrides, the flags).
+type File struct {
+	// GraphQLVersion is [graphql] version; "": the stored one, else the newest.
+	GraphQLVersion string
+	// Schemas are [api] schemas (or --schemas, which then replaces extra_search_path too).
+	Schemas []string
+	// ExtraSearchPath is [api] extra_search_path: on the search path after the exposed schemas, stored or not.
+	ExtraSearchPath []string
+	// SchemasKey names where Schemas come from, for the messages that say a stored value beats them.
+	SchemasKey string
+}
+
+// Effective are the settings a server runs with.
+type Effective struct {
+	GraphQLVersion gqlschema.Version
+	// Schemas are the exposed schemas: the stored ones when there are, else the file's.
+	Schemas []string
+	// SchemasStored says that Schemas are the stored ones.
+	SchemasStored bool
+	extra         []string
+}
+
+// SearchPath is the API's search path: the exposed schemas, then the extra ones, without repeats.
+func (e Effective) SearchPath() []string { return searchPath(e.Schemas, e.extra) }
+
+func searchPath(schemas, extra []string) []string {
+	var out []string
+	for _, s := range slices.Concat(schemas, extra) {
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// effective combines the stored settings with the file's (the version is settled apart: see Settle).
+func (f File) effective(version gqlschema.Version, st Stored) Effective {
+	e := Effective{GraphQLVersion: version, Schemas: f.Schemas, extra: f.ExtraSearchPath}
+	if st.Schemas != nil {
+		e.Schemas, e.SchemasStored = st.Schemas, true
+	}
+	return e
+}
+
+// Target is the server the settings apply to (httpapi.Server).
+type Target interface {
+	SetGraphQLVersion(gqlschema.Version)
+	SetSearchPath([]string)
+}
+
+// Settle reads the stored settings when a server starts and settles the pg_graphql version it follows: the
+// file's when given, else the stored one, else the newest, which is then stored so that a later pgreflect with
+// a newer version keeps the project where it was. A stored value that beats the file's is logged by name.
+func Settle(ctx context.Context, s *Store, f File, log *slog.Logger) (Effective, error) {
+	st, err := s.Get(ctx)
+	if err != nil {
+		return Effective{}, err
+	}
+	want := cmp.Or(f.GraphQLVersion, st.GraphQLVersion, string(gqlschema.NewestVersion))
+	v, err := gqlschema.ParseVersion(want)
+	if err != nil {
+		return Effective{}, fmt.Errorf("[graphql] version: %w", err)
+	}
+	if string(v) != st.GraphQLVersion {
+		if err := s.SetGraphQLVersion(ctx, string(v)); err != nil {
+			return Effective{}, err
+		}
+	}
+	e := f.effective(v, st)
+	if o, ok := schemasOverride(f, st); ok {
+		log.Warn("a value stored through the console or the management API overrides supabase/config.toml until it is reset (console Settings > API, or DELETE /v1/projects/<ref>/postgrest/overrides/db_schema)",
+			"setting", o.Field, "config.toml", o.FileKey, "stored", o.Stored, "file", o.File)
+	}
+	return e, nil
+}
+
+// FileOnly is the settings of a server without a store (no database URL with rights on them): the file's.
+func FileOnly(f File) (Effective, error) {
+	v, err := gqlschema.ParseVersion(cmp.Or(f.GraphQLVersion, string(gqlschema.NewestVersion)))
+	if err != nil {
+		return Effective{}, fmt.Errorf("[graphql] version: %w", err)
+	}
+	return f.effective(v, Stored{}), nil
+}
+
+// Follow applies to t the settings another instance of the project stores through its management API: it
+// reads them every interval until ctx ends. Reading a row is used rather than NOTIFY, which a transaction
+// pooler or a standby does not deliver. current is what the server runs with when it starts.
+func Follow(ctx context.Context, s *Store, f File, t Target, current Effective, every time.Duration, log *slog.Logger) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	badVersion := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		st, err := s.Get(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("read the API settings", "error", err)
+			}
+			continue
+		}
+		if st.GraphQLVersion != "" && st.GraphQLVersion != string(current.GraphQLVersion) && st.GraphQLVersion != badVersion {
+			if v, err := gqlschema.ParseVersion(st.GraphQLVersion); err != nil {
+				log.Warn("the pinned GraphQL version is not one this build knows; keeping "+string(current.GraphQLVersion), "stored", st.GraphQLVersion)
+				badVersion = st.GraphQLVersion // warn once per change
+			} else {
+				current.GraphQLVersion = v
+				t.SetGraphQLVersion(v)
+			}
+		}
+		next := f.effective(current.GraphQLVersion, st)
+		if !slices.Equal(next.SearchPath(), current.SearchPath()) {
+			t.SetSearchPath(next.SearchPath())
+		}
+		current = next
+	}
+}

@@ -32,6 +32,13 @@ type server struct {
 
 func startServer(t *testing.T, dbURL, version string) *server {
 	t.Helper()
+	return startServerWith(t, dbURL, version, []string{"public"}, slog.New(slog.DiscardHandler))
+}
+
+// startServerWith is startServer with a search path (nil: config.toml's, as `start` without --schemas) and the
+// server's log.
+func startServerWith(t *testing.T, dbURL, version string, searchPath []string, log *slog.Logger) *server {
+	t.Helper()
 	ctx := context.Background()
 	keys, err := auth.NewKeys(jwtSecret)
 	if err != nil {
@@ -52,8 +59,8 @@ func startServer(t *testing.T, dbURL, version string) *server {
 	cfg.GraphQL.Version = version
 	apiURL := "http://" + l.Addr().String()
 	st, err := stack.New(ctx, stack.Options{RequestURL: u.String(), AdminURL: dbURL, JWTSecret: jwtSecret, AnonKey: anon,
-		ServiceRoleKey: service, ProjectRef: projectRef, ManagementToken: mgmtToken, SearchPath: []string{"public"},
-		Config: cfg, APIURL: apiURL, BuildVersion: "v9.9.9-test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		ServiceRoleKey: service, ProjectRef: projectRef, ManagementToken: mgmtToken, SearchPath: searchPath,
+		Config: cfg, APIURL: apiURL, BuildVersion: "v9.9.9-test", Logger: log})
 	if err != nil {
 		l.Close()
 		t.Fatal(err)
@@ -90,8 +97,14 @@ func (s *server) graphql(t *testing.T, query string) (string, string) {
 
 func (s *server) management(t *testing.T, method, body string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, s.url+"/v1/projects/"+projectRef+"/config/graphql", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+mgmtToken)
+	return s.managementAt(t, method, "/config/graphql", body, mgmtToken)
+}
+
+// managementAt calls the management API's path under the project with a token.
+func (s *server) managementAt(t *testing.T, method, path, body, token string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, s.url+"/v1/projects/"+projectRef+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/apisettings"
 	"github.com/pgreflect/pgreflect/internal/config"
 	"github.com/pgreflect/pgreflect/internal/console"
 	"github.com/pgreflect/pgreflect/internal/httpapi"
@@ -90,7 +91,7 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 // schemaView is the console's Schema pages, on a pool of their own of at most two connections of url's role
 // (which must be able to switch to the API roles), so that they never take a connection from API requests.
 // The pool connects when a page is first asked for; close releases it.
-func (f *serverFlags) schemaView(ctx context.Context, url string, searchPath []string, version string) (view *schemaview.View, close func(), err error) {
+func (f *serverFlags) schemaView(ctx context.Context, url string, searchPath []string, settings *apisettings.File, version string) (view *schemaview.View, close func(), err error) {
 	connCfg, _, err := stack.ParseConnConfig(url, stack.StatementModeUnnamed)
 	if err != nil {
 		return nil, nil, err
@@ -104,7 +105,7 @@ func (f *serverFlags) schemaView(ctx context.Context, url string, searchPath []s
 	if err != nil {
 		return nil, nil, fmt.Errorf("console's schema pages: %w", err)
 	}
-	o := schemaview.Options{Pool: pool, SearchPath: searchPath, Snapshots: f.snapshots}
+	o := schemaview.Options{Pool: pool, SearchPath: searchPath, Settings: settings, Snapshots: f.snapshots}
 	if version != "" {
 		v, err := gqlschema.ParseVersion(version)
 		if err != nil {
@@ -167,13 +168,6 @@ type servedProject struct {
 // logs, statement mode, subscriptions. start and serve both serve this way. closeStack closes the stack, then
 // the console's Schema pages' pool.
 func (f *serverFlags) newStack(ctx context.Context, stderr io.Writer, p servedProject) (st *stack.Stack, closeStack func(), err error) {
-	schemaPages, closeSchemaPages, err := f.schemaView(ctx, p.schemaURL, p.searchPath, p.cfg.GraphQL.Version)
-	if err != nil {
-		return nil, nil, err
-	}
-	consoleOpts := console.Options{APIURL: p.apiURL, AnonKey: p.secrets.AnonKey, ServiceRoleKey: p.secrets.ServiceRoleKey,
-		ProjectName: projectName(p.workdir), ProjectRef: p.secrets.ProjectRef, ManagementToken: p.secrets.ManagementToken,
-		MintToken: console.Minter(p.keys), SearchPath: p.searchPath, Schema: schemaPages}
 	o := stack.Options{
 		RequestURL:      p.requestURL,
 		AdminURL:        p.adminURL,
@@ -186,8 +180,16 @@ func (f *serverFlags) newStack(ctx context.Context, stderr io.Writer, p servedPr
 		SearchPath:      p.searchPath,
 		Config:          p.cfg,
 		APIURL:          p.apiURL,
-		Console:         console.Handler(consoleOpts),
 	}
+	// The Schema pages follow the exposed schemas stored through the management API, as the API does.
+	settings := stack.APISettingsFile(o)
+	schemaPages, closeSchemaPages, err := f.schemaView(ctx, p.schemaURL, p.searchPath, &settings, p.cfg.GraphQL.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	o.Console = console.Handler(console.Options{APIURL: p.apiURL, AnonKey: p.secrets.AnonKey, ServiceRoleKey: p.secrets.ServiceRoleKey,
+		ProjectName: projectName(p.workdir), ProjectRef: p.secrets.ProjectRef, ManagementToken: p.secrets.ManagementToken,
+		MintToken: console.Minter(p.keys), SearchPath: p.searchPath, Schema: schemaPages})
 	o.PoolSize, o.PoolTimeout, o.PoolShare = f.poolSize, f.poolTimeout, f.poolShare
 	o.ShareByRole, o.ShareByAddress = f.shareByRole, f.shareByAddress
 	o.SlowShare, o.SlowThreshold = f.slowShare, f.slowThreshold

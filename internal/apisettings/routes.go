@@ -147,7 +147,7 @@ func (h *handler) patchPostgrest(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.target.SetSearchPath(h.file.effective("", st).SearchPath())
+	h.target.SetSearchPath(h.file.SearchPath(st))
 	return h.postgrestResponse(st), nil
 }
 
@@ -230,6 +230,6 @@ func (h *handler) deleteOverride(r *http.Request) (any, error) {
 	if err := h.store.SetSchemas(r.Context(), nil); err != nil {
 		return nil, err
 	}
-	h.target.SetSearchPath(h.file.effective("", Stored{}).SearchPath())
+	h.target.SetSearchPath(h.file.SearchPath(Stored{}))
 	return h.postgrestResponse(Stored{}), nil
 }

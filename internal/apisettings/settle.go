@@ -47,6 +47,10 @@ func searchPath(schemas, extra []string) []string {
 	return out
 }
 
+// SearchPath is the API's search path with the stored settings st: the stored exposed schemas, else the file's,
+// then the extra ones.
+func (f File) SearchPath(st Stored) []string { return f.effective("", st).SearchPath() }
+
 // effective combines the stored settings with the file's (the version is settled apart: see Settle).
 func (f File) effective(version gqlschema.Version, st Stored) Effective {
 	e := Effective{GraphQLVersion: version, Schemas: f.Schemas, extra: f.ExtraSearchPath}

@@ -263,6 +263,66 @@ func TestBrowserConsolePages(t *testing.T) {
 		tb.Screenshot(filepath.Join(shots, "console-trusted-documents.png"))
 	})
 
+	// Issue 22: Studio edits the exposed schemas; the console showed them read-only. Saved here, they apply to
+	// the API at once, say that they override config.toml, and reset to it.
+	t.Run("API page edits the exposed schemas", func(t *testing.T) {
+		if _, err := s.Admin.Exec(ctx, `create schema shop; grant usage on schema shop to anon;
+			create table shop.product (id int primary key, name text); insert into shop.product values (1, 'lamp');
+			grant select on shop.product to anon`); err != nil {
+			t.Fatal(err)
+		}
+		postgrestURL := s.URL + "/v1/projects/" + stacktest.ProjectRef + "/postgrest"
+		anon := map[string]string{"apikey": s.Anon, "Content-Type": "application/json"}
+		products := func() string {
+			_, out := call(t, http.MethodPost, s.URL+"/graphql/v1", anon, `{"query": "{ productCollection { edges { node { name } } } }"}`)
+			b, _ := json.Marshal(out)
+			return string(b)
+		}
+		if got := products(); strings.Contains(got, "lamp") {
+			t.Fatalf("schema shop is exposed before the change: %s", got)
+		}
+		tb := b.NewTab(ctx, t)
+		tb.Navigate(s.URL + "/console/#settings/api")
+		tb.WaitFor(`document.getElementById('schemas-form').dataset.loaded === 'true'`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('exposed-schemas').value`); got != "public" {
+			t.Errorf("exposed schemas shown %q, want public", got)
+		}
+		if got := tb.EvalString(`document.getElementById('schemas-source').innerText`); !strings.HasPrefix(got, "Values from supabase/config.toml") {
+			t.Errorf("source line before the change: %q", got)
+		}
+		// A schema that does not exist is refused with the management API's reason, and nothing changes.
+		tb.Eval(`document.getElementById('exposed-schemas').value = 'shop, nope'`, nil)
+		clickInView(tb, "#schemas-save")
+		tb.WaitFor(`document.getElementById('schemas-result').textContent.includes('no schema named')`, 10*time.Second)
+		if _, conf := call(t, http.MethodGet, postgrestURL, mgmt, ""); conf["db_schema"] != "public" {
+			t.Errorf("after a refused change: %v", conf)
+		}
+		tb.Eval(`document.getElementById('exposed-schemas').value = 'shop, public'`, nil)
+		clickInView(tb, "#schemas-save")
+		tb.WaitFor(`document.getElementById('schemas-result').textContent === 'Saved'`, 10*time.Second)
+		if got := products(); !strings.Contains(got, `"name":"lamp"`) {
+			t.Errorf("schema shop is not exposed right after Save: %s", got)
+		}
+		if _, conf := call(t, http.MethodGet, postgrestURL, mgmt, ""); conf["db_schema"] != "shop,public" {
+			t.Errorf("management API db_schema = %v, want shop,public", conf["db_schema"])
+		}
+		if got := tb.EvalString(`document.getElementById('schemas-source').innerText`); !strings.Contains(got, "overriding supabase/config.toml") ||
+			!strings.Contains(got, "Exposed schemas (config.toml: public)") {
+			t.Errorf("source line after the change: %q", got)
+		}
+		tb.Eval(`document.getElementById('schemas-source').scrollIntoView({block: 'center'})`, nil)
+		tb.Screenshot(filepath.Join(shots, "console-settings-api-exposed-schemas.png"))
+		clickInView(tb, "#schemas-reset")
+		tb.WaitFor(`document.getElementById('schemas-form').dataset.loaded === 'true' &&
+			document.getElementById('schemas-source').innerText.startsWith('Values from supabase/config.toml')`, 10*time.Second)
+		if got := tb.EvalString(`document.getElementById('exposed-schemas').value`); got != "public" {
+			t.Errorf("exposed schemas shown after the reset %q, want public", got)
+		}
+		if got := products(); strings.Contains(got, "lamp") {
+			t.Errorf("schema shop is still exposed after the reset: %s", got)
+		}
+	})
+
 	// Issue 22: Studio has a URL Configuration page (site URL, redirect URLs) and the JWT expiry; the console
 	// had neither, although the management API has them.
 	t.Run("URL Configuration page edits site URL, redirect URLs and JWT expiry", func(t *testing.T) {

@@ -139,12 +139,12 @@ type rawAccess struct {
 
 // Access reads the access rules and each role's schema.
 func (v *View) Access(ctx context.Context) (*Access, error) {
-	sides, err := v.load(ctx, v.o.Roles...)
+	sides, path, err := v.load(ctx, v.o.Roles...)
 	if err != nil {
 		return nil, err
 	}
 	var doc string
-	if err := v.o.Pool.QueryRow(ctx, accessQuery, v.o.SearchPath, v.o.Roles).Scan(&doc); err != nil {
+	if err := v.o.Pool.QueryRow(ctx, accessQuery, path, v.o.Roles).Scan(&doc); err != nil {
 		return nil, fmt.Errorf("access query: %w", err)
 	}
 	var raw rawAccess

@@ -43,6 +43,9 @@ type Options struct {
 	Pool *pgxpool.Pool
 	// SearchPath is the API's search path.
 	SearchPath []string
+	// Settings, when set, are what the configuration says of the API settings: exposed schemas stored through
+	// the management API then replace its schemas, read for each page as the API applies them.
+	Settings *apisettings.File
 	// Roles are the roles shown; nil: DefaultRoles.
 	Roles []string
 	// Version is the pg_graphql behaviour the API follows; nil: the version the database pinned, else the
@@ -139,23 +142,36 @@ func (v *View) checkRole(role string) error {
 	return nil
 }
 
-// load generates the schema of each role, as the API would, on one connection.
-func (v *View) load(ctx context.Context, roles ...string) (map[string]schemadiff.Side, error) {
+// searchPath is the API's: SearchPath, or with Settings the one the stored settings make.
+func (v *View) searchPath(ctx context.Context, conn *pgx.Conn) []string {
+	if v.o.Settings == nil {
+		return v.o.SearchPath
+	}
+	st, err := apisettings.Read(ctx, conn)
+	if err != nil {
+		st = apisettings.Stored{} // a database set up by an older pgreflect stores nothing
+	}
+	return v.o.Settings.SearchPath(st)
+}
+
+// load generates the schema of each role, as the API would, on one connection, and gives the search path.
+func (v *View) load(ctx context.Context, roles ...string) (map[string]schemadiff.Side, []string, error) {
 	conn, err := v.o.Pool.Acquire(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, nil, fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Release()
 	out := make(map[string]schemadiff.Side, len(roles))
 	version := v.version(ctx, conn.Conn())
+	path := v.searchPath(ctx, conn.Conn())
 	for _, role := range roles {
-		side, err := schemadiff.LoadDatabase(ctx, conn.Conn(), role, v.o.SearchPath, version)
+		side, err := schemadiff.LoadDatabase(ctx, conn.Conn(), role, path, version)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[role] = side
 	}
-	return out, nil
+	return out, path, nil
 }
 
 // Schema is one role's SDL, with the database object behind each type and root field.
@@ -179,7 +195,7 @@ func (v *View) GraphQL(ctx context.Context, role string) (*Schema, error) {
 	if err := v.checkRole(role); err != nil {
 		return nil, err
 	}
-	sides, err := v.load(ctx, role)
+	sides, _, err := v.load(ctx, role)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +238,7 @@ type Findings struct {
 
 // Lint is what `pgreflect lint` reports for the roles.
 func (v *View) Lint(ctx context.Context) (*Findings, error) {
-	sides, err := v.load(ctx, v.o.Roles...)
+	sides, _, err := v.load(ctx, v.o.Roles...)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +269,7 @@ func (v *View) RoleDrift(ctx context.Context, from, to string) (*Drift, error) {
 	if err := v.checkRole(to); err != nil {
 		return nil, err
 	}
-	sides, err := v.load(ctx, from, to)
+	sides, _, err := v.load(ctx, from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +285,7 @@ func (v *View) SnapshotDrift(ctx context.Context) (*Drift, error) {
 	if v.o.Snapshots == "" {
 		return nil, fmt.Errorf("%w: this server has no snapshot directory (start or serve --snapshots DIR)", errNoSnapshot)
 	}
-	sides, err := v.load(ctx, v.o.Roles...)
+	sides, _, err := v.load(ctx, v.o.Roles...)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pgreflect/pgreflect/internal/apisettings"
 	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
 	"github.com/pgreflect/pgreflect/internal/schemaview"
@@ -266,5 +267,46 @@ func TestGraphQLLintAndDrift(t *testing.T) {
 	}
 	if code := get(t, view, http.MethodGet, "/nothing", nil); code != http.StatusNotFound {
 		t.Errorf("unknown page: %d", code)
+	}
+}
+
+// The pages follow the exposed schemas stored through the management API, as the API does, and the file's
+// again once they are reset.
+func TestExposedSchemasStored(t *testing.T) {
+	url, admin := testenv.SetupDB(t, `create table public.item (id int primary key);
+		create schema shop; create table shop.product (id int primary key)`)
+	pool, err := pgxpool.New(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	view := schemaview.New(schemaview.Options{Pool: pool, SearchPath: []string{"public"},
+		Settings: &apisettings.File{Schemas: []string{"public"}}})
+	relations := func() string {
+		var a schemaview.Access
+		if code := get(t, view, http.MethodGet, "/access", &a); code != http.StatusOK {
+			t.Fatalf("access: %d", code)
+		}
+		var names []string
+		for _, r := range a.Relations {
+			names = append(names, r.Schema+"."+r.Name)
+		}
+		return strings.Join(names, ",")
+	}
+	if got := relations(); got != "public.item" {
+		t.Errorf("from the file: %s", got)
+	}
+	store := apisettings.NewStore(admin)
+	if err := store.SetSchemas(t.Context(), []string{"shop"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := relations(); got != "shop.product" {
+		t.Errorf("with shop stored: %s", got)
+	}
+	if err := store.SetSchemas(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := relations(); got != "public.item" {
+		t.Errorf("after the reset: %s", got)
 	}
 }

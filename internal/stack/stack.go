@@ -207,7 +207,7 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	}
 	// The API settings are the engine's: settled first, so that the API starts with them; the management API
 	// that changes them is given the API once it is built.
-	file := apiSettingsFile(o)
+	file := APISettingsFile(o)
 	var settingsStore *apisettings.Store
 	var settings apisettings.Effective
 	if adminPool != nil {
@@ -306,9 +306,9 @@ func changesURL(o Options) string {
 	return cmp.Or(o.ChangesURL, o.AdminURL)
 }
 
-// apiSettingsFile is what the configuration says of the API settings: [graphql] version, [api] schemas and
+// APISettingsFile is what the configuration says of the API settings: [graphql] version, [api] schemas and
 // extra_search_path, or the whole search path that --schemas (or an embedding program) gives.
-func apiSettingsFile(o Options) apisettings.File {
+func APISettingsFile(o Options) apisettings.File {
 	f := apisettings.File{GraphQLVersion: o.Config.GraphQL.Version, SchemasKey: "[api] schemas",
 		Schemas:         config.API{Schemas: o.Config.API.Schemas}.SearchPath(),
 		ExtraSearchPath: config.API{ExtraSearchPath: o.Config.API.ExtraSearchPath}.SearchPath()}

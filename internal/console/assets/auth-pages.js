@@ -12,42 +12,13 @@
   var el = consoleAPI.el;
   var status = consoleAPI.status;
 
-  // errorOf turns a failed answer into a sentence: the JSON message when there is one.
-  function errorOf(res) {
-    return res.text().then(function (body) {
-      var msg = '';
-      try {
-        var j = JSON.parse(body);
-        msg = j.message || j.msg || j.error_description || j.error || '';
-      } catch (e) { /* not JSON: the server has no such route */ }
-      if (res.status === 404 && !msg) {
-        return 'Sign-in is off on this server (it was started without an auth database), so there is nothing to show.';
-      }
-      return (msg || 'request failed') + ' (HTTP ' + res.status + ')';
-    });
-  }
+  var errorOf = consoleAPI.errorOf;
 
   // ---- Providers ----
 
-  var configURL = '/v1/projects/' + encodeURIComponent(cfg.projectRef || '') + '/config/auth';
-
-  // managementFetch calls configURL plus path ('' for the configuration itself).
-  function managementFetch(method, body, path) {
-    return consoleAPI.credentials().then(function (c) {
-      var init = { method: method, cache: 'no-store',
-        headers: { Authorization: 'Bearer ' + (c.managementToken || '') } };
-      if (body) {
-        init.headers['Content-Type'] = 'application/json';
-        init.body = JSON.stringify(body);
-      }
-      return fetch(configURL + (path || ''), init);
-    });
-  }
+  // managementJSON calls GET/PATCH .../config/auth plus path ('' for the configuration itself).
   function managementJSON(method, body, path) {
-    return managementFetch(method, body, path).then(function (res) {
-      if (!res.ok) return errorOf(res).then(function (msg) { throw new Error(msg); });
-      return res.json();
-    });
+    return consoleAPI.management(method, '/config/auth' + (path || ''), body);
   }
 
   // The values stored through this page or the management API that differ from supabase/config.toml's, by
@@ -60,8 +31,6 @@
     var prefix = 'external_' + name + '_';
     return Object.keys(stored).filter(function (k) { return k.indexOf(prefix) === 0; }).sort();
   }
-  function shown(v) { return v === null || v === undefined || v === '' ? '(not set)' : String(v); }
-
   // sourceLine says where the provider's values come from, with a button that forgets the stored ones.
   function sourceLine(name, id) {
     var prefix = 'external_' + name + '_';
@@ -69,29 +38,10 @@
       id('source'), id('reset'), 'providers-status', loadProviders.bind(null, name));
   }
 
-  // overrideLine says whether fields (management API names) come from supabase/config.toml or were stored over
-  // it, with config.toml's values (never a secret's), and a button that forgets the stored ones, then reload().
+  // overrideLine is the console's, on the auth settings' stored overrides.
   function overrideLine(fields, labelOf, lineID, resetID, statusID, reload) {
-    if (fields.length === 0) {
-      return el('p', { className: 'hint source', id: lineID, text: 'Values from supabase/config.toml (or the defaults).' });
-    }
-    var parts = fields.map(function (k) {
-      return /_secret$/.test(k) ? labelOf(k) : labelOf(k) + ' (config.toml: ' + shown(stored[k].file) + ')';
-    });
-    var reset = el('button', { type: 'button', className: 'secondary', id: resetID, text: 'Reset to config.toml' });
-    reset.addEventListener('click', function () {
-      reset.disabled = true;
-      fields.reduce(function (done, k) {
-        return done.then(function () { return managementJSON('DELETE', null, '/overrides/' + encodeURIComponent(k)); });
-      }, Promise.resolve()).then(reload).catch(function (err) {
-        reset.disabled = false;
-        status(statusID, err.message, 'error');
-      });
-    });
-    return el('div', { className: 'source', id: lineID }, [
-      el('p', { className: 'hint', text: 'Set on this page or through the management API, overriding supabase/config.toml: ' + parts.join(', ') + '.' }),
-      reset
-    ]);
+    return consoleAPI.overrideLine(fields, stored, labelOf, { line: lineID, reset: resetID, status: statusID },
+      function (k) { return managementJSON('DELETE', null, '/overrides/' + encodeURIComponent(k)); }, reload);
   }
 
   var displayNames = { github: 'GitHub', gitlab: 'GitLab', linkedin_oidc: 'LinkedIn (OIDC)',

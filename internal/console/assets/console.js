@@ -42,6 +42,66 @@
     return credentialsPromise;
   }
 
+  // errorOf turns a failed answer into a sentence: the JSON message when there is one.
+  function errorOf(res) {
+    return res.text().then(function (body) {
+      var msg = '';
+      try {
+        var j = JSON.parse(body);
+        msg = j.message || j.msg || j.error_description || j.error || '';
+      } catch (e) { /* not JSON: the server has no such route */ }
+      if (res.status === 404 && !msg) {
+        return 'Sign-in is off on this server (it was started without an auth database), so there is nothing to show.';
+      }
+      return (msg || 'request failed') + ' (HTTP ' + res.status + ')';
+    });
+  }
+
+  // management calls the management API under this project (path: '/config/auth', '/postgrest'...) with the
+  // management token: the answer's JSON, or an error with its message.
+  function management(method, path, body) {
+    return credentials().then(function (c) {
+      var init = { method: method, cache: 'no-store',
+        headers: { Authorization: 'Bearer ' + (c.managementToken || '') } };
+      if (body) {
+        init.headers['Content-Type'] = 'application/json';
+        init.body = JSON.stringify(body);
+      }
+      return fetch('/v1/projects/' + encodeURIComponent(cfg.projectRef || '') + path, init);
+    }).then(function (res) {
+      if (!res.ok) return errorOf(res).then(function (msg) { throw new Error(msg); });
+      return res.json();
+    });
+  }
+
+  function shown(v) { return v === null || v === undefined || v === '' ? '(not set)' : String(v); }
+
+  // overrideLine says whether fields (management API names) come from supabase/config.toml or were stored over
+  // it (stored: the management API's overrides by field), with config.toml's values (never a secret's), and a
+  // button that forgets the stored ones one by one (forget(field) resolves when done), then reload().
+  function overrideLine(fields, stored, labelOf, ids, forget, reload) {
+    if (fields.length === 0) {
+      return el('p', { className: 'hint source', id: ids.line, text: 'Values from supabase/config.toml (or the defaults).' });
+    }
+    var parts = fields.map(function (k) {
+      return /_secret$/.test(k) ? labelOf(k) : labelOf(k) + ' (config.toml: ' + shown(stored[k].file) + ')';
+    });
+    var reset = el('button', { type: 'button', className: 'secondary', id: ids.reset, text: 'Reset to config.toml' });
+    reset.addEventListener('click', function () {
+      reset.disabled = true;
+      fields.reduce(function (done, k) {
+        return done.then(function () { return forget(k); });
+      }, Promise.resolve()).then(reload).catch(function (err) {
+        reset.disabled = false;
+        status(ids.status, err.message, 'error');
+      });
+    });
+    return el('div', { className: 'source', id: ids.line }, [
+      el('p', { className: 'hint', text: 'Set on this page or through the management API, overriding supabase/config.toml: ' + parts.join(', ') + '.' }),
+      reset
+    ]);
+  }
+
   function copyText(text, button) {
     var label = button.textContent;
     var done = function () {
@@ -77,7 +137,7 @@
   $('graphql-url').value = cfg.graphqlUrl;
   if (cfg.searchPath && cfg.searchPath.length) {
     $('exposed-schemas').value = cfg.searchPath.join(', ');
-  } else {
+  } else if (!cfg.hasManagement) { // else the management API tells them
     document.querySelectorAll('.exposed-schemas').forEach(function (el) { el.hidden = true; });
   }
   $('anon-key').value = cfg.anonKey;
@@ -175,6 +235,48 @@
       }).catch(function (e) { $('request-role').textContent = e.message; });
     });
   }
+  // Settings > API: the exposed schemas, editable through the management API (Supabase's GET and PATCH
+  // /v1/projects/{ref}/postgrest) when this server has one, with where the value comes from and a reset to
+  // supabase/config.toml's (GET and DELETE .../postgrest/overrides).
+  function fillSchemas(conf, overrides) {
+    var stored = {};
+    (overrides.overrides || []).forEach(function (x) { stored[x.field] = x; });
+    $('exposed-schemas').value = (conf.db_schema || '').split(',').filter(Boolean).join(', ');
+    $('extra-search-path').textContent = conf.db_extra_search_path ?
+      'extra_search_path (' + conf.db_extra_search_path.split(',').join(', ') + ')' : 'no extra schemas';
+    $('schemas-source').replaceWith(overrideLine(Object.keys(stored), stored, function () { return 'Exposed schemas'; },
+      { line: 'schemas-source', reset: 'schemas-reset', status: 'schemas-status' },
+      function (k) { return management('DELETE', '/postgrest/overrides/' + encodeURIComponent(k)); }, loadSchemas));
+    $('schemas-form').dataset.loaded = 'true';
+  }
+  function loadSchemas() {
+    $('schemas-form').dataset.loaded = '';
+    return Promise.all([management('GET', '/postgrest'), management('GET', '/postgrest/overrides')]).then(function (r) {
+      status('schemas-status', '');
+      fillSchemas(r[0], r[1]);
+    }).catch(function (err) { status('schemas-status', err.message, 'error'); });
+  }
+  if (cfg.hasManagement) {
+    $('exposed-schemas').readOnly = false;
+    $('schemas-hint-file').hidden = true;
+    $('schemas-hint-edit').hidden = false;
+    $('schemas-actions').hidden = false;
+    $('schemas-form').addEventListener('submit', function (e) {
+      e.preventDefault();
+      var value = $('exposed-schemas').value.split(',').map(function (s) { return s.trim(); }).filter(Boolean).join(',');
+      var result = $('schemas-result');
+      result.className = 'muted';
+      result.textContent = 'Saving…';
+      management('PATCH', '/postgrest', { db_schema: value }).then(loadSchemas).then(function () {
+        result.textContent = 'Saved';
+      }).catch(function (err) {
+        result.textContent = err.message;
+        result.className = 'error-text';
+      });
+    });
+    document.addEventListener('pgreflect:page', function (e) { if (e.detail === 'settings') loadSchemas(); });
+  }
+
   document.querySelectorAll('form.settings-form, #jwt-form').forEach(function (form) {
     form.addEventListener('submit', function (e) { e.preventDefault(); });
   });
@@ -208,7 +310,8 @@
   }
 
   // For auth-pages.js, which loads after this file and registers for pgreflect:page before the first show.
-  window.pgreflectConsole = { cfg: cfg, credentials: credentials, copyText: copyText, el: el, status: status };
+  window.pgreflectConsole = { cfg: cfg, credentials: credentials, copyText: copyText, el: el, status: status,
+    errorOf: errorOf, management: management, overrideLine: overrideLine };
   window.addEventListener('hashchange', show);
   window.addEventListener('DOMContentLoaded', show);
 })();

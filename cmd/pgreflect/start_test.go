@@ -860,6 +860,20 @@ func TestStartRestartsItsPostgreSQL(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
+	// So do exposed schemas saved the same way (issue 22: the console's Settings > API).
+	if conn, err := pgx.Connect(context.Background(), env["DB_URL"]); err != nil {
+		t.Fatal(err)
+	} else {
+		_, err = conn.Exec(context.Background(), "create schema shop")
+		conn.Close(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if status, body := request(t, http.MethodPatch, env["MANAGEMENT_URL"]+"/v1/projects/"+env["PROJECT_REF"]+"/postgrest",
+		env["MANAGEMENT_TOKEN"], `{"db_schema": "public,shop"}`); status != http.StatusOK || !strings.Contains(body, `"db_schema":"public,shop"`) {
+		t.Fatalf("PATCH the exposed schemas: %d %s", status, body)
+	}
 	killPostmaster := func() {
 		t.Helper()
 		pidFile, err := os.ReadFile(filepath.Join(dir, dataDirName, "postmaster.pid"))
@@ -936,6 +950,9 @@ func TestStartRestartsItsPostgreSQL(t *testing.T) {
 	if out := p.output.String(); !strings.Contains(out, "overrides supabase/config.toml") ||
 		!strings.Contains(out, `setting=external_google_client_id config.toml="[auth.external.google] client_id" stored=from-the-console file=from-the-file`) {
 		t.Errorf("start did not name the stored value that beats config.toml:\n%s", out)
+	}
+	if out := p.output.String(); !strings.Contains(out, `setting=db_schema config.toml="[api] schemas" stored=public,shop file=public`) {
+		t.Errorf("start did not name the stored exposed schemas that beat config.toml:\n%s", out)
 	}
 	if out, err := runBinary(t, bin, "stop", "--workdir", workdir); err != nil || !strings.Contains(out, "Stopped pgreflect") {
 		t.Errorf("stop --workdir: %v\n%s", err, out)

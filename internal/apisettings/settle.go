@@ -3,11 +3,14 @@ package apisettings
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
 )
@@ -80,7 +83,14 @@ func Settle(ctx context.Context, s *Store, f File, log *slog.Logger) (Effective,
 		return Effective{}, fmt.Errorf("[graphql] version: %w", err)
 	}
 	if string(v) != st.GraphQLVersion {
-		if err := s.SetGraphQLVersion(ctx, string(v)); err != nil {
+		err := s.SetGraphQLVersion(ctx, string(v))
+		var pgErr *pgconn.PgError
+		switch {
+		case errors.As(err, &pgErr) && pgErr.Code == "42501":
+			// The role was given schema auth after the setup, which grants the writes to auth's owner: serving
+			// is still right, only the pin is not kept.
+			log.Warn("the pinned GraphQL version cannot be stored: run `pgreflect setup` again, which grants the owner of schema auth the writes", "version", v, "error", err)
+		case err != nil:
 			return Effective{}, err
 		}
 	}

@@ -19,28 +19,6 @@ type Route struct {
 	Handle  func(r *http.Request) (any, error)
 }
 
-// BadRequest is a client's mistake, answered with 400 and the management API's message.
-type BadRequest struct {
-	Field  string
-	Reason string
-}
-
-func (e *BadRequest) Error() string {
-	if e.Field == "" {
-		return e.Reason
-	}
-	return fmt.Sprintf("Invalid value for %s: %s", e.Field, e.Reason)
-}
-
-// The texts of the 400 answers.
-const (
-	msgNotAnObject   = "Request body must be a JSON object"
-	msgRequired      = "required"
-	msgNoSchema      = "names no schema"
-	msgNotStored     = "not a setting stored over supabase/config.toml"
-	schemasFieldName = "db_schema"
-)
-
 // maxSchemas bounds the exposed schemas a PATCH may name (each one is a catalog read for every role).
 const maxSchemas = 64
 
@@ -92,14 +70,14 @@ func (h *handler) patchGraphQL(r *http.Request) (any, error) {
 		Version *string `json:"version"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		return nil, &BadRequest{Reason: msgNotAnObject}
+		return nil, errNotAnObject()
 	}
 	if body.Version == nil {
-		return nil, &BadRequest{Field: "version", Reason: msgRequired}
+		return nil, badField(versionField, reasonRequired)
 	}
 	v, err := gqlschema.ParseVersion(*body.Version)
 	if err != nil {
-		return nil, &BadRequest{Field: "version", Reason: err.Error()}
+		return nil, badField(versionField, err.Error())
 	}
 	if err := h.store.SetGraphQLVersion(r.Context(), string(v)); err != nil {
 		return nil, err
@@ -112,7 +90,7 @@ func (h *handler) patchGraphQL(r *http.Request) (any, error) {
 // (docs/compatibility.md: max_rows, db_pool and jwt_secret are not answered).
 func (h *handler) postgrestResponse(st Stored) map[string]any {
 	e := h.file.effective("", st)
-	return map[string]any{"db_schema": strings.Join(e.Schemas, ","), "db_extra_search_path": strings.Join(h.file.ExtraSearchPath, ",")}
+	return map[string]any{schemasField: strings.Join(e.Schemas, ","), "db_extra_search_path": strings.Join(h.file.ExtraSearchPath, ",")}
 }
 
 func (h *handler) getPostgrest(r *http.Request) (any, error) {
@@ -131,7 +109,7 @@ func (h *handler) patchPostgrest(r *http.Request) (any, error) {
 		DBSchema *string `json:"db_schema"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		return nil, &BadRequest{Reason: msgNotAnObject}
+		return nil, errNotAnObject()
 	}
 	if body.DBSchema == nil {
 		return h.getPostgrest(r) // nothing of ours to change
@@ -161,14 +139,14 @@ func (h *handler) checkSchemas(ctx context.Context, list string) ([]string, erro
 	}
 	switch {
 	case len(schemas) == 0:
-		return nil, &BadRequest{Field: schemasFieldName, Reason: msgNoSchema}
+		return nil, badField(schemasField, reasonNoSchema)
 	case len(schemas) > maxSchemas:
-		return nil, &BadRequest{Field: schemasFieldName, Reason: fmt.Sprintf("more than %d schemas", maxSchemas)}
+		return nil, badField(schemasField, reasonTooManySchemas(maxSchemas))
 	}
 	for _, s := range schemas {
 		// Postgres cuts longer names to 63 bytes, which would expose another schema than the one named.
 		if len(s) > 63 || strings.ContainsRune(s, 0) {
-			return nil, &BadRequest{Field: schemasFieldName, Reason: fmt.Sprintf("%q is not a valid schema name", s)}
+			return nil, badField(schemasField, reasonInvalidSchemaName(s))
 		}
 	}
 	var missing []string
@@ -177,17 +155,9 @@ func (h *handler) checkSchemas(ctx context.Context, list string) ([]string, erro
 		return nil, fmt.Errorf("check the exposed schemas: %w", err)
 	}
 	if len(missing) > 0 {
-		return nil, &BadRequest{Field: schemasFieldName, Reason: fmt.Sprintf("no schema named %s in the database", quoteList(missing))}
+		return nil, badField(schemasField, reasonNoSuchSchemas(missing))
 	}
 	return schemas, nil
-}
-
-func quoteList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
-	}
-	return strings.Join(q, ", ")
 }
 
 // Override is a setting stored over supabase/config.toml's, as the console shows it (the same shape as the auth
@@ -205,7 +175,7 @@ func schemasOverride(f File, st Stored) (Override, bool) {
 	if st.Schemas == nil || slices.Equal(st.Schemas, f.Schemas) {
 		return Override{}, false
 	}
-	return Override{Field: schemasFieldName, FileKey: cmp.Or(f.SchemasKey, "[api] schemas"), Stored: strings.Join(st.Schemas, ","),
+	return Override{Field: schemasField, FileKey: cmp.Or(f.SchemasKey, "[api] schemas"), Stored: strings.Join(st.Schemas, ","),
 		File: strings.Join(f.Schemas, ",")}, true
 }
 
@@ -224,8 +194,8 @@ func (h *handler) getOverrides(r *http.Request) (any, error) {
 // deleteOverride forgets the stored exposed schemas, so that the file's apply again; the answer is the new
 // configuration, as PATCH's.
 func (h *handler) deleteOverride(r *http.Request) (any, error) {
-	if field := r.PathValue("field"); field != schemasFieldName {
-		return nil, &BadRequest{Field: field, Reason: msgNotStored}
+	if field := r.PathValue("field"); field != schemasField {
+		return nil, badField(field, reasonNotStored)
 	}
 	if err := h.store.SetSchemas(r.Context(), nil); err != nil {
 		return nil, err

@@ -89,7 +89,7 @@ func Settle(ctx context.Context, s *Store, f File, log *slog.Logger) (Effective,
 		case errors.As(err, &pgErr) && pgErr.Code == "42501":
 			// The role was given schema auth after the setup, which grants the writes to auth's owner: serving
 			// is still right, only the pin is not kept.
-			log.Warn("the pinned GraphQL version cannot be stored: run `pgreflect setup` again, which grants the owner of schema auth the writes", "version", v, "error", err)
+			log.Warn("the pinned GraphQL version cannot be stored: run `pgreflect setup` again, which grants the owner of schema auth the writes", "graphql_version", v, "error", err)
 		case err != nil:
 			return Effective{}, err
 		}

@@ -57,6 +57,11 @@ type Options struct {
 	// ROLE ... SET statement_timeout, as Supabase configures anon and authenticated); default 8s, negative
 	// disables.
 	StatementTimeout time.Duration
+	// LegacyClaimSettings also sets the per-claim settings request.jwt.claim.sub, .role and .email beside
+	// request.jwt.claims, as PostgREST did before v10, for policies and functions that still read them. PostgREST
+	// (since v10) and Supabase's auth.uid(), auth.role(), auth.email() and auth.jwt() read request.jwt.claims, so
+	// they are off by default: three more settings in every transaction.
+	LegacyClaimSettings bool
 	// Logger receives internal failures with the request id; default slog.Default().
 	Logger *slog.Logger
 	// Features are extensions beyond pg_graphql turned on for every table; comment directives turn them on per
@@ -194,7 +199,8 @@ func (e *Engine) Invalidate() {
 // Session is who an HTTP request runs as.
 type Session struct {
 	Role string
-	// Claims are the JWT claims, made visible to SQL as request.jwt.claims (and the legacy per-claim settings).
+	// Claims are the JWT claims, made visible to SQL as request.jwt.claims (and as the legacy per-claim settings
+	// when Options.LegacyClaimSettings is on).
 	Claims map[string]any
 	// EncodedClaims, when set, is Claims encoded as JSON by the caller, who keeps it (auth.TokenCache does), so
 	// that request.jwt.claims does not cost an encoding per request; "": Claims are encoded here.
@@ -249,7 +255,7 @@ func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Requ
 		return nil, fmt.Errorf("%w: load the schema of role %s: %w", ErrInternal, s.Role, err)
 	}
 	timeout := e.statementTimeout(rs)
-	prelude, err := sessionPrelude(s, timeout)
+	prelude, err := sessionPrelude(s, timeout, e.opts.LegacyClaimSettings)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInternal, err)
 	}

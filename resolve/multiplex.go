@@ -25,10 +25,6 @@ import (
 // with more is refreshed one transaction per subscriber.
 const multiplexedArgs = 64
 
-// multiplexedSessionValues is what live_refresh reads per subscriber: the first values of the session prelude
-// (role, search path, claims, sub, role claim, email), then which of the statement's queries it runs.
-const multiplexedSessionValues = 6
-
 const (
 	multiplexedTimeoutSQL = "select set_config('statement_timeout', $1, true)"
 	multiplexedSQL        = "select pgreflect.live_refresh($1::text[], $2::text[], $3::text[], $4::text[])"
@@ -93,13 +89,15 @@ func (e *Engine) refreshMultiplexed(ctx context.Context, conn *pgx.Conn, cohorts
 		args[k] = &literal
 		index := strconv.Itoa(k + 1)
 		for _, s := range cohorts[i].Sessions {
-			prelude, err := sessionPrelude(s, timeout)
+			prelude, err := sessionPrelude(s, timeout, false)
 			if err != nil {
 				return false, err
 			}
-			for _, v := range prelude.args[:multiplexedSessionValues] {
-				text := v.(string)
-				values = append(values, &text)
+			// live_refresh always sets the legacy per-claim settings: empty ones, which read as not set, unless
+			// they are on.
+			sub, role, email := legacyClaims(s, e.opts.LegacyClaimSettings)
+			for _, v := range [...]string{prelude.args[0].(string), prelude.args[1].(string), prelude.args[2].(string), sub, role, email} {
+				values = append(values, &v)
 			}
 			values = append(values, &index)
 		}

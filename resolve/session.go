@@ -16,23 +16,39 @@ import (
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
 
-// preludeSQL switches the request's transaction to the session: role, search path, the JWT claims (also as
-// the legacy per-claim settings that older RLS policies read) and the statement timeout. One statement, so
-// that it costs one Bind/Execute in the request's pipeline and is prepared once whatever the values; every
-// setting is local to the transaction.
+// preludeSQL switches the request's transaction to the session: role, search path, the JWT claims and the
+// statement timeout. One statement, so that it costs one Bind/Execute in the request's pipeline and is prepared
+// once whatever the values; every setting is local to the transaction. It sets request.jwt.claims only, as
+// PostgREST does since v10 (Supabase's auth.uid() and auth.jwt() read it); the legacy per-claim settings
+// (legacyClaimsSQL) cost three more settings in every transaction and are opt-in (Options.LegacyClaimSettings).
 const preludeSQL = "select set_config('role', $1, true), set_config('search_path', $2, true), " +
-	"set_config('request.jwt.claims', $3, true), set_config('request.jwt.claim.sub', $4, true), " +
-	"set_config('request.jwt.claim.role', $5, true), set_config('request.jwt.claim.email', $6, true), " +
-	"set_config('statement_timeout', $7, true)"
+	"set_config('request.jwt.claims', $3, true), set_config('statement_timeout', $4, true)"
 
-// namedPreludeSQL is preludeSQL that also sets the application_name, for a session that names one; other
-// sessions leave the connection's as it is, without the cost of setting it (and setting it back at commit)
-// on every request.
-const namedPreludeSQL = preludeSQL + ", set_config('application_name', $8, true)"
+// legacyClaimsSQL adds to preludeSQL the per-claim settings PostgREST set before v10, which older RLS policies
+// and helpers read (current_setting('request.jwt.claim.sub')).
+const legacyClaimsSQL = ", set_config('request.jwt.claim.sub', $5, true), " +
+	"set_config('request.jwt.claim.role', $6, true), set_config('request.jwt.claim.email', $7, true)"
+
+// The prelude with the application_name, for a session that names one; other sessions leave the connection's
+// as it is, without the cost of setting it (and setting it back at commit) on every request. Its parameter
+// follows the prelude's others.
+const (
+	applicationNameAt5SQL = ", set_config('application_name', $5, true)"
+	applicationNameAt8SQL = ", set_config('application_name', $8, true)"
+)
+
+// The four preludes, spelled out so that each is one constant string (the statement cache's key) rather than
+// a concatenation per request.
+const (
+	plainPreludeSQL       = preludeSQL
+	namedPreludeSQL       = preludeSQL + applicationNameAt5SQL
+	legacyPreludeSQL      = preludeSQL + legacyClaimsSQL
+	legacyNamedPreludeSQL = preludeSQL + legacyClaimsSQL + applicationNameAt8SQL
+)
 
 // sessionPrelude returns the statement that switches the request's transaction to the session, with the
-// statement timeout it runs under.
-func sessionPrelude(s Session, statementTimeout string) (statement, error) {
+// statement timeout it runs under, and the legacy per-claim settings when legacy says so.
+func sessionPrelude(s Session, statementTimeout string, legacy bool) (statement, error) {
 	claims := s.EncodedClaims
 	if claims == "" {
 		b, err := json.Marshal(s.Claims)
@@ -41,17 +57,37 @@ func sessionPrelude(s Session, statementTimeout string) (statement, error) {
 		}
 		claims = string(b)
 	}
+	args := make([]any, 4, 8)
+	args[0], args[1], args[2], args[3] = s.Role, quoteSearchPath(s.SearchPath), claims, statementTimeout
+	sql := plainPreludeSQL
+	if legacy {
+		sub, role, email := legacyClaims(s, true)
+		args = append(args, sub, role, email)
+		sql = legacyPreludeSQL
+	}
+	if s.ApplicationName != "" {
+		args = append(args, s.ApplicationName)
+		sql = namedPreludeSQL
+		if legacy {
+			sql = legacyNamedPreludeSQL
+		}
+	}
+	return statement{sql: sql, args: args}, nil
+}
+
+// legacyClaims are the values of the legacy per-claim settings (sub, role, email) of the session: its claims'
+// when legacy settings are on, else empty, which auth.uid() and the like read as not set.
+func legacyClaims(s Session, legacy bool) (sub, role, email string) {
+	if !legacy {
+		return "", "", ""
+	}
 	claim := func(name string) string {
 		if v, ok := s.Claims[name].(string); ok {
 			return v
 		}
 		return ""
 	}
-	args := []any{s.Role, quoteSearchPath(s.SearchPath), claims, claim("sub"), claim("role"), claim("email"), statementTimeout}
-	if s.ApplicationName != "" {
-		return statement{sql: namedPreludeSQL, args: append(args, s.ApplicationName)}, nil
-	}
-	return statement{sql: preludeSQL, args: args}, nil
+	return claim("sub"), claim("role"), claim("email")
 }
 
 // roleSettingsSQL reads the role's statement_timeout as ALTER ROLE ... SET stored it (this database's setting
@@ -67,7 +103,7 @@ const roleSettingsSQL = `select coalesce((select split_part(c, '=', 2)
 // round trip on a miss), and the role's privileges and settings (one round trip). No statement timeout
 // applies: the catalog queries are the server's own.
 func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSchema, error) {
-	prelude, err := sessionPrelude(s, "0")
+	prelude, err := sessionPrelude(s, "0", false)
 	if err != nil {
 		return nil, err
 	}

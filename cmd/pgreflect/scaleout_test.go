@@ -18,7 +18,8 @@ import (
 
 // TestTwoServeProcessesPooledAndReplicated runs two `pgreflect serve` processes on one project's database: one
 // through a real PgBouncer in transaction mode (chosen by pgbouncer=true in its URL), the other with a read
-// replica URL. A management API change through one and a DDL are in effect on both within a second.
+// replica URL (and --trusted-documents, --legacy-claim-settings). A management API change through one and a DDL
+// are in effect on both within a second.
 func TestTwoServeProcessesPooledAndReplicated(t *testing.T) {
 	bin := buildBinary(t)
 	dir := projectDir(t)
@@ -40,7 +41,7 @@ func TestTwoServeProcessesPooledAndReplicated(t *testing.T) {
 	// the flag reaches the server. So for --trusted-documents: the anon key may run no document here (none is
 	// trusted), service_role any.
 	serveProcess(t, bin, keyEnv, "--db-url", direct, "--read-db-url", direct, "--trusted-documents", "only",
-		"--port", strconv.Itoa(replicatedPort), "--workdir", t.TempDir())
+		"--legacy-claim-settings", "--port", strconv.Itoa(replicatedPort), "--workdir", t.TempDir())
 	pooled, replicated := "http://127.0.0.1:"+strconv.Itoa(pooledPort), "http://127.0.0.1:"+strconv.Itoa(replicatedPort)
 	for api, want := range map[string]int{pooled: http.StatusOK, replicated: http.StatusForbidden} {
 		if status, body := postGraphQL(t, api, env["ANON_KEY"], `{"query":"{ __typename }"}`); status != want {
@@ -75,6 +76,20 @@ func TestTwoServeProcessesPooledAndReplicated(t *testing.T) {
 		testenv.Eventually(t, 1500*time.Millisecond, func() string {
 			if status, body := postGraphQL(t, api, env["SERVICE_ROLE_KEY"], query); status != http.StatusOK || strings.Contains(body, "errors") {
 				return api + ": " + body
+			}
+			return ""
+		})
+	}
+	// The legacy per-claim settings are set where --legacy-claim-settings says so only.
+	if _, err := admin.Exec(context.Background(), `create function legacy_role() returns text stable language sql
+		as $$ select coalesce(current_setting('request.jwt.claim.role', true), '') $$`); err != nil {
+		t.Fatal(err)
+	}
+	for api, want := range map[string]string{pooled: "", replicated: "service_role"} {
+		testenv.Eventually(t, 1500*time.Millisecond, func() string {
+			status, body := postGraphQL(t, api, env["SERVICE_ROLE_KEY"], `{"query":"{ legacy_role }"}`)
+			if status != http.StatusOK || !sameJSON(body, map[string]any{"data": map[string]any{"legacy_role": want}}) {
+				return api + ": " + body + ", want legacy_role " + strconv.Quote(want)
 			}
 			return ""
 		})

@@ -51,6 +51,8 @@ type serverFlags struct {
 	changesURL string
 	// trustedDocuments, when given, replaces [graphql] trusted_documents.
 	trustedDocuments string
+	// legacyClaimSettings turns [graphql] legacy_claim_settings on.
+	legacyClaimSettings bool
 	// snapshots is the directory of schema snapshots the console's Drift page compares with.
 	snapshots string
 }
@@ -84,6 +86,7 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 	fs.StringVar(&f.changesURL, "changes-db-url", os.Getenv("PGREFLECT_CHANGES_DATABASE_URL"), "database URL of a role with REPLICATION that may add tables to publication pgreflect_live, for the live queries' change feed (env PGREFLECT_CHANGES_DATABASE_URL; default: the auth database URL; off: none; without a feed live queries are polled)")
 	fs.StringVar(&f.statementMode, "statement-mode", envOr("PGREFLECT_STATEMENT_MODE", stack.StatementModeAuto), "prepared (named prepared statements, for direct connections), unnamed (for a pooler in transaction mode: PgBouncer, Supavisor on port 6543; the schema version is then polled), or auto: unnamed when the database URL has pgbouncer=true, port 6543 or default_query_exec_mode=exec (env PGREFLECT_STATEMENT_MODE)")
 	fs.StringVar(&f.trustedDocuments, "trusted-documents", "", "off, allow (requests may also name a trusted document by id or hash) or only (anon and authenticated may run only trusted documents); default: [graphql] trusted_documents, else off")
+	fs.BoolVar(&f.legacyClaimSettings, "legacy-claim-settings", false, "also set request.jwt.claim.sub, .role and .email in every request, as PostgREST before v10 did, for policies that read them (default: [graphql] legacy_claim_settings, else only request.jwt.claims, which auth.uid() and auth.jwt() read)")
 	fs.StringVar(&f.snapshots, "snapshots", "", "directory of the schema snapshots (ROLE.graphql, as pgreflect check --snapshot writes them) that the console's Schema > Drift page compares the database with")
 	return f
 }
@@ -121,6 +124,9 @@ func (f *serverFlags) schemaView(ctx context.Context, url string, searchPath []s
 func (f *serverFlags) configure(cfg *config.Config) {
 	if f.trustedDocuments != "" {
 		cfg.GraphQL.TrustedDocuments = f.trustedDocuments
+	}
+	if f.legacyClaimSettings {
+		cfg.GraphQL.LegacyClaimSettings = true
 	}
 }
 

@@ -49,6 +49,9 @@ type GraphQL struct {
 	TrustedDocuments string `toml:"trusted_documents"`
 	// TrustedDocumentsServiceRole subjects service_role to trusted_documents = "only" too.
 	TrustedDocumentsServiceRole bool `toml:"trusted_documents_service_role"`
+	// LegacyClaimSettings also sets request.jwt.claim.sub, .role and .email in every request's transaction, as
+	// PostgREST did before v10, for policies and functions written for them (resolve.Options).
+	LegacyClaimSettings bool `toml:"legacy_claim_settings"`
 }
 
 // DefaultPersistedQueries is [graphql] persisted_queries when the file does not say: enough for the

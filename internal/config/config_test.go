@@ -212,13 +212,14 @@ func TestGraphQLFeatures(t *testing.T) {
 	}
 }
 
-// Persisted queries are on by default, bounded; GET caching and trusted documents are off until configured.
+// Persisted queries are on by default, bounded; GET caching, trusted documents and the legacy claim settings
+// are off until configured.
 func TestGraphQLPersistedAndTrusted(t *testing.T) {
 	cfg, _, err := Load(writeProject(t, map[string]string{}), env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := cfg.GraphQL; g.PersistedQueries != DefaultPersistedQueries || g.GETCacheControl != "" || g.TrustedDocuments != "" || g.TrustedDocumentsServiceRole {
+	if g := cfg.GraphQL; g.PersistedQueries != DefaultPersistedQueries || g.GETCacheControl != "" || g.TrustedDocuments != "" || g.TrustedDocumentsServiceRole || g.LegacyClaimSettings {
 		t.Errorf("defaults: %+v", g)
 	}
 	dir := writeProject(t, map[string]string{"config.toml": `[graphql]
@@ -226,11 +227,12 @@ persisted_queries = 0
 get_cache_control = "public, max-age=60"
 trusted_documents = "only"
 trusted_documents_service_role = true
+legacy_claim_settings = true
 `})
 	if cfg, _, err = Load(dir, env(nil)); err != nil {
 		t.Fatal(err)
 	}
-	if g := cfg.GraphQL; g.PersistedQueries != 0 || g.GETCacheControl != "public, max-age=60" || g.TrustedDocuments != "only" || !g.TrustedDocumentsServiceRole {
+	if g := cfg.GraphQL; g.PersistedQueries != 0 || g.GETCacheControl != "public, max-age=60" || g.TrustedDocuments != "only" || !g.TrustedDocumentsServiceRole || !g.LegacyClaimSettings {
 		t.Errorf("configured: %+v", g)
 	}
 	for text, want := range map[string]string{

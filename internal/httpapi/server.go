@@ -59,6 +59,8 @@ type Options struct {
 	RequestLimits resolve.Limits
 	// StatementTimeout applies to requests whose role sets none of its own; 0: resolve's default (8s).
 	StatementTimeout time.Duration
+	// LegacyClaimSettings also sets the legacy per-claim settings request.jwt.claim.* (resolve.Options).
+	LegacyClaimSettings bool
 	// Logger receives the request lines and operational messages; default slog.Default().
 	Logger *slog.Logger
 	// Metrics, when set, count requests and schema reloads and are served at /metrics to the service_role key.
@@ -213,7 +215,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	newEngine := func() *resolve.Engine {
 		return resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Features: opts.Features, Logger: opts.Logger,
 			Limits: opts.RequestLimits, StatementTimeout: opts.StatementTimeout, StatementMode: opts.StatementMode,
-			Version: opts.GraphQLVersion})
+			Version: opts.GraphQLVersion, LegacyClaimSettings: opts.LegacyClaimSettings})
 	}
 	opts.PoolTimeout = cmp.Or(opts.PoolTimeout, DefaultPoolTimeout)
 	opts.PoolShare = cmp.Or(opts.PoolShare, DefaultPoolShare)

@@ -268,6 +268,8 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		TrustedDocuments: httpapi.TrustedDocuments{Mode: trustedMode, ServiceRole: o.Config.GraphQL.TrustedDocumentsServiceRole},
 		TracerProvider:   tracerProvider,
 		TraceStatements:  tracerProvider != nil && tracing.Statements(os.Getenv),
+
+		LegacyClaimSettings: o.Config.GraphQL.LegacyClaimSettings,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)

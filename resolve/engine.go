@@ -123,11 +123,16 @@ type Engine struct {
 	multiplexedAfter atomic.Int64
 }
 
-// roleSchema is what one role sees: its GraphQL schema and the settings its requests run with.
+// roleSchema is what one role sees: its GraphQL schema and the settings its requests run with, worked out once
+// when the schema is loaded rather than for every request.
 type roleSchema struct {
 	schema *gqlschema.Schema
-	// statementTimeout is the role's own statement_timeout setting, or "" when it has none.
-	statementTimeout string
+	// timeout is the statement_timeout requests of the role run with (see Engine.roleSchema), and budget
+	// how long Answer waits for them (the timeout and AnswerGrace; 0: no bound).
+	timeout string
+	budget  time.Duration
+	// searchPath is the search path of the schema's cache key, quoted as the prelude sets it.
+	searchPath string
 }
 
 // NewEngine returns an engine. Call Invalidate (or hand the engine to reflect.Watch) when the database schema
@@ -254,16 +259,11 @@ func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Requ
 		}
 		return nil, fmt.Errorf("%w: load the schema of role %s: %w", ErrInternal, s.Role, err)
 	}
-	timeout := e.statementTimeout(rs)
-	prelude, err := sessionPrelude(s, timeout, e.opts.LegacyClaimSettings)
+	prelude, err := sessionPrelude(s, rs.searchPath, rs.timeout, e.opts.LegacyClaimSettings)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInternal, err)
 	}
-	var budget time.Duration
-	if d, ok := parseTimeout(timeout); ok && d > 0 {
-		budget = d + e.opts.AnswerGrace
-	}
-	ctx, cancel := withBudget(ctx, budget)
+	ctx, cancel := withBudget(ctx, rs.budget)
 	defer cancel()
 	body, err := e.run(ctx, conn, rs.schema, req, batch{role: s.Role, prelude: []statement{prelude}, retryable: true})
 	if errors.Is(err, ErrUnavailable) {

@@ -89,7 +89,7 @@ func (e *Engine) refreshMultiplexed(ctx context.Context, conn *pgx.Conn, cohorts
 		args[k] = &literal
 		index := strconv.Itoa(k + 1)
 		for _, s := range cohorts[i].Sessions {
-			prelude, err := sessionPrelude(s, timeout, false)
+			prelude, err := sessionPrelude(s, quoteSearchPath(s.SearchPath), timeout, false)
 			if err != nil {
 				return false, err
 			}

@@ -46,9 +46,10 @@ const (
 	legacyNamedPreludeSQL = preludeSQL + legacyClaimsSQL + applicationNameAt8SQL
 )
 
-// sessionPrelude returns the statement that switches the request's transaction to the session, with the
-// statement timeout it runs under, and the legacy per-claim settings when legacy says so.
-func sessionPrelude(s Session, statementTimeout string, legacy bool) (statement, error) {
+// sessionPrelude returns the statement that switches the request's transaction to the session, with its
+// search path quoted (quoteSearchPath) and the statement timeout it runs under, and the legacy per-claim
+// settings when legacy says so.
+func sessionPrelude(s Session, searchPath, statementTimeout string, legacy bool) (statement, error) {
 	claims := s.EncodedClaims
 	if claims == "" {
 		b, err := json.Marshal(s.Claims)
@@ -58,7 +59,7 @@ func sessionPrelude(s Session, statementTimeout string, legacy bool) (statement,
 		claims = string(b)
 	}
 	args := make([]any, 4, 8)
-	args[0], args[1], args[2], args[3] = s.Role, quoteSearchPath(s.SearchPath), claims, statementTimeout
+	args[0], args[1], args[2], args[3] = s.Role, searchPath, claims, statementTimeout
 	sql := plainPreludeSQL
 	if legacy {
 		sub, role, email := legacyClaims(s, true)
@@ -103,7 +104,8 @@ const roleSettingsSQL = `select coalesce((select split_part(c, '=', 2)
 // round trip on a miss), and the role's privileges and settings (one round trip). No statement timeout
 // applies: the catalog queries are the server's own.
 func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSchema, error) {
-	prelude, err := sessionPrelude(s, "0", false)
+	searchPath := quoteSearchPath(s.SearchPath)
+	prelude, err := sessionPrelude(s, searchPath, "0", false)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +138,7 @@ func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSc
 	if err != nil {
 		return nil, err
 	}
-	return &roleSchema{schema: schema, statementTimeout: string(results[2])}, nil
+	return e.roleSchema(schema, string(results[2]), searchPath), nil
 }
 
 // schemaList is the catalog query's parameter for a search path: its schemas, or NULL (the session's).
@@ -164,15 +166,21 @@ func oidList(oids []uint32) any {
 	return list
 }
 
-// statementTimeout is the statement_timeout a request of the role runs with.
-func (e *Engine) statementTimeout(rs *roleSchema) string {
-	if rs.statementTimeout != "" {
-		return rs.statementTimeout
+// roleSchema is what requests of a role with schema run with: the role's own statement_timeout setting
+// (own, "" when it has none) or else the engine's, the budget that follows from it, and the quoted search path.
+func (e *Engine) roleSchema(schema *gqlschema.Schema, own, searchPath string) *roleSchema {
+	rs := &roleSchema{schema: schema, timeout: own, searchPath: searchPath}
+	switch {
+	case own != "":
+	case e.opts.StatementTimeout < 0:
+		rs.timeout = "0"
+	default:
+		rs.timeout = strconv.FormatInt(e.opts.StatementTimeout.Milliseconds(), 10)
 	}
-	if e.opts.StatementTimeout < 0 {
-		return "0"
+	if d, ok := parseTimeout(rs.timeout); ok && d > 0 {
+		rs.budget = d + e.opts.AnswerGrace
 	}
-	return strconv.FormatInt(e.opts.StatementTimeout.Milliseconds(), 10)
+	return rs
 }
 
 func quoteSearchPath(schemas []string) string {

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -197,17 +198,18 @@ func sendGroups(ctx context.Context, conn *pgx.Conn, cache *statementCache, role
 				prepared++
 			}
 		case *pgconn.ResultReader:
-			result := r.Read()
-			if result.Err != nil {
-				errs[group] = result.Err
+			g := groups[group]
+			row := query < len(g) && g[query].row
+			values, err := firstRow(r, row)
+			if err != nil {
+				errs[group] = err
 				continue
 			}
-			g := groups[group]
 			switch {
-			case query < len(g) && g[query].row && len(result.Rows) > 0:
-				out[group] = append(out[group], result.Rows[0]...)
-			case len(result.Rows) > 0 && len(result.Rows[0]) > 0:
-				out[group] = append(out[group], result.Rows[0][0])
+			case row && values != nil:
+				out[group] = append(out[group], values...)
+			case len(values) > 0:
+				out[group] = append(out[group], values[0])
 			default:
 				out[group] = append(out[group], nil)
 			}
@@ -227,6 +229,32 @@ func sendGroups(ctx context.Context, conn *pgx.Conn, cache *statementCache, role
 			return out, errs, nil
 		}
 	}
+}
+
+// firstRow reads a statement's result and returns a copy of its first row's first column, or of all its
+// columns when all is set; nil when it has no row. Only what is returned is copied: pgx's ResultReader.Read
+// copies every row and describes every column, which a request's one-row results do not need.
+func firstRow(r *pgconn.ResultReader, all bool) ([][]byte, error) {
+	var row [][]byte
+	for r.NextRow() {
+		if row != nil {
+			continue
+		}
+		values := r.Values()
+		if !all && len(values) > 1 {
+			values = values[:1]
+		}
+		row = make([][]byte, len(values))
+		for i, v := range values {
+			if v != nil {
+				row[i] = bytes.Clone(v) // Values are the reader's buffer until the next row
+			}
+		}
+	}
+	if _, err := r.Close(); err != nil {
+		return nil, err
+	}
+	return row, nil
 }
 
 // encodeParams renders parameters in text format: strings as text, string lists as text[].

@@ -22,6 +22,7 @@ import (
 	"github.com/pgreflect/pgreflect/internal/config"
 	"github.com/pgreflect/pgreflect/internal/console"
 	"github.com/pgreflect/pgreflect/internal/httpapi"
+	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/internal/schemaview"
 	"github.com/pgreflect/pgreflect/internal/stack"
 	"github.com/pgreflect/pgreflect/resolve"
@@ -172,7 +173,8 @@ type servedProject struct {
 
 // newStack assembles the server of p, console included, with what the flags say of the server: pool, limits,
 // logs, statement mode, subscriptions. start and serve both serve this way. closeStack closes the stack, then
-// the console's Schema pages' pool.
+// the console's Schema pages' pool, then writes the log lines still pending. The logs reach stderr through an
+// obs.LineWriter: a busy server's request lines go out several to a write, off the requests' path.
 func (f *serverFlags) newStack(ctx context.Context, stderr io.Writer, p servedProject) (st *stack.Stack, closeStack func(), err error) {
 	o := stack.Options{
 		RequestURL:      p.requestURL,
@@ -200,16 +202,18 @@ func (f *serverFlags) newStack(ctx context.Context, stderr io.Writer, p servedPr
 	o.ShareByRole, o.ShareByAddress = f.shareByRole, f.shareByAddress
 	o.SlowShare, o.SlowThreshold = f.slowShare, f.slowThreshold
 	o.RequestLimits, o.StatementTimeout, o.Limits = f.requests, f.statementTimeout, f.limits
-	o.Logger = f.logger(stderr)
+	logs := obs.NewLineWriter(stderr)
+	o.Logger = f.logger(logs)
 	o.StatementMode = f.statementMode
 	o.BuildVersion = buildVersion()
 	o.LiveLimits, o.ChangesURL = f.live, f.changesURL
 	st, err = stack.New(ctx, o)
 	if err != nil {
 		closeSchemaPages()
+		_ = logs.Close()
 		return nil, nil, err
 	}
-	return st, func() { st.Close(); closeSchemaPages() }, nil
+	return st, func() { st.Close(); closeSchemaPages(); _ = logs.Close() }, nil
 }
 
 // logger writes to stderr in the chosen format. JSON logs write durations as the text logs do ("10s"), not

@@ -58,9 +58,10 @@ type Options struct {
 	// disables.
 	StatementTimeout time.Duration
 	// LegacyClaimSettings also sets the per-claim settings request.jwt.claim.sub, .role and .email beside
-	// request.jwt.claims, as PostgREST did before v10, for policies and functions that still read them. PostgREST
-	// (since v10) and Supabase's auth.uid(), auth.role(), auth.email() and auth.jwt() read request.jwt.claims, so
-	// they are off by default: three more settings in every transaction.
+	// request.jwt.claims, as PostgREST did before v9 (before v12 on PostgreSQL 13 and older), for policies and
+	// functions that still read them. PostgREST since v12 sets request.jwt.claims only, and Supabase's auth.uid(),
+	// auth.role(), auth.email() and auth.jwt() read it, so they are off by default: three more settings in every
+	// transaction.
 	LegacyClaimSettings bool
 	// Logger receives internal failures with the request id; default slog.Default().
 	Logger *slog.Logger

@@ -19,13 +19,14 @@ import (
 // preludeSQL switches the request's transaction to the session: role, search path, the JWT claims and the
 // statement timeout. One statement, so that it costs one Bind/Execute in the request's pipeline and is prepared
 // once whatever the values; every setting is local to the transaction. It sets request.jwt.claims only, as
-// PostgREST does since v10 (Supabase's auth.uid() and auth.jwt() read it); the legacy per-claim settings
-// (legacyClaimsSQL) cost three more settings in every transaction and are opt-in (Options.LegacyClaimSettings).
+// PostgREST does (always since v12, since v9 on PostgreSQL 14 and later), and Supabase's auth.uid() and
+// auth.jwt() read it; the legacy per-claim settings (legacyClaimsSQL) cost three more settings in every
+// transaction and are opt-in (Options.LegacyClaimSettings).
 const preludeSQL = "select set_config('role', $1, true), set_config('search_path', $2, true), " +
 	"set_config('request.jwt.claims', $3, true), set_config('statement_timeout', $4, true)"
 
-// legacyClaimsSQL adds to preludeSQL the per-claim settings PostgREST set before v10, which older RLS policies
-// and helpers read (current_setting('request.jwt.claim.sub')).
+// legacyClaimsSQL adds to preludeSQL the per-claim settings older PostgREST versions set, which older RLS
+// policies and helpers read (current_setting('request.jwt.claim.sub')).
 const legacyClaimsSQL = ", set_config('request.jwt.claim.sub', $5, true), " +
 	"set_config('request.jwt.claim.role', $6, true), set_config('request.jwt.claim.email', $7, true)"
 

@@ -50,7 +50,8 @@ type GraphQL struct {
 	// TrustedDocumentsServiceRole subjects service_role to trusted_documents = "only" too.
 	TrustedDocumentsServiceRole bool `toml:"trusted_documents_service_role"`
 	// LegacyClaimSettings also sets request.jwt.claim.sub, .role and .email in every request's transaction, as
-	// PostgREST did before v10, for policies and functions written for them (resolve.Options).
+	// PostgREST did before v9 (before v12 on PostgreSQL 13 and older), for policies and functions written for
+	// them (resolve.Options).
 	LegacyClaimSettings bool `toml:"legacy_claim_settings"`
 }
 

@@ -125,20 +125,37 @@ type rawRelation struct {
 		Primary    bool     `json:"primary"`
 		Expression bool     `json:"expression"`
 		Exclusion  bool     `json:"exclusion"`
-		Columns    []string `json:"columns"`
+		// Columns are attribute numbers, 0 for an expression: named by ForRole from the relation's columns.
+		Columns []int `json:"columns"`
 	} `json:"indexes"`
-	Columns []struct {
-		Num        int     `json:"num"`
-		Name       string  `json:"name"`
-		Type       uint32  `json:"type"`
-		TypeMod    int     `json:"typmod"`
-		FormatType string  `json:"format_type"`
-		NotNull    bool    `json:"not_null"`
-		HasDefault bool    `json:"has_default"`
-		Generated  bool    `json:"generated"`
-		Serial     bool    `json:"serial"`
-		Comment    *string `json:"comment"`
-	} `json:"columns"`
+	Columns []rawColumn `json:"columns"`
+}
+
+// rawColumn is a column of the catalog query's answer.
+type rawColumn struct {
+	Num        int
+	Name       string
+	Type       uint32
+	TypeMod    int
+	FormatType string
+	NotNull    bool
+	HasDefault bool
+	Generated  bool
+	Serial     bool
+	Comment    *string
+}
+
+// UnmarshalJSON reads a column as the catalog query writes it: an array of its fields in rawColumn's order.
+func (c *rawColumn) UnmarshalJSON(data []byte) error {
+	fields := []any{&c.Num, &c.Name, &c.Type, &c.TypeMod, &c.FormatType, &c.NotNull, &c.HasDefault, &c.Generated,
+		&c.Serial, &c.Comment}
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return fmt.Errorf("column %s: %w", data, err)
+	}
+	if len(fields) != 10 {
+		return fmt.Errorf("column %s: %d fields, want 10", data, len(fields))
+	}
+	return nil
 }
 
 // rawForeignKey is a foreign key of the catalog query's answer.
@@ -147,10 +164,12 @@ type rawForeignKey struct {
 	Name           string   `json:"name"`
 	Local          uint32   `json:"local_relation"`
 	Foreign        uint32   `json:"foreign_relation"`
-	LocalColumns   []string `json:"local_columns"`
-	ForeignColumns []string `json:"foreign_columns"`
-	Unchecked      bool     `json:"unchecked"`
-	Comment        *string  `json:"comment"`
+	// LocalColumns and ForeignColumns are attribute numbers of Local and Foreign, named by ForRole from their
+	// columns: after Update one end may come from an earlier read, unchanged since.
+	LocalColumns   []int   `json:"local_columns"`
+	ForeignColumns []int   `json:"foreign_columns"`
+	Unchecked      bool    `json:"unchecked"`
+	Comment        *string `json:"comment"`
 }
 
 // rawType is a type of the catalog query's answer.
@@ -379,16 +398,6 @@ func (s *Shared) ForRole(role string, privilegesDoc []byte) (*Catalog, error) {
 		r := &Relation{OID: rr.OID, Schema: schema, Name: rr.Name, Kind: rr.Kind,
 			RowType: rr.RowType, RLS: rr.RLS,
 			CanSelect: has(can, 's'), CanInsert: has(can, 'i'), CanUpdate: has(can, 'u'), CanDelete: has(can, 'd')}
-		for _, ix := range rr.Indexes {
-			if ix.Primary {
-				r.PrimaryKey = ix.Columns
-			}
-			r.UniqueIndexes = append(r.UniqueIndexes, ix.Columns)
-			// ON CONFLICT DO UPDATE refuses an exclusion constraint (a WITHOUT OVERLAPS key)
-			if !ix.Expression && !ix.Exclusion {
-				r.UniqueKeys = append(r.UniqueKeys, UniqueKey{Name: ix.Name, Columns: ix.Columns})
-			}
-		}
 		if err := parseDirective(rr.Comment, &r.Directives); err != nil {
 			return nil, err
 		}
@@ -403,6 +412,17 @@ func (s *Shared) ForRole(role string, privilegesDoc []byte) (*Catalog, error) {
 			}
 			r.Columns = append(r.Columns, col)
 		}
+		for _, ix := range rr.Indexes {
+			columns := r.columnNames(ix.Columns)
+			if ix.Primary {
+				r.PrimaryKey = columns
+			}
+			r.UniqueIndexes = append(r.UniqueIndexes, columns)
+			// ON CONFLICT DO UPDATE refuses an exclusion constraint (a WITHOUT OVERLAPS key)
+			if !ix.Expression && !ix.Exclusion {
+				r.UniqueKeys = append(r.UniqueKeys, UniqueKey{Name: ix.Name, Columns: columns})
+			}
+		}
 		if len(r.PrimaryKey) == 0 && len(r.Directives.PrimaryKeyColumns) > 0 && r.hasColumns(r.Directives.PrimaryKeyColumns) {
 			r.PrimaryKey = r.Directives.PrimaryKeyColumns
 		}
@@ -411,10 +431,11 @@ func (s *Shared) ForRole(role string, privilegesDoc []byte) (*Catalog, error) {
 	}
 	for _, rf := range raw.ForeignKeys {
 		fk := &ForeignKey{Name: rf.Name, Local: c.relationByOID[rf.Local], Foreign: c.relationByOID[rf.Foreign],
-			LocalColumns: rf.LocalColumns, ForeignColumns: rf.ForeignColumns, Unchecked: rf.Unchecked}
+			Unchecked: rf.Unchecked}
 		if fk.Local == nil || fk.Foreign == nil {
 			continue // an end is a partitioned table or a partition that is not shown
 		}
+		fk.LocalColumns, fk.ForeignColumns = fk.Local.columnNames(rf.LocalColumns), fk.Foreign.columnNames(rf.ForeignColumns)
 		if err := parseDirective(rf.Comment, &fk.Directives); err != nil {
 			return nil, err
 		}
@@ -453,6 +474,21 @@ func partitionsHidden(comment *string) bool {
 		Partitions any `json:"partitions"`
 	}
 	return parseDirective(comment, &d) == nil && d.Partitions == "hidden"
+}
+
+// columnNames names the columns of r numbered nums, in their order, leaving out numbers r has no column of (0,
+// an index's expression).
+func (r *Relation) columnNames(nums []int) []string {
+	names := make([]string, 0, len(nums))
+	for _, num := range nums {
+		for _, col := range r.Columns {
+			if col.Num == num {
+				names = append(names, col.Name)
+				break
+			}
+		}
+	}
+	return names
 }
 
 func (r *Relation) hasColumns(names []string) bool {

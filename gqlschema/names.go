@@ -1,16 +1,26 @@
 package gqlschema
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-var validName = regexp.MustCompile(`^[_A-Za-z][_0-9A-Za-z]*$`)
-
-// IsValidName reports whether s is a legal GraphQL name.
-func IsValidName(s string) bool { return validName.MatchString(s) }
+// IsValidName reports whether s is a legal GraphQL name: /^[_A-Za-z][_0-9A-Za-z]*$/. A loop, not that regular
+// expression: a schema build asks for every column's name of every role, and the regular expression was a
+// sixth of a build at 5,000 tables.
+func IsValidName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '_' && (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // base is pg_graphql's inflection: upper-case every character that follows a non-alphanumeric one (the first
 // counts as such), then drop underscores. Nothing is lower-cased. Without inflection names stay verbatim.

@@ -26,7 +26,8 @@ func TestBase(t *testing.T) {
 			t.Errorf("lcfirst(%q) = %q, want %q", in, got, want)
 		}
 	}
-	for name, valid := range map[string]bool{"a": true, "_a1": true, "1a": false, "a-b": false, "": false, "Été": false} {
+	for name, valid := range map[string]bool{"a": true, "_a1": true, "1a": false, "a-b": false, "": false, "Été": false,
+		"_": true, "Z9_z": true, "9": false, "a\n": false, "a b": false, "a@": false, "[": false, "`": false, "{": false, "/": false, ":": false} {
 		if IsValidName(name) != valid {
 			t.Errorf("IsValidName(%q) = %v", name, !valid)
 		}

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,6 +32,11 @@ func Introspect(ctx context.Context, schema *gqlschema.Schema) ([]byte, error) {
 	c := compile(ctx, &shown, Limits{}, Request{Query: IntrospectionQuery})
 	if c.response == nil {
 		return nil, errors.New("introspection: the request needed the database")
+	}
+	// An answer without errors is known without reading it: decoding the whole answer to look for its errors
+	// took as long as making it at 5,000 tables.
+	if c.errors == nil && bytes.HasPrefix(c.response, []byte(`{"data": {`)) {
+		return c.response, nil
 	}
 	var body struct {
 		Errors []struct {

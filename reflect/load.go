@@ -133,18 +133,11 @@ type rawRelation struct {
 	Columns []rawColumn `json:"columns"`
 }
 
-// rawColumn is a column of the catalog query's answer.
+// rawColumn is a column of the catalog query's answer: the Column each role's copy starts from (privileges and
+// directives left to ForRole), and its comment.
 type rawColumn struct {
-	Num        int
-	Name       string
-	Type       uint32
-	TypeMod    int
-	FormatType string
-	NotNull    bool
-	HasDefault bool
-	Generated  bool
-	Serial     bool
-	Comment    *string
+	Column
+	Comment *string
 }
 
 // UnmarshalJSON reads a column as the catalog query writes it: an array of its fields in rawColumn's order.
@@ -553,10 +546,10 @@ func (s *Shared) ForRole(role string, privilegesDoc []byte) (*Catalog, error) {
 		}
 		for _, rc := range rr.Columns {
 			colCan := columnPrivileges[columnKey{rr.OID, rc.Num}]
-			col := &Column{Num: rc.Num, Name: rc.Name, Type: rc.Type, TypeMod: rc.TypeMod, FormatType: rc.FormatType,
-				NotNull: rc.NotNull, HasDefault: rc.HasDefault, Generated: rc.Generated, Serial: rc.Serial,
-				CanSelect: r.CanSelect || has(colCan, 's'), CanInsert: r.CanInsert || has(colCan, 'i'),
-				CanUpdate: r.CanUpdate || has(colCan, 'u')}
+			col := new(Column)
+			*col = rc.Column
+			col.CanSelect, col.CanInsert = r.CanSelect || has(colCan, 's'), r.CanInsert || has(colCan, 'i')
+			col.CanUpdate = r.CanUpdate || has(colCan, 'u')
 			if err := parseDirective(rc.Comment, &col.Directives); err != nil {
 				return nil, err
 			}

@@ -16,8 +16,9 @@ func TestRawColumnFromAnArray(t *testing.T) {
 	}
 	note := "a note"
 	want := []rawColumn{
-		{Num: 2, Name: "title", Type: 25, TypeMod: -1, FormatType: "text", NotNull: true, Generated: true},
-		{Num: 3, Name: "n", Type: 23, TypeMod: -1, FormatType: "integer", HasDefault: true, Serial: true, Comment: &note},
+		{Column: Column{Num: 2, Name: "title", Type: 25, TypeMod: -1, FormatType: "text", NotNull: true, Generated: true}},
+		{Column: Column{Num: 3, Name: "n", Type: 23, TypeMod: -1, FormatType: "integer", HasDefault: true, Serial: true},
+			Comment: &note},
 	}
 	if len(got) != 2 || got[0] != want[0] || got[1].Comment == nil || *got[1].Comment != note {
 		t.Fatalf("got %+v, want %+v", got, want)

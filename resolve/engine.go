@@ -3,8 +3,13 @@
 // sqlgen and runs it in one pipelined round trip, returning pg_graphql's response body.
 //
 // It is a library: a Go program can resolve a request on any pgx connection, inside its own transaction, as
-// that session's current role and search path (Engine.Execute). The HTTP server uses Engine.ExecuteAs, which
+// that session's current role and search path (Engine.Execute). The HTTP server uses Engine.Answer, which
 // switches to the request's role and JWT claims inside the request's own transaction.
+//
+// The engine owns its data sources when it is given them (Options.Pool, Options.Replicas): Route tells a request's
+// operation from its parsed document and picks the source to run it on (queries on the read replicas, in turn),
+// and Start follows the schema changes pgreflect's setup announces, reloading each replica's schemas once it
+// has replayed the change (sources.go, watch.go, replicas.go). An engine without them needs neither.
 //
 // The stages are separate files: compile.go turns a request into statements (cached per schema, document
 // and variables) and writes the response from their results, session.go writes the role and claims prelude,
@@ -19,11 +24,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/internal/dberr"
@@ -79,6 +86,14 @@ type Options struct {
 	// server up as unresponsive (frozen, or cut off by the network) and the request as ErrUnavailable;
 	// default 2s. A server that answers sends its statement-timeout error within the timeout itself.
 	AnswerGrace time.Duration
+	// Pool, when set, is the primary database, which Start watches for schema changes. An engine without it
+	// answers on whatever connection it is given (Execute, ExecuteAs, Answer) and reloads when told to.
+	Pool *pgxpool.Pool
+	// Replicas, when set, are read replicas of Pool's database, logged in as the same role: Route sends queries
+	// to them in turn and everything else to Pool, and a started engine reloads a replica's schemas once it has
+	// replayed a schema change. A replica lags the primary, so a query may not yet see a mutation that was just
+	// answered.
+	Replicas []*pgxpool.Pool
 }
 
 // ErrUnavailable marks a request that Answer could not complete because the database went away or did not
@@ -122,6 +137,17 @@ type Engine struct {
 	// multiplexedAfter is when (Unix nanoseconds) live refreshes may try one statement per cohort again, after the
 	// database answered that it has no pgreflect.live_refresh for the login role.
 	multiplexedAfter atomic.Int64
+
+	// replicas are the engines of Options.Replicas (sources.go); nextReplica spreads queries over them in turn.
+	replicas    []*Engine
+	nextReplica atomic.Uint64
+	// operations are the kinds of recent documents' operations, for Route.
+	operations *operationKinds
+	// The schema watch and the replica follower run between Start and Close (watch.go).
+	watchMu   sync.Mutex
+	stopWatch context.CancelFunc
+	watchers  sync.WaitGroup
+	follower  atomic.Pointer[replicaFollower]
 }
 
 // roleSchema is what one role sees: its GraphQL schema and the settings its requests run with, worked out once
@@ -136,8 +162,8 @@ type roleSchema struct {
 	searchPath string
 }
 
-// NewEngine returns an engine. Call Invalidate (or hand the engine to reflect.Watch) when the database schema
-// changes.
+// NewEngine returns an engine, with one of its own for each of opts.Replicas. Start it to follow schema
+// changes, or call Invalidate when the database schema changes.
 func NewEngine(opts Options) *Engine {
 	if opts.CacheSize == 0 {
 		opts.CacheSize = 64
@@ -156,46 +182,66 @@ func NewEngine(opts Options) *Engine {
 	}
 	opts.AnswerGrace = cmp.Or(opts.AnswerGrace, 2*time.Second)
 	e := &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize),
-		catalogs: newCatalogReads(), builds: reflect.NewCache[*gqlschema.Schema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes)}
+		catalogs: newCatalogReads(), builds: reflect.NewCache[*gqlschema.Schema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes),
+		operations: newOperationKinds()}
+	for _, pool := range opts.Replicas {
+		replica := opts
+		replica.Pool, replica.Replicas = pool, nil
+		r := NewEngine(replica)
+		r.operations = e.operations // only the primary routes; one cache is enough
+		e.replicas = append(e.replicas, r)
+	}
 	e.SetVersion(opts.Version)
 	return e
 }
 
-// SetVersion switches the engine to another pg_graphql behaviour version ("" for the newest); the schemas
-// built for the old one are dropped.
+// SetVersion switches the engine and its replicas' to another pg_graphql behaviour version ("" for the
+// newest); the schemas built for the old one are dropped.
 func (e *Engine) SetVersion(v gqlschema.Version) {
 	if v == "" {
 		v = gqlschema.NewestVersion
+	}
+	for _, r := range e.replicas {
+		r.SetVersion(v) // no database change: nothing to replay first
 	}
 	if old := e.version.Load(); old != nil && *old == v {
 		return // the schemas built are the right ones
 	}
 	e.version.Store(&v)
-	e.Invalidate()
+	e.forget()
 }
 
 // Version is the pg_graphql behaviour version the engine follows.
 func (e *Engine) Version() gqlschema.Version { return *e.version.Load() }
 
 // InvalidatePrivileges forgets every schema and compiled request, keeping the catalog reads: after a GRANT or
-// REVOKE each role's next request re-reads its privileges only.
+// REVOKE each role's next request re-reads its privileges only. The replicas forget theirs as Invalidate says.
 func (e *Engine) InvalidatePrivileges() {
 	e.builds.Invalidate()
 	e.schemas.Invalidate()
 	e.compiled.purge()
+	e.replicasChanged()
 }
 
 // InvalidateRelations forgets every schema and compiled request, and what the catalog reads hold of relations
-// (oids): the next request re-reads those relations only.
+// (oids): the next request re-reads those relations only. The replicas forget theirs as Invalidate says.
 func (e *Engine) InvalidateRelations(relations []uint32) {
 	e.catalogs.invalidateRelations(relations)
 	e.builds.Invalidate()
 	e.schemas.Invalidate()
 	e.compiled.purge()
+	e.replicasChanged()
 }
 
-// Invalidate forgets every cached catalog, schema and compiled request.
+// Invalidate forgets every cached catalog, schema and compiled request. The replicas forget theirs once they
+// have replayed the change while the engine is started (Start), at once otherwise.
 func (e *Engine) Invalidate() {
+	e.forget()
+	e.replicasChanged()
+}
+
+// forget drops the engine's own catalogs, schemas and compiled requests.
+func (e *Engine) forget() {
 	e.catalogs.invalidate()
 	e.builds.Invalidate()
 	e.schemas.Invalidate()

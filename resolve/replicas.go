@@ -1,4 +1,4 @@
-package httpapi
+package resolve
 
 import (
 	"context"
@@ -7,18 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/pgreflect/pgreflect/reflect"
-	"github.com/pgreflect/pgreflect/resolve"
 )
-
-// replica is a read replica with the engine of its queries. Each replica has an engine of its own, because
-// its schema may lag the primary's for a while after a change.
-type replica struct {
-	engine *resolve.Engine
-	// gate holds the replica's pool and admits requests to it.
-	gate gate
-}
 
 // replicaCatchUpTimeout bounds the wait for a replica to replay a schema change before its schema is reloaded
 // anyway; the wait then starts over, so that the schema is reloaded again once the replica has caught up.
@@ -30,17 +19,17 @@ const replicaCatchUpTimeout = 10 * time.Second
 // replica that lags, and keep that schema until the next change.
 type replicaFollower struct {
 	primary  *pgxpool.Pool
-	replicas []replica
+	replicas []*Engine
 	changed  chan struct{}
 	log      *slog.Logger
 }
 
-func newReplicaFollower(primary *pgxpool.Pool, replicas []replica, log *slog.Logger) *replicaFollower {
+func newReplicaFollower(primary *pgxpool.Pool, replicas []*Engine, log *slog.Logger) *replicaFollower {
 	return &replicaFollower{primary: primary, replicas: replicas, changed: make(chan struct{}, 1), log: log}
 }
 
-// Invalidate records a change; run handles it. Changes that come while one is handled are handled together.
-func (f *replicaFollower) Invalidate() {
+// changedSchema records a change; run handles it. Changes that come while one is handled are handled together.
+func (f *replicaFollower) changedSchema() {
 	select {
 	case f.changed <- struct{}{}:
 	default:
@@ -63,19 +52,19 @@ func (f *replicaFollower) run(ctx context.Context) {
 			}
 			f.log.Warn("schema change: read the primary's WAL position; reloading the replicas' schemas now", "error", err)
 			for _, r := range f.replicas {
-				r.engine.Invalidate()
+				r.forget()
 			}
 			continue
 		}
 		var wg sync.WaitGroup
 		for i, r := range f.replicas {
 			wg.Go(func() {
-				if err := waitForReplay(ctx, r.gate.pool, lsn); err != nil && ctx.Err() == nil {
+				if err := waitForReplay(ctx, r.opts.Pool, lsn); err != nil && ctx.Err() == nil {
 					f.log.Warn("schema change: replica has not caught up; reloading its schema now and again later",
-						"replica", i, "lsn", lsn, "error", err)
-					f.Invalidate()
+						"replica", i+1, "lsn", lsn, "error", err)
+					f.changedSchema()
 				}
-				r.engine.Invalidate()
+				r.forget()
 			})
 		}
 		wg.Wait()
@@ -103,26 +92,5 @@ func waitForReplay(ctx context.Context, pool *pgxpool.Pool, lsn string) error {
 			return err
 		case <-tick.C:
 		}
-	}
-}
-
-// fanout invalidates several caches at once.
-type fanout []reflect.Invalidator
-
-func (f fanout) Invalidate() {
-	for _, c := range f {
-		c.Invalidate()
-	}
-}
-
-func (f fanout) InvalidatePrivileges() {
-	for _, c := range f {
-		reflect.InvalidatePrivileges(c)
-	}
-}
-
-func (f fanout) InvalidateRelations(relations []uint32) {
-	for _, c := range f {
-		reflect.InvalidateRelations(c, relations)
 	}
 }

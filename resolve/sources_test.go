@@ -1,0 +1,144 @@
+package resolve
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
+)
+
+// routedSchema is the schema of the routing tests' primary and replica. The replica stands in as another
+// database with the same schema and a row of its own, read-only for the login role: an answer shows where its
+// request ran, and a mutation that reached the replica would fail.
+const routedSchema = `create table item (id int primary key, name text not null);
+	grant select, insert on item to anon;
+	insert into item values (1, '%s');`
+
+// routedDatabases returns the login role's pools of a primary and of its replica's stand-in, and a superuser
+// connection to each.
+func routedDatabases(t testing.TB) (primary, replica *pgxpool.Pool, primaryAdmin, replicaAdmin *pgx.Conn) {
+	t.Helper()
+	primaryURL, primaryAdmin := testenv.SetupDB(t, fmt.Sprintf(routedSchema, "on the primary"))
+	replicaURL, replicaAdmin := testenv.SetupDB(t, fmt.Sprintf(routedSchema, "on the replica")+`
+		do $$ begin execute format('alter database %I set default_transaction_read_only = on', current_database()); end $$;`)
+	return testenv.LoginPool(t, primaryURL), testenv.LoginPool(t, replicaURL), primaryAdmin, replicaAdmin
+}
+
+// routedAnswer routes req as e does and answers it as anon on a connection of the source chosen.
+func routedAnswer(t testing.TB, e *Engine, req Request) (ast.Operation, int, string) {
+	t.Helper()
+	op, src := e.Route(req)
+	conn, err := src.Pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	session := Session{Role: "anon", Claims: map[string]any{"role": "anon"}, SearchPath: []string{"public"}}
+	body, err := src.Engine.Answer(t.Context(), conn.Conn(), session, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op, src.Replica, string(body)
+}
+
+// Routing follows the operation of the parsed document, never the look of its text: a query goes to the
+// replica, whatever words its comments and strings hold; a mutation goes to the primary, even behind a
+// fragment named query, and an operation name chooses between the two. An embedder gets it with no HTTP
+// server: the engine built with a primary and a replica.
+func TestRouteFollowsTheParsedOperation(t *testing.T) {
+	primary, replica, primaryAdmin, _ := routedDatabases(t)
+	e := NewEngine(Options{Pool: primary, Replicas: []*pgxpool.Pool{replica}})
+	const items = `itemCollection(orderBy: [{id: AscNullsLast}]) { edges { node { name } } }`
+	const both = `query Q { ` + items + ` } mutation M { insertIntoitemCollection(objects: [{id: 3, name: "by name"}]) { affectedCount } }`
+	cases := []struct {
+		name      string
+		req       Request
+		op        ast.Operation
+		onReplica bool
+		answer    string
+	}{
+		{"shorthand query", Request{Query: `{ ` + items + ` }`}, ast.Query, true, "on the replica"},
+		{"mutation in a comment", Request{Query: "# mutation {\n{ " + items + " }"}, ast.Query, true, "on the replica"},
+		{"mutation in a string", Request{Query: `query Q($s: String = "mutation { x }") { ` + items + ` }`}, ast.Query, true, "on the replica"},
+		{"mutation in a block string", Request{Query: `query Q($s: String = """ \""" mutation { x """) { ` + items + ` }`}, ast.Query, true, "on the replica"},
+		{"mutation behind a fragment named query",
+			Request{Query: `fragment query on itemInsertResponse { affectedCount } mutation { insertIntoitemCollection(objects: [{id: 2, name: "fragment"}]) { ...query } }`},
+			ast.Mutation, false, `"affectedCount": 1`},
+		{"operation name picks the query", Request{Query: both, OperationName: "Q"}, ast.Query, true, "on the replica"},
+		{"operation name picks the mutation", Request{Query: both, OperationName: "M"}, ast.Mutation, false, `"affectedCount": 1`},
+		{"a document that does not parse", Request{Query: `mutation {`}, ast.Query, true, `"errors"`},
+		{"an operation name the document lacks", Request{Query: both, OperationName: "X"}, ast.Query, true, `"errors"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for range 2 { // parsed, then remembered
+				op, replica, body := routedAnswer(t, e, c.req)
+				if op != c.op || (replica == 1) != c.onReplica || !strings.Contains(body, c.answer) {
+					t.Fatalf("%s on replica %d (0: the primary), answered %s; want %s on the replica %v, answering %s",
+						op, replica, body, c.op, c.onReplica, c.answer)
+				}
+				if c.op == ast.Mutation {
+					break // the row is there now
+				}
+			}
+		})
+	}
+	var names string
+	if err := primaryAdmin.QueryRow(t.Context(), "select string_agg(name, ', ' order by id) from item").Scan(&names); err != nil {
+		t.Fatal(err)
+	}
+	if names != "on the primary, fragment, by name" {
+		t.Errorf("the primary's rows after the mutations: %s", names)
+	}
+}
+
+// A started engine reloads its replica's schema after a schema change announced on the primary, once the
+// replica has replayed it: the stand-in, no standby, has at once. A change of the replica's database alone is
+// announced to nobody, so its schema stays the one loaded until then.
+func TestStartedEngineFollowsThePrimarysChanges(t *testing.T) {
+	primary, replica, primaryAdmin, replicaAdmin := routedDatabases(t)
+	e := NewEngine(Options{Pool: primary, Replicas: []*pgxpool.Pool{replica}})
+	if err := e.Start(t.Context(), WatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	const notes = `{ itemCollection { edges { node { note } } } }`
+	ask := func() string {
+		t.Helper()
+		op, onReplica, body := routedAnswer(t, e, Request{Query: notes})
+		if op != ast.Query || onReplica != 1 {
+			t.Fatalf("a query went to source %d as %s", onReplica, op)
+		}
+		return body
+	}
+	if got := ask(); !strings.Contains(got, "Unknown field") {
+		t.Fatalf("before the change: %s", got)
+	}
+	const change = `alter table item add column note text`
+	if _, err := replicaAdmin.Exec(t.Context(), change); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // what an announcement to the engine would take to arrive
+	if got := ask(); !strings.Contains(got, "Unknown field") {
+		t.Fatalf("the replica's schema was reloaded with no change announced on the primary: %s", got)
+	}
+	if _, err := primaryAdmin.Exec(t.Context(), change); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 5*time.Second, func() string {
+		if got := ask(); got != `{"data": {"itemCollection": {"edges": [{"node": {"note": null}}]}}}` {
+			return "after the primary's change, the replica answers " + got
+		}
+		return ""
+	})
+	e.Close()
+	if err := e.Start(t.Context(), WatchOptions{}); err != nil {
+		t.Errorf("started again after Close: %v", err)
+	}
+}

@@ -182,7 +182,7 @@ func TestSlowOperationsLeaveConnectionsToCheapOnes(t *testing.T) {
 			if got := f.server.costs.Class(slowOp); got != admission.Slow {
 				return fmt.Sprintf("%s: the slow operation is %s once its requests passed the threshold", round, got)
 			}
-			if held := f.server.primary.limiter.Held(slowOperations); round == "a known slow operation" && held != 2 {
+			if held := f.server.gates[0].limiter.Held(slowOperations); round == "a known slow operation" && held != 2 {
 				return fmt.Sprintf("%s: %d slow requests hold connections, want the slow share, 2 of 4", round, held)
 			}
 			return ""
@@ -226,7 +226,7 @@ func TestRequestBecomesSlowPastTheThreshold(t *testing.T) {
 	if got := f.server.costs.Class(fresh); got != admission.Slow {
 		t.Errorf("a new operation holding its connection past the threshold is %s", got)
 	}
-	if got := f.server.primary.limiter.Held(slowOperations); got != 1 {
+	if got := f.server.gates[0].limiter.Held(slowOperations); got != 1 {
 		t.Errorf("%d requests count against the slow operations, want the one past the threshold", got)
 	}
 	status, body, id := postGraphQL(t, f.srv.URL, f.service, known)
@@ -236,7 +236,7 @@ func TestRequestBecomesSlowPastTheThreshold(t *testing.T) {
 	if status := <-done; status != 200 {
 		t.Errorf("the request that became slow: %d", status)
 	}
-	if got := f.server.primary.limiter.Held(slowOperations); got != 0 {
+	if got := f.server.gates[0].limiter.Held(slowOperations); got != 0 {
 		t.Errorf("%d requests count against the slow operations after all ended", got)
 	}
 	if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, cheapQuery); status != 200 || body != cheapData {

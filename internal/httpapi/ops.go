@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -41,7 +40,6 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	checks := map[string]func(context.Context) error{
-		"primary": func(ctx context.Context) error { return s.answers(ctx, s.opts.Pool, s.engine) },
 		"roles": func(ctx context.Context) error {
 			roles, err := s.readRoles(ctx)
 			if err == nil {
@@ -51,8 +49,12 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		},
 	}
 	maps.Copy(checks, s.opts.ReadyChecks)
-	for i, rep := range s.replicas {
-		checks[fmt.Sprintf("replica_%d", i+1)] = func(ctx context.Context) error { return s.answers(ctx, rep.gate.pool, rep.engine) }
+	for _, src := range s.engine.Sources() {
+		part := "primary"
+		if src.Replica > 0 {
+			part = fmt.Sprintf("replica_%d", src.Replica)
+		}
+		checks[part] = func(ctx context.Context) error { return s.answers(ctx, src.Pool, src.Engine) }
 	}
 	out := readiness{Status: "ready", Checks: make(map[string]string, len(checks))}
 	var mu sync.Mutex
@@ -119,91 +121,3 @@ func (s *Server) requireServiceRole(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
-
-// operationType is the type (query, mutation, subscription) of the operation a request runs, found by a look at
-// the top level of the document without parsing it: the engine parses it anyway, and the metrics only need the
-// keyword. With several operations it is the one operationName names, else the first. An unreadable document
-// counts as a query; the engine reports what is wrong with it.
-func operationType(doc, operationName string) string {
-	first := ""
-	depth := 0
-	inFragment := false // a fragment's selection set is no shorthand query
-	for i := 0; i < len(doc); {
-		c := doc[i]
-		switch {
-		case c == '#':
-			for i < len(doc) && doc[i] != '\n' {
-				i++
-			}
-			continue
-		case c == '"':
-			i = skipString(doc, i)
-			continue
-		case c == '{' || c == '(' || c == '[':
-			if depth == 0 && c == '{' {
-				if !inFragment && first == "" {
-					first = "query" // the shorthand query
-				}
-				inFragment = false
-			}
-			depth++
-		case c == '}' || c == ')' || c == ']':
-			depth--
-		case depth == 0 && isNameStart(c):
-			j := i
-			for j < len(doc) && isNameChar(doc[j]) {
-				j++
-			}
-			word := doc[i:j]
-			if word == "fragment" {
-				inFragment = true
-			}
-			if word == "query" || word == "mutation" || word == "subscription" {
-				k := j
-				for k < len(doc) && (doc[k] == ' ' || doc[k] == '\t' || doc[k] == '\n' || doc[k] == '\r' || doc[k] == ',') {
-					k++
-				}
-				n := k
-				for n < len(doc) && isNameChar(doc[n]) {
-					n++
-				}
-				if operationName != "" && doc[k:n] == operationName {
-					return word
-				}
-				if first == "" {
-					first = word
-				}
-				j = n
-			}
-			i = j
-			continue
-		}
-		i++
-	}
-	if first == "" {
-		return "query"
-	}
-	return first
-}
-
-// skipString returns the index after the string (or block string) starting at i.
-func skipString(doc string, i int) int {
-	if strings.HasPrefix(doc[i:], `"""`) {
-		if end := strings.Index(doc[i+3:], `"""`); end >= 0 {
-			return i + 3 + end + 3
-		}
-		return len(doc)
-	}
-	for j := i + 1; j < len(doc); j++ {
-		switch doc[j] {
-		case '\\':
-			j++
-		case '"', '\n':
-			return j + 1
-		}
-	}
-	return len(doc)
-}
-
-func isNameStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isNameChar(c byte) bool  { return isNameStart(c) || c >= '0' && c <= '9' }

@@ -152,27 +152,6 @@ func TestInternalFailureIsGenericAndLogged(t *testing.T) {
 	}
 }
 
-func TestOperationType(t *testing.T) {
-	cases := []struct{ doc, name, want string }{
-		{`{ a }`, "", "query"},
-		{`  # mutation {\n query Q { a }`, "", "query"},
-		{`mutation { insertIntoTodoCollection(objects: []) { affectedCount } }`, "", "mutation"},
-		{`mutation M($a: String = "query") { x }`, "", "mutation"},
-		{`fragment F on Todo { id } mutation { x { ...F } }`, "", "mutation"},
-		{`query A { a } mutation B { b }`, "B", "mutation"},
-		{`query A { a } mutation B { b }`, "A", "query"},
-		{`query A { a } mutation B { b }`, "", "query"},
-		{`"""mutation""" query { a }`, "", "query"},
-		{`subscription { a }`, "", "subscription"},
-		{`not graphql at all`, "", "query"},
-	}
-	for _, c := range cases {
-		if got := operationType(c.doc, c.name); got != c.want {
-			t.Errorf("operationType(%q, %q) = %s, want %s", c.doc, c.name, got, c.want)
-		}
-	}
-}
-
 // /metrics answers only the service_role key and counts requests by route and operation type.
 func TestMetricsEndpoint(t *testing.T) {
 	m := obs.NewMetrics()

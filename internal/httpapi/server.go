@@ -20,12 +20,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/internal/admission"
-	"github.com/pgreflect/pgreflect/internal/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/live"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/reflect"
@@ -147,15 +147,12 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	cancel  context.CancelFunc
-	// watchers are the schema watcher and the replica follower.
+	// watchers is the change feed of the subscriptions (the engine runs the schema watch).
 	watchers sync.WaitGroup
-	replicas []replica
-	// primary admits requests to Pool (each replica has its own gate); costs tell slow operations from cheap
-	// ones for all of them.
-	primary gate
-	costs   *admission.Costs
-	// nextReplica spreads queries over the replicas in turn.
-	nextReplica atomic.Uint64
+	// gates admit requests to the engine's sources, by resolve.Source.Replica (the primary's first); costs
+	// tell slow operations from cheap ones for all of them.
+	gates []gate
+	costs *admission.Costs
 	// loginRole is the role the pool connects as: a JWT naming it would run with the login role's own rights
 	// (it may switch to every API role), so it is refused.
 	loginRole string
@@ -212,18 +209,15 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.BuildVersion == "" {
 		opts.BuildVersion = "devel"
 	}
-	newEngine := func() *resolve.Engine {
-		return resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Features: opts.Features, Logger: opts.Logger,
-			Limits: opts.RequestLimits, StatementTimeout: opts.StatementTimeout, StatementMode: opts.StatementMode,
-			Version: opts.GraphQLVersion, LegacyClaimSettings: opts.LegacyClaimSettings})
-	}
+	engine := resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Features: opts.Features, Logger: opts.Logger,
+		Limits: opts.RequestLimits, StatementTimeout: opts.StatementTimeout, StatementMode: opts.StatementMode,
+		Version: opts.GraphQLVersion, LegacyClaimSettings: opts.LegacyClaimSettings, Pool: opts.Pool, Replicas: opts.ReadPools})
 	opts.PoolTimeout = cmp.Or(opts.PoolTimeout, DefaultPoolTimeout)
 	opts.PoolShare = cmp.Or(opts.PoolShare, DefaultPoolShare)
 	opts.SlowShare = cmp.Or(opts.SlowShare, DefaultSlowShare)
 	opts.SlowThreshold = cmp.Or(opts.SlowThreshold, DefaultSlowThreshold)
-	s := &Server{opts: opts, log: opts.Logger, engine: newEngine(), mux: http.NewServeMux(),
-		tokens:  auth.NewTokenCache(opts.Keys, 4096),
-		primary: newGate(opts.Pool, opts.PoolShare, opts.SlowShare), costs: admission.NewCosts(rememberedOperations, opts.SlowThreshold),
+	s := &Server{opts: opts, log: opts.Logger, engine: engine, mux: http.NewServeMux(),
+		tokens: auth.NewTokenCache(opts.Keys, 4096), costs: admission.NewCosts(rememberedOperations, opts.SlowThreshold),
 		crossOrigin: crossOriginHeaders(), version: []string{opts.BuildVersion},
 		liveLimits: opts.LiveLimits.withDefaults(), persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.Logger)}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
@@ -236,58 +230,31 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.trusted, err = newTrustedDocuments(ctx, opts.Pool, opts.TrustedDocuments); err != nil {
 		return nil, err
 	}
-	for _, p := range opts.ReadPools {
-		s.replicas = append(s.replicas, replica{engine: newEngine(), gate: newGate(p, opts.PoolShare, opts.SlowShare)})
-	}
-	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
 	liveOpts := live.Options{Engine: s.engine, Pool: opts.Pool, PollInterval: s.liveLimits.PollInterval,
 		MaxSubscriptions: s.liveLimits.PerInstance, Logger: s.log}
 	if opts.Metrics != nil {
 		liveOpts.Registerer = opts.Metrics.Registry()
 	}
-	for _, r := range s.replicas {
-		liveOpts.Replicas = append(liveOpts.Replicas, live.Source{Pool: r.gate.pool, Engine: r.engine})
+	for _, src := range engine.Sources() {
+		s.gates = append(s.gates, newGate(src.Pool, opts.PoolShare, opts.SlowShare))
+		if src.Replica > 0 {
+			liveOpts.Replicas = append(liveOpts.Replicas, live.Source{Pool: src.Pool, Engine: src.Engine})
+		}
 	}
 	liveOpts.TracerProvider = opts.TracerProvider
 	s.live = live.New(liveOpts)
-	// The hub refreshes every subscription after a schema change, once the engine has dropped its schemas.
-	invalidate := fanout{s.engine, s.live}
-	if len(s.replicas) > 0 {
-		follower := newReplicaFollower(opts.Pool, s.replicas, s.log)
-		s.watchers.Go(func() { follower.run(watchCtx) })
-		invalidate = append(invalidate, follower)
-	}
-	counted := countingInvalidator{invalidate, opts.Metrics}
+	feedCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
 	if opts.ChangesURL != "" {
-		s.watchers.Go(func() { s.live.RunFeed(watchCtx, live.FeedOptions{URL: opts.ChangesURL, Logger: s.log}) })
+		s.watchers.Go(func() { s.live.RunFeed(feedCtx, live.FeedOptions{URL: opts.ChangesURL, Logger: s.log}) })
 	}
-	ready := make(chan struct{})
-	logf := func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) }
-	if opts.PollSchema > 0 {
-		version := func(ctx context.Context) (int64, error) {
-			// A server that does not answer fails this poll, and the next one tries again.
-			ctx, cancel := context.WithTimeout(ctx, opts.PoolTimeout+rolesQueryTimeout)
-			defer cancel()
-			var v int64
-			err := opts.Pool.QueryRow(ctx, dbsetup.SchemaVersionQuery).Scan(&v)
-			return v, err
-		}
-		s.watchers.Go(func() { reflect.Poll(watchCtx, version, opts.PollSchema, counted, ready, logf) })
-	} else {
-		connect := func(ctx context.Context) (*pgx.Conn, error) {
-			return pgx.ConnectConfig(ctx, opts.Pool.Config().ConnConfig.Copy())
-		}
-		s.watchers.Go(func() { reflect.Watch(watchCtx, connect, dbsetup.NotifyChannel, counted, ready, logf) })
-	}
-	select {
-	case <-ready:
-	case <-time.After(10 * time.Second):
+	// The hub refreshes every subscription after a schema change, once the engine has dropped its schemas. A
+	// server that does not answer fails a poll of the schema version, and the next one tries again.
+	watch := resolve.WatchOptions{Poll: opts.PollSchema, PollTimeout: opts.PoolTimeout + rolesQueryTimeout,
+		Also: countingInvalidator{s.live, opts.Metrics}}
+	if err := engine.Start(ctx, watch); err != nil {
 		s.Close()
-		return nil, errors.New("httpapi: the schema watcher could not start within 10s (LISTEN, or a first read of the schema version when polling)")
-	case <-ctx.Done():
-		s.Close()
-		return nil, ctx.Err()
+		return nil, fmt.Errorf("httpapi: %w", err)
 	}
 
 	s.mux.HandleFunc("/graphql/v1", s.graphql)
@@ -336,6 +303,7 @@ func (c countingInvalidator) InvalidateRelations(relations []uint32) {
 // Close stops the schema watcher and the subscriptions (their sockets are closed with 1013, so that clients
 // reconnect to another instance).
 func (s *Server) Close() {
+	s.engine.Close()
 	s.cancel()
 	s.watchers.Wait()
 	s.sockets.closeAll()
@@ -345,14 +313,8 @@ func (s *Server) Close() {
 // Engine is the resolver the server uses (for embedding programs that add routes of their own).
 func (s *Server) Engine() *resolve.Engine { return s.engine }
 
-// SetGraphQLVersion switches the engines of the primary and of every replica to another pg_graphql behaviour
-// version.
-func (s *Server) SetGraphQLVersion(v gqlschema.Version) {
-	s.engine.SetVersion(v)
-	for _, r := range s.replicas {
-		r.engine.SetVersion(v)
-	}
-}
+// SetGraphQLVersion switches the engine (its replicas' too) to another pg_graphql behaviour version.
+func (s *Server) SetGraphQLVersion(v gqlschema.Version) { s.engine.SetVersion(v) }
 
 var corsHeaders = "authorization, x-client-info, apikey, content-type, x-supabase-api-version, accept, accept-profile, content-profile, prefer, x-upsert"
 
@@ -460,24 +422,21 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		writeGraphQLError(w, http.StatusBadRequest, msgQueryRequired)
 		return
 	}
-	op := operationType(req.Query, req.OperationName)
+	// The engine parses the document to tell its operation, and sends queries to a read replica: they only read
+	// (pg_graphql shows volatile functions as mutations).
+	kind, src := s.engine.Route(req)
+	op := string(kind)
 	if info := obs.FromContext(r.Context()); info != nil {
 		info.Operation = op
 	}
-	if r.Method == http.MethodGet && op != "query" {
+	if r.Method == http.MethodGet && kind != ast.Query {
 		// A GET must not change anything (browsers prefetch links, caches replay them).
 		w.Header().Set("Allow", "POST")
 		writeGraphQLError(w, http.StatusMethodNotAllowed, fmt.Sprintf(msgGETOnlyQueries, op))
 		return
 	}
-	g, engine := s.primary, s.engine
-	onReplica := op == "query" && len(s.replicas) > 0
-	if onReplica {
-		// Queries only read (pg_graphql shows volatile functions as mutations), so any replica answers them.
-		replica := s.replicas[(s.nextReplica.Add(1)-1)%uint64(len(s.replicas))]
-		g, engine = replica.gate, replica.engine
-	}
-	ctx, span := s.startExecute(resolve.WithRequestID(r.Context(), obs.RequestID(r.Context())), op, req.OperationName, onReplica)
+	g := s.gates[src.Replica]
+	ctx, span := s.startExecute(resolve.WithRequestID(r.Context(), obs.RequestID(r.Context())), op, req.OperationName, src.Replica > 0)
 	defer span.End()
 	session.ApplicationName = applicationName(span)
 	if s.opts.TraceStatements {
@@ -495,7 +454,7 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	body, err := engine.Answer(ctx, conn.Conn(), session, req)
+	body, err := src.Engine.Answer(ctx, conn.Conn(), session, req)
 	switch {
 	case err == nil:
 		s.writeAnswer(w, r, body)

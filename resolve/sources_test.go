@@ -142,3 +142,25 @@ func TestStartedEngineFollowsThePrimarysChanges(t *testing.T) {
 		t.Errorf("started again after Close: %v", err)
 	}
 }
+
+// BenchmarkRoute is what routing adds to each request: a remembered document's operation (hit), and the
+// parse of one not seen before (miss), for a query of the size clients send.
+func BenchmarkRoute(b *testing.B) {
+	const query = `query Todos($first: Int, $after: Cursor) { todoCollection(first: $first, after: $after,
+		orderBy: [{id: AscNullsLast}]) { edges { cursor node { id title done owner { id name } } } pageInfo { hasNextPage endCursor } } }`
+	e := NewEngine(Options{})
+	b.Run("hit", func(b *testing.B) {
+		for b.Loop() {
+			if op, _ := e.Route(Request{Query: query, OperationName: "Todos"}); op != ast.Query {
+				b.Fatal(op)
+			}
+		}
+	})
+	b.Run("miss", func(b *testing.B) {
+		for b.Loop() {
+			if op := parsedOperation(Request{Query: query, OperationName: "Todos"}); op != ast.Query {
+				b.Fatal(op)
+			}
+		}
+	})
+}

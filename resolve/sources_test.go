@@ -1,7 +1,7 @@
 package resolve
 
 import (
-	"fmt"
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -13,20 +13,21 @@ import (
 	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 )
 
-// routedSchema is the schema of the routing tests' primary and replica. The replica stands in as another
-// database with the same schema and a row of its own, read-only for the login role: an answer shows where its
-// request ran, and a mutation that reached the replica would fail.
-const routedSchema = `create table item (id int primary key, name text not null);
-	grant select, insert on item to anon;
-	insert into item values (1, '%s');`
-
-// routedDatabases returns the login role's pools of a primary and of its replica's stand-in, and a superuser
-// connection to each.
+// routedDatabases returns the login role's pools of a primary and of its replica's stand-in (testenv.ReadOnlyDB:
+// an answer shows where its request ran, and a mutation that reached the replica would fail), and a superuser
+// connection to each that may write.
 func routedDatabases(t testing.TB) (primary, replica *pgxpool.Pool, primaryAdmin, replicaAdmin *pgx.Conn) {
 	t.Helper()
-	primaryURL, primaryAdmin := testenv.SetupDB(t, fmt.Sprintf(routedSchema, "on the primary"))
-	replicaURL, replicaAdmin := testenv.SetupDB(t, fmt.Sprintf(routedSchema, "on the replica")+`
-		do $$ begin execute format('alter database %I set default_transaction_read_only = on', current_database()); end $$;`)
+	primaryURL, primaryAdmin := testenv.SetupDB(t, testenv.RoutedSchema("on the primary"))
+	replicaURL := testenv.ReadOnlyDB(t, testenv.RoutedSchema("on the replica"))
+	replicaAdmin, err := pgx.Connect(t.Context(), replicaURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { replicaAdmin.Close(context.Background()) })
+	if _, err := replicaAdmin.Exec(t.Context(), "set default_transaction_read_only = off"); err != nil {
+		t.Fatal(err)
+	}
 	return testenv.LoginPool(t, primaryURL), testenv.LoginPool(t, replicaURL), primaryAdmin, replicaAdmin
 }
 

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,21 +13,14 @@ import (
 	"github.com/pgreflect/pgreflect/pgtest"
 )
 
-// routedSchema is the schema of the routing test's primary and replica. The replica stands in as another
-// database with the same schema and a row of its own, read-only for the login role: an answer shows where its
-// request ran, and a mutation that reached the replica would fail.
-const routedSchema = `create table item (id int primary key, name text not null);
-	grant select, insert on item to anon;
-	insert into item values (1, '%s');`
-
 // The server routes by the operation the engine parsed, never by the look of the text: a query goes to the
 // replica whatever words its comments and strings hold, a mutation to the primary even behind a fragment
 // named query (which a lexer of keywords takes for a query), an operation name chooses between the two, and a
 // GET of such a mutation is refused; the request log names the parsed operation, and /ready checks the replica.
 func TestRoutingFollowsTheParsedOperation(t *testing.T) {
-	replicaURL, _ := testenv.SetupDB(t, fmt.Sprintf(routedSchema, "on the replica")+`
-		do $$ begin execute format('alter database %I set default_transaction_read_only = on', current_database()); end $$;`)
-	f := newFixtureOn(t, pgtest.NewDB(t), fmt.Sprintf(routedSchema, "on the primary"), 0,
+	// The replica's stand-in answers with its own row, and would fail a mutation that reached it.
+	replicaURL := testenv.ReadOnlyDB(t, testenv.RoutedSchema("on the replica"))
+	f := newFixtureOn(t, pgtest.NewDB(t), testenv.RoutedSchema("on the primary"), 0,
 		Options{ReadPools: []*pgxpool.Pool{testenv.LoginPool(t, replicaURL)}})
 	anon := map[string]string{"apikey": f.anon}
 	const items = `itemCollection(orderBy: [{id: AscNullsLast}]) { edges { node { name } } }`

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"testing"
 
@@ -68,4 +69,23 @@ func LoginPoolOf(t testing.TB, superuserURL string, size int) *pgxpool.Pool {
 	}
 	t.Cleanup(pool.Close)
 	return pool
+}
+
+// RoutedSchema is the schema of the tests of request routing, for a primary and its replica's stand-in
+// (ReadOnlyDB): a table item that anon may read and insert into, with one row whose name says where it is, so
+// that an answer shows which database ran the request (where is a phrase of the test's, with no quote).
+func RoutedSchema(where string) string {
+	return fmt.Sprintf(`create table item (id int primary key, name text not null);
+		grant select, insert on item to anon;
+		insert into item values (1, '%s');`, where)
+}
+
+// ReadOnlyDB is SetupDB for a stand-in of a read replica: a database of its own, read-only for every session
+// opened after it returns (default_transaction_read_only), so that a write that reaches it fails as on a
+// standby. It returns the superuser URL.
+func ReadOnlyDB(t testing.TB, schema string) string {
+	t.Helper()
+	url, _ := SetupDB(t, schema+`;
+		do $$ begin execute format('alter database %I set default_transaction_read_only = on', current_database()); end $$;`)
+	return url
 }

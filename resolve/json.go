@@ -51,6 +51,12 @@ func writeJSON(buf *bytes.Buffer, v any) {
 		buf.WriteString(strconv.FormatBool(v))
 	case string:
 		writeString(buf, v)
+	case *string: // nil writes null
+		if v == nil {
+			buf.WriteString("null")
+		} else {
+			writeString(buf, *v)
+		}
 	case json.Number:
 		buf.WriteString(string(v))
 	case int:
@@ -64,6 +70,8 @@ func writeJSON(buf *bytes.Buffer, v any) {
 			writeJSON(buf, e)
 		}
 		buf.WriteByte(']')
+	case *introAnswer:
+		v.writeTo(buf)
 	case *introFields:
 		buf.WriteByte('{')
 		for i, k := range v.keys {
@@ -107,6 +115,11 @@ func jsonLen(v any) int {
 		return len(strconv.FormatBool(v))
 	case string:
 		return stringLen(v)
+	case *string:
+		if v == nil {
+			return len("null")
+		}
+		return stringLen(*v)
 	case json.Number:
 		return len(v)
 	case int:
@@ -118,6 +131,8 @@ func jsonLen(v any) int {
 			n += jsonLen(e)
 		}
 		return n
+	case *introAnswer:
+		return v.size
 	case *introFields:
 		n := len("{}") + max(len(v.keys)-1, 0)*len(", ")
 		for i, k := range v.keys {

@@ -125,7 +125,7 @@ func introCheckPaths(t *testing.T, schema *gqlschema.Schema) {
 	}
 }
 
-func introLoadSchema(t *testing.T, d *testDB) *gqlschema.Schema {
+func introLoadSchema(t testing.TB, d *testDB) *gqlschema.Schema {
 	t.Helper()
 	cat, err := reflect.Load(context.Background(), d.conn)
 	if err != nil {

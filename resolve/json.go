@@ -173,12 +173,21 @@ func stringLen(s string) int {
 // and descriptions, almost always).
 func plainJSON(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+		if !plainJSONByte[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// plainJSONByte tells the bytes plainJSON accepts: one load a byte, where four comparisons took a tenth of
+// an introspection answer's time (every name and description is checked). Never modified.
+var plainJSONByte = func() (plain [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		plain[c] = c != '"' && c != '\\'
+	}
+	return plain
+}()
 
 // writeString escapes as Postgres' escape_json does.
 func writeString(buf *bytes.Buffer, s string) {

@@ -12,8 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgreflect/pgreflect/internal/dbsetup"
-	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/reflect"
 )
 
@@ -40,15 +39,7 @@ func (r recorder) InvalidateRelations(relations []uint32) {
 // Each change also says which of the three it must be, so that a change that falls back to a full read fails.
 func TestIncrementalReadEqualsAFullRead(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.NewDB(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	if err := dbsetup.Apply(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
+	url, conn := testenv.SetupDB(t, "")
 	exec := func(sql string) {
 		t.Helper()
 		if _, err := conn.Exec(ctx, sql); err != nil {

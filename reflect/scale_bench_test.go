@@ -7,12 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/pgreflect/pgreflect/gqlschema"
-	"github.com/pgreflect/pgreflect/internal/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/devtools/benchdata"
-	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/reflect"
 )
 
@@ -27,15 +24,8 @@ func BenchmarkCatalogScale(b *testing.B) {
 
 func benchmarkCatalogScale(b *testing.B, tables int) {
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.NewDB(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	t0 := time.Now()
-	if err := dbsetup.Apply(ctx, conn); err != nil {
-		b.Fatal(err)
-	}
+	_, conn := testenv.SetupDB(b, "")
 	if err := benchdata.Catalog(ctx, conn, tables); err != nil {
 		b.Fatal(err)
 	}

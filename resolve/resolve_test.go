@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/internal/dbsetup"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/reflect"
 )
@@ -25,18 +26,7 @@ type testDB struct {
 
 func newTestDB(t testing.TB, fixture string) *testDB {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.NewDB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	if err := dbsetup.Apply(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, fixture); err != nil {
-		t.Fatalf("fixture: %v", err)
-	}
+	_, conn := testenv.SetupDB(t, fixture)
 	return &testDB{t: t, conn: conn, engine: NewEngine(Options{})}
 }
 

@@ -21,9 +21,7 @@ import (
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/internal/config"
-	"github.com/pgreflect/pgreflect/internal/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
-	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/testidp"
 )
 
@@ -68,19 +66,13 @@ func newWorld(t *testing.T, change func(*config.Auth)) *world {
 func newWorldAs(t *testing.T, change func(*config.Auth), prepare func(conn *pgx.Conn, dbURL string) string) *world {
 	t.Helper()
 	ctx := t.Context()
-	dbURL := pgtest.NewDB(t)
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	poolURL := dbURL
-	if prepare != nil {
-		poolURL = prepare(conn, dbURL)
-	}
-	if err := dbsetup.Apply(ctx, conn); err != nil {
-		t.Fatalf("dbsetup: %v", err)
-	}
-	_ = conn.Close(ctx)
+	var poolURL string
+	testenv.SetupDBPrepared(t, func(conn *pgx.Conn, dbURL string) {
+		poolURL = dbURL
+		if prepare != nil {
+			poolURL = prepare(conn, dbURL)
+		}
+	}, "")
 	pool, err := pgxpool.New(ctx, poolURL)
 	if err != nil {
 		t.Fatal(err)

@@ -15,11 +15,9 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgreflect/pgreflect/auth"
-	"github.com/pgreflect/pgreflect/internal/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/pgtest"
@@ -220,15 +218,7 @@ func grepLines(s, sub string) string {
 func TestHealthAndReadyFollowPostgres(t *testing.T) {
 	ctx := context.Background()
 	cluster := pgtest.StartCluster(t)
-	admin, err := pgx.Connect(ctx, cluster.URL("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = dbsetup.Apply(ctx, admin)
-	admin.Close(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	testenv.Setup(t, cluster.URL("postgres"), "")
 	u, _ := url.Parse(cluster.URL("postgres"))
 	u.User = url.User("authenticator")
 	pool, err := pgxpool.New(ctx, u.String())

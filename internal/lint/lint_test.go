@@ -36,8 +36,7 @@ var apiRoles = []string{"anon", "authenticated", "service_role"}
 func lintDB(t *testing.T, schema string, authTables bool, searchPath ...string) []lint.Finding {
 	t.Helper()
 	ctx := context.Background()
-	url := pgtest.NewDB(t)
-	conn := testenv.Setup(t, url, "select 1")
+	url, conn := testenv.SetupDB(t, "")
 	if authTables {
 		pool, err := pgxpool.New(ctx, url)
 		if err != nil {

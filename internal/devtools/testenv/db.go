@@ -18,13 +18,26 @@ import (
 // the test's end closes.
 func SetupDB(t testing.TB, schema string) (string, *pgx.Conn) {
 	t.Helper()
+	return SetupDBPrepared(t, nil, schema)
+}
+
+// SetupDBPrepared is SetupDB with prepare (when not nil) run first on the new database, on the superuser
+// connection: what a project's database holds before `pgreflect setup` runs on it (a role that owns schema
+// auth, as on managed Postgres).
+func SetupDBPrepared(t testing.TB, prepare func(admin *pgx.Conn, superuserURL string), schema string) (string, *pgx.Conn) {
+	t.Helper()
 	url := pgtest.NewDB(t)
-	return url, Setup(t, url, schema)
+	return url, setup(t, url, prepare, schema)
 }
 
 // Setup applies pgreflect's setup to the database of superuserURL (a server of the test's own, say) and then
 // runs schema, and returns a superuser connection that the test's end closes.
 func Setup(t testing.TB, superuserURL, schema string) *pgx.Conn {
+	t.Helper()
+	return setup(t, superuserURL, nil, schema)
+}
+
+func setup(t testing.TB, superuserURL string, prepare func(admin *pgx.Conn, superuserURL string), schema string) *pgx.Conn {
 	t.Helper()
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, superuserURL)
@@ -32,11 +45,17 @@ func Setup(t testing.TB, superuserURL, schema string) *pgx.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { admin.Close(context.Background()) })
+	if prepare != nil {
+		prepare(admin, superuserURL)
+	}
 	if err := dbsetup.Apply(ctx, admin); err != nil {
-		t.Fatal(err)
+		t.Fatalf("setup: %v", err)
+	}
+	if schema == "" {
+		return admin
 	}
 	if _, err := admin.Exec(ctx, schema); err != nil {
-		t.Fatal(err)
+		t.Fatalf("schema: %v", err)
 	}
 	return admin
 }

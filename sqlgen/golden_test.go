@@ -2,7 +2,6 @@ package sqlgen
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,28 +189,7 @@ var goldenCases = map[string]func() Statement{
 	},
 }
 
-func render(st Statement) string {
-	var b strings.Builder
-	b.WriteString(st.SQL)
-	b.WriteString("\n-- parameters\n")
-	for i, a := range st.Args {
-		switch a := a.(type) {
-		case []*string:
-			parts := make([]string, len(a))
-			for j, v := range a {
-				if v == nil {
-					parts[j] = "NULL"
-				} else {
-					parts[j] = fmt.Sprintf("%q", *v)
-				}
-			}
-			fmt.Fprintf(&b, "$%d = [%s]\n", i+1, strings.Join(parts, ", "))
-		default:
-			fmt.Fprintf(&b, "$%d = %q\n", i+1, a)
-		}
-	}
-	return b.String()
-}
+func render(st Statement) string { return testenv.SQLText(st.SQL, st.Args) }
 
 func TestGolden(t *testing.T) {
 	for name, build := range goldenCases {
@@ -220,23 +198,7 @@ func TestGolden(t *testing.T) {
 			if again := render(build()); again != got {
 				t.Fatal("generation is not deterministic")
 			}
-			path := goldens.Path(name + ".sql")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./sqlgen -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs from %s:\n%s", name, path, got)
-			}
+			goldens.Check(t, name+".sql", got, *update)
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"testing"
 )
 
 // Goldens are the golden files of a package's tests, in one directory, with a note of the ones the tests ask
@@ -30,6 +31,29 @@ func (g *Goldens) Path(name string) string {
 	defer g.mu.Unlock()
 	g.read[name] = true
 	return filepath.Join(g.dir, name)
+}
+
+// Check compares got with the golden file name, or with update writes got there instead: the one way the
+// packages' tests that share golden files read and rewrite them.
+func (g *Goldens) Check(t testing.TB, name, got string, update bool) {
+	t.Helper()
+	path := g.Path(name)
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s:\n%s", name, path, got)
+	}
 }
 
 // Orphans are the golden files no test has asked for so far.

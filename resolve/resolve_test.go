@@ -15,7 +15,8 @@ import (
 	"github.com/pgreflect/pgreflect/reflect"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// TestMain also checks sqlgen's golden files for orphans: every one is a request of TestPlansRenderSQLGoldens.
+func TestMain(m *testing.M) { os.Exit(sqlGoldens.AfterRun(pgtest.Main(m))) }
 
 // testDB is a database with pgreflect's setup applied and fixture SQL loaded, plus an engine.
 type testDB struct {

@@ -1,3 +1,3 @@
-select (select json_build_object('address', case when t1."address" is null then null else json_build_object('big', ((t1."address")."big")::text, 'city', (t1."address")."city", '__typename', 'Address'::text) end) from "public"."account" t1 where true and ((((t1."address")."city" = ($1::text)::text) and ((t1."address")."zip" is not null))))::text
+select (with t1_page as (select json_build_object('address', case when t1."address" is null then null else json_build_object('big', ((t1."address")."big")::text, 'city', (t1."address")."city", '__typename', 'Address'::text) end) as __node, null::text as __cursor, t1."id" as __o0 from "public"."account" t1 where true and ((((t1."address")."city" = ($1::text)::text) and ((t1."address")."zip" is not null))) order by t1."id" asc limit 30) select json_build_object('edges', coalesce((select json_agg(json_build_object('node', p.__node) order by p.__o0 asc) from t1_page p), '[]'::json)))::text
 -- parameters
 $1 = "Oslo"

@@ -1,7 +1,8 @@
-with t2 as (insert into "public"."blog" as t1 ("name") values (($1::text)::text) returning t1."id"), t3 as (insert into "public"."post" as t1 ("title", "blog_id") values (($2::text)::text, (select "id" from t2)) returning t1."title", t1."id"), t4 as (insert into "public"."comment" as t1 ("body", "post_id") values (($3::text)::text, (select "id" from t3)) returning true), t5 as (insert into "public"."comment" as t1 ("post_id") values ((select "id" from t3)) returning true), t6 as (insert into "public"."post" as t1 ("title", "blog_id") values (($4::text)::text, ($5::text)::integer) returning t1."title"), t1_written as materialized (select count(*) from (select from t2 union all select from t3 union all select from t4 union all select from t5 union all select from t6) w), t1_affected as (select "title" from t3 union all select "title" from t6) select json_build_object('records', coalesce((select json_agg(json_build_object('title', t7."title")) from t1_affected t7), '[]'::json), 'affectedCount', (select count(*) from t1_affected))::text from t1_written
+with t2 as (insert into "public"."blog" as t1 ("owner_id", "name") values (($1::text)::integer, ($2::text)::text) returning t1."id"), t3 as (insert into "public"."blog_post" as t1 ("title", "blog_id") values (($3::text)::text, (select "id" from t2)) returning t1."id", t1."blog_id", t1."title"), t4 as (insert into "public"."comment" as t1 ("body", "post_id") values (($4::text)::text, (select "id" from t3)) returning true), t5 as (insert into "public"."comment" as t1 ("post_id") values ((select "id" from t3)) returning true), t6 as (insert into "public"."blog_post" as t1 ("blog_id", "title") values (($5::text)::integer, ($6::text)::text) returning t1."id", t1."blog_id", t1."title"), t1_written as materialized (select count(*) from (select from t2 union all select from t3 union all select from t4 union all select from t5 union all select from t6) w), t1_affected as (select "id", "blog_id", "title" from t3 union all select "id", "blog_id", "title" from t6) select json_build_object('records', coalesce((select json_agg(json_build_object('title', t7."title")) from t1_affected t7), '[]'::json), 'affectedCount', (select count(*) from t1_affected))::text from t1_written
 -- parameters
-$1 = "b"
-$2 = "p"
-$3 = "c1"
-$4 = "q"
+$1 = "1"
+$2 = "b"
+$3 = "p"
+$4 = "c1"
 $5 = "1"
+$6 = "q"

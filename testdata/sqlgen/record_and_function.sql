@@ -1,4 +1,4 @@
-select (select json_build_object('full', "public"."full_name"(t1), 'meta', ((t1."meta") #>> '{}'), 'status', case (t1."status")::text when 'a'::text then 'A'::text when 'b'::text then 'B'::text else (t1."status")::text end) from "public"."account" t1 where true and ((t1."id" = ($1::text)::integer)))::text, (to_jsonb(("public"."add"("a" => ($2::text)::bigint, "b" => ($3::text[])::bigint[]))::text))::text, (select json_build_object('id', t2."id") from "public"."newest"() t2 where true and not (t2 is null))::text
+select (select json_build_object('meta', ((t1."meta") #>> '{}'), 'status', case (t1."status")::text when 'a'::text then 'A'::text when 'b'::text then 'B'::text else (t1."status")::text end, 'fullName', "public"."full_name"(t1)) from "public"."account" t1 where true and ((t1."id" = ($1::text)::integer)))::text, (to_jsonb(("public"."add"("a" => ($2::text)::"pg_catalog"."int8", "b" => ($3::text[])::"pg_catalog"."int8"[]))::text))::text, (select json_build_object('id', t2."id") from "public"."newest"() t2 where true and not (t2 is null))::text
 -- parameters
 $1 = "1"
 $2 = "1"

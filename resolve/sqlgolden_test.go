@@ -1,0 +1,130 @@
+package resolve
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
+	"github.com/pgreflect/pgreflect/reflect"
+)
+
+var updateSQLGoldens = flag.Bool("update", false, "rewrite sqlgen's golden files from the plans resolve builds")
+
+// sqlGoldens are sqlgen's golden files: each is the SQL of a GraphQL request below compiled against
+// sqlGoldenSchema, and also what sqlgen renders of its hand-built plan of the same name (sqlgen's
+// TestGolden), so that a change of the planner or of the generator shows in the same file.
+var sqlGoldens = testenv.NewGoldens(filepath.Join("..", "testdata", "sqlgen"), "*.sql")
+
+// sqlGoldenSchema has what the golden requests reach: every column type whose output sqlgen casts, an enum
+// with mappings, a composite type, functions of each kind and the extensions beyond pg_graphql.
+const sqlGoldenSchema = `
+create type account_status as enum ('a', 'b');
+comment on type account_status is '@graphql({"mappings": {"a": "A", "b": "B"}})';
+create type address as (city text, zip text, big bigint);
+create table account(
+  id serial primary key,
+  email varchar(255) unique,
+  name text,
+  balance bigint,
+  tags text[],
+  status account_status,
+  meta json,
+  address address
+);
+comment on table account is '@graphql({"totalCount": {"enabled": true}, "aggregate": {"enabled": true}})';
+create table blog(id serial primary key, owner_id integer not null references account(id), name text not null);
+create table blog_post(id serial primary key, blog_id integer not null references blog(id), title text not null);
+create table comment(id serial primary key, post_id integer not null references blog_post(id), body text not null);
+create function full_name(account) returns text language sql stable as $$ select $1.name $$;
+create function add(a bigint, b bigint[]) returns bigint language sql immutable as $$ select a + b[1] $$;
+create function newest() returns account language sql stable as $$ select * from account order by id desc limit 1 $$;
+comment on table blog_post is '@graphql({"totalCount": {"enabled": true}})';
+comment on schema public is '@graphql({"inflect_names": true, "features": ["upsert", "nestedInsert", "relatedFilter", "relatedOrder", "distinct", "composite"]})';
+grant all on all tables in schema public to service_role;
+grant all on all sequences in schema public to service_role;
+-- Columns the role may read, not the table: what comes back from a write is listed (sqlgen's Returning).
+revoke select on blog_post from service_role;
+grant select (id, blog_id, title) on blog_post to service_role;
+`
+
+// sqlGoldenCase is a GraphQL request whose statements are a golden file; exactPaging builds the schema with
+// the server's exactPaging feature on.
+type sqlGoldenCase struct {
+	query, variables string
+	exactPaging      bool
+}
+
+var sqlGoldenCases = map[string]sqlGoldenCase{
+	"connection_forward": {query: `{ accountCollection(first: 3, offset: 2, after: "W251bGwsIDRd", orderBy: [{name: DescNullsFirst}],
+		filter: {email: {eq: "a@x.com"}, or: [{id: {in: [1, 2]}}, {email: {is: NOT_NULL}}], not: {name: {ilike: "%a%"}}}) {
+		edges { cursor node { nodeId id balance __typename } } pageInfo { startCursor endCursor hasNextPage hasPreviousPage } totalCount } }`},
+	"connection_backward_nested": {query: `{ accountCollection(last: 2, before: "WzEwXQ==") {
+		edges { node { nodeId id balance __typename blogCollection { edges { node { owner { id } } } } } } pageInfo { hasNextPage hasPreviousPage } } }`},
+	// A cursor whose value is not NULL on a nullable column where NULLs sort after it: pg_graphql's condition
+	// leaves the NULL rows out, the exactPaging feature counts them.
+	"cursor_nulls_after_value":       {query: nullsAfterCursor},
+	"cursor_nulls_after_value_exact": {query: nullsAfterCursor, exactPaging: true},
+	"aggregate_and_list_filter":      {query: `{ accountCollection(filter: {tags: {contains: ["a", "b\"c"]}}) { aggregate { count sum { id } avg { id } } } }`},
+	"record_and_function":            {query: `{ accountByPk(id: 1) { status meta fullName } add(a: "1", b: ["2"]) newest { id } }`},
+	"related_filter": {query: `{ blogCollection(filter: {owner: {email: {eq: "a@x.com"}},
+		or: [{blogPostCollection: {every: {title: {like: "%x%"}}}}, {not: {blogPostCollection: {none: {}}}}]}) { edges { node { id } } } }`},
+	"related_order_and_distinct": {query: `{ blogPostCollection(distinctOn: [blogId], orderBy: [{blog: {owner: {email: AscNullsLast}}},
+		{commentCollection: {count: DescNullsLast}}], first: 2, after: "WyJhQHguY29tIiwgMiwgN10=") { edges { cursor } pageInfo { hasPreviousPage } totalCount } }`},
+	"composite": {query: `{ accountCollection(filter: {address: {city: {eq: "Oslo"}, zip: {is: NOT_NULL}}}) {
+		edges { node { address { city big __typename } } } } }`},
+	"insert": {query: `mutation { insertIntoAccountCollection(objects: [{email: "a@x.com"}, {email: null, name: "n"}]) {
+		affectedCount records { nodeId id balance __typename } } }`},
+	"upsert": {query: `mutation {
+		a: insertIntoAccountCollection(objects: [{email: "a@x.com", name: "n"}],
+			onConflict: {constraint: account_email_key, updateColumns: [name, email], filter: {name: {neq: "keep"}}}) { affectedCount }
+		b: insertIntoAccountCollection(objects: [{email: "a@x.com"}], onConflict: {constraint: account_email_key, updateColumns: []}) { affectedCount } }`},
+	"nested_insert": {query: `mutation { insertIntoBlogPostCollection(objects: [
+		{title: "p", blog: {name: "b", ownerId: 1}, commentCollection: [{body: "c1"}, {}]}, {title: "q", blogId: 1}]) {
+		affectedCount records { title } } }`},
+	"update_and_delete": {query: `mutation {
+		updateAccountCollection(set: {email: "b@x.com"}, filter: {id: {lt: 5}}, atMost: 1) { records { email } }
+		deleteFromAccountCollection(atMost: 2) { __typename } }`},
+}
+
+const nullsAfterCursor = `{ accountCollection(first: 2, after: "WyJiIiwgNF0=", orderBy: [{name: AscNullsLast}]) { edges { cursor } } }`
+
+// The plans resolve builds from real requests on a real schema are the plans sqlgen's goldens render: the
+// statements of each request, byte for byte the golden file (-update rewrites them from here).
+func TestPlansRenderSQLGoldens(t *testing.T) {
+	d := newTestDB(t, sqlGoldenSchema)
+	// The schema of the role the requests run as, as the engine loads it (the superuser would see all).
+	d.exec("set role service_role")
+	cat, err := reflect.Load(context.Background(), d.conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.exec("reset role")
+	schemas := map[bool]*gqlschema.Schema{
+		false: gqlschema.Build(cat, gqlschema.Options{}),
+		true:  gqlschema.Build(cat, gqlschema.Options{Features: reflect.FeatureSet{reflect.FeatureExactPaging: true}}),
+	}
+	for name, c := range sqlGoldenCases {
+		t.Run(name, func(t *testing.T) {
+			req := Request{Query: c.query}
+			if c.variables != "" {
+				req.Variables = json.RawMessage(c.variables)
+			}
+			compiled := compile(context.Background(), schemas[c.exactPaging], DefaultLimits(), req)
+			if compiled.response != nil {
+				t.Fatalf("the request did not compile: %s", compiled.response)
+			}
+			var sql []string
+			var args []any
+			for _, st := range compiled.stmts {
+				sql = append(sql, st.sql)
+				args = append(args, st.args...)
+			}
+			sqlGoldens.Check(t, name+".sql", testenv.SQLText(strings.Join(sql, ";\n"), args), *updateSQLGoldens)
+		})
+	}
+}

@@ -75,20 +75,7 @@ func report(t *testing.T, findings []lint.Finding) string {
 
 func golden(t *testing.T, name string, got string) {
 	t.Helper()
-	path := goldens.Path(name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/lint -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (go test ./internal/lint -update rewrites it; read the diff):\n%s", path, got)
-	}
+	goldens.Check(t, name, got, *update)
 }
 
 // The realistic schemas of testdata/fixtures, and pagila's and Supabase's slack clone's as published (in

@@ -135,36 +135,5 @@ func schemaSDL(t *testing.T, s *stacktest.Stack, caller string) string {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := goldens.Path(name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run with -update and read the diff:\n%s", name, firstDifference(string(want), string(got)))
-	}
-}
-
-// firstDifference shows the first line where two texts differ.
-func firstDifference(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return fmt.Sprintf("line %d\nwant: %s\n got: %s", i+1, wl, gl)
-		}
-	}
-	return ""
+	goldens.Check(t, name, string(got), *update)
 }

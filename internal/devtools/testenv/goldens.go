@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -52,8 +53,26 @@ func (g *Goldens) Check(t testing.TB, name, got string, update bool) {
 		t.Fatalf("%v (run the test with -update to create it)", err)
 	}
 	if got != string(want) {
-		t.Errorf("%s differs from %s:\n%s", name, path, got)
+		t.Errorf("%s differs from the golden file (-update rewrites it; read the diff): %s", path, firstDifference(string(want), got))
 	}
+}
+
+// firstDifference shows the first line where two texts differ.
+func firstDifference(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d\nwant: %s\n got: %s", i+1, wl, gl)
+		}
+	}
+	return ""
 }
 
 // Orphans are the golden files no test has asked for so far.

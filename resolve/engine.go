@@ -1,20 +1,3 @@
-// Package resolve answers GraphQL requests the way pg_graphql does: it parses the request with gqlparser,
-// validates it against the schema generated for the caller's role, plans it, compiles the plan to SQL with
-// sqlgen and runs it in one pipelined round trip, returning pg_graphql's response body.
-//
-// It is a library: a Go program can resolve a request on any pgx connection, inside its own transaction, as
-// that session's current role and search path (Engine.Execute). The HTTP server uses Engine.Answer, which
-// switches to the request's role and JWT claims inside the request's own transaction.
-//
-// The engine owns its data sources when it is given them (Options.Pool, Options.Replicas): Route tells a request's
-// operation from its parsed document and picks the source to run it on (queries on the read replicas, in turn),
-// and Start follows the schema changes pgreflect's setup announces, reloading each replica's schemas once it
-// has replayed the change (sources.go, watch.go, replicas.go). An engine without them needs neither.
-//
-// The stages are separate files: compile.go turns a request into statements (cached per schema, document
-// and variables) and writes the response from their results, session.go writes the role and claims prelude,
-// pipeline.go runs a batch in one round trip on prepared statements (stmtcache.go). live.go and stream.go
-// answer subscriptions (RefreshLive), many subscribers in one round trip.
 package resolve
 
 import (

@@ -1,6 +1,8 @@
 package resolve
 
 import (
+	"sort"
+
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
@@ -167,4 +169,14 @@ func listTexts(v any, maxLength int) ([]*string, error) {
 		}
 	}
 	return out, nil
+}
+
+// sortedKeys are a filter's operators in a fixed order: the same request makes the same SQL.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

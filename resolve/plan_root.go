@@ -4,21 +4,11 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"sort"
 	"unicode/utf8"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 // rootPlan is what one root field resolves to: SQL, or a value computed without the database.
 type rootPlan struct {

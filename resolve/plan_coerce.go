@@ -116,22 +116,21 @@ func coerceEnum(v any, t *gqlschema.Type) (any, error) {
 }
 
 func coerceScalar(v any, scalar string, maxLen int) (any, error) {
-	invalid := errInvalidInput(scalar)
 	switch scalar {
 	case "Int":
 		n, ok := v.(json.Number)
 		if !ok {
-			return nil, invalid
+			return nil, errInvalidInput(scalar)
 		}
 		// Any 64-bit integer passes, as in pg_graphql; Postgres reports values out of the column's range.
 		if _, err := strconv.ParseInt(string(n), 10, 64); err != nil {
-			return nil, invalid
+			return nil, errInvalidInput(scalar)
 		}
 		return n, nil
 	case "Float":
 		n, ok := v.(json.Number)
 		if !ok {
-			return nil, invalid
+			return nil, errInvalidInput(scalar)
 		}
 		return string(n), nil
 	case "BigInt":
@@ -142,7 +141,7 @@ func coerceScalar(v any, scalar string, maxLen int) (any, error) {
 		case string:
 			return v, nil
 		}
-		return nil, invalid
+		return nil, errInvalidInput(scalar)
 	case "BigFloat":
 		s, ok := v.(string)
 		if !ok {
@@ -152,7 +151,7 @@ func coerceScalar(v any, scalar string, maxLen int) (any, error) {
 	case "Boolean":
 		b, ok := v.(bool)
 		if !ok {
-			return nil, invalid
+			return nil, errInvalidInput(scalar)
 		}
 		return b, nil
 	case "Opaque":
@@ -168,7 +167,7 @@ func coerceScalar(v any, scalar string, maxLen int) (any, error) {
 		}
 		b, err := json.Marshal(v)
 		if err != nil {
-			return nil, invalid
+			return nil, errInvalidInput(scalar)
 		}
 		return string(b), nil
 	case "String":
@@ -184,7 +183,7 @@ func coerceScalar(v any, scalar string, maxLen int) (any, error) {
 	// ID, UUID, JSON, Cursor, Date, Time, Datetime: strings.
 	s, ok := v.(string)
 	if !ok {
-		return nil, invalid
+		return nil, errInvalidInput(scalar)
 	}
 	return s, nil
 }

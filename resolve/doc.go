@@ -14,10 +14,11 @@
 // A request goes through four stages, and the file names say which stage a file belongs to. compile.go
 // drives the first three and keeps their outcome per schema, document and variables:
 //
-//   - parse: parse.go (gqlparser, the operation, fragments, directives, selections and argument values) and
-//     limits.go (what one document may ask).
-//   - plan: plan.go (root plans, connections, records, pages and cursors) and plan_*.go: root fields
-//     (plan_root.go), filters (plan_filter.go, plan_related.go, plan_composite.go), input values
+//   - parse: parse.go (gqlparser, the operation, fragment cycles, variables) and limits.go (what one document
+//     may ask, checked as planning starts).
+//   - plan: plan_selection.go (the request, and what graphql-js's execution does before it resolves a field:
+//     collecting fields through fragments and @skip/@include, argument values), plan.go (root plans,
+//     connections, records, pages and cursors) and the other plan_*.go: root fields (plan_root.go), filters (plan_filter.go, plan_related.go, plan_composite.go), input values
 //     (plan_coerce.go) and writes (plan_mutation.go, plan_nested.go, plan_upsert.go). Answers known without
 //     the database (__typename, introspection.go) are planned as values.
 //   - SQL: sqlgen renders the plans (compile.go's compiledFromPlans).
@@ -32,7 +33,8 @@
 // package without exporting one name fewer. That the plans sqlgen's goldens render are the ones this package
 // builds is resolve's TestPlansRenderSQLGoldens.
 //
-// The planner reads the parse stage's selections and argument values as it goes (parse.go's children,
-// arguments and value, plan_coerce.go for each argument): planning calls back into parse.go, which is the
-// one backward step left between the stages.
+// Each stage calls only forward, into messages.go when it fails, and into limits.go's checks at the stage
+// boundaries (the document's as planning starts, the parameters' once the SQL is made): the selections and argument values are
+// read by the planner as it walks the schema's types, since which fragments apply depends on the type it is
+// at, so they are the plan stage's first file rather than the parse stage's last.
 package resolve

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,7 +58,10 @@ func startCluster(t testing.TB, init func(context.Context, *pgcluster.Cluster) e
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true, Settings: liveSettings})
+	// Fast, but with synchronous commit: these clusters are crashed (an immediate shutdown), which loses the
+	// commits an asynchronous commit had not written yet; fsync stays off, since the machine does not crash.
+	settings := append(slices.Clip(liveSettings), "synchronous_commit=on")
+	c, err := pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true, Settings: settings})
 	if err != nil {
 		t.Fatal(err)
 	}

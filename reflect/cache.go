@@ -198,11 +198,16 @@ func (c *Cache[V]) evictLocked() {
 // logf receives connection failures.
 func Watch(ctx context.Context, connect func(context.Context) (*pgx.Conn, error), channel string, cache Invalidator,
 	ready chan<- struct{}, logf func(format string, args ...any)) {
-	backoff := 100 * time.Millisecond
+	const firstBackoff = 100 * time.Millisecond
+	backoff := firstBackoff
 	for {
-		err := listen(ctx, connect, channel, cache, &ready)
+		listened, err := listen(ctx, connect, channel, cache, &ready)
 		if ctx.Err() != nil {
 			return
+		}
+		// A connection that listened was a recovery: the next loss is a new outage, not one that goes on.
+		if listened {
+			backoff = firstBackoff
 		}
 		logf("schema watch: %v (retrying in %s)", err, backoff)
 		cache.Invalidate()
@@ -217,14 +222,16 @@ func Watch(ctx context.Context, connect func(context.Context) (*pgx.Conn, error)
 	}
 }
 
-func listen(ctx context.Context, connect func(context.Context) (*pgx.Conn, error), channel string, cache Invalidator, ready *chan<- struct{}) error {
+// listen LISTENs on one connection and announces what arrives until the connection fails; listened reports
+// whether the LISTEN took effect.
+func listen(ctx context.Context, connect func(context.Context) (*pgx.Conn, error), channel string, cache Invalidator, ready *chan<- struct{}) (listened bool, err error) {
 	conn, err := connect(ctx)
 	if err != nil {
-		return fmt.Errorf("connect for schema watch: %w", err)
+		return false, fmt.Errorf("connect for schema watch: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, "listen "+pgx.Identifier{channel}.Sanitize()); err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return false, fmt.Errorf("listen: %w", err)
 	}
 	// Changes made before LISTEN took effect would otherwise go unnoticed.
 	cache.Invalidate()
@@ -236,9 +243,9 @@ func listen(ctx context.Context, connect func(context.Context) (*pgx.Conn, error
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil
+				return true, nil
 			}
-			return fmt.Errorf("wait for schema change: %w", err)
+			return true, fmt.Errorf("wait for schema change: %w", err)
 		}
 		announce(cache, n.Payload)
 	}

@@ -3,6 +3,8 @@ package reflect
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -90,8 +92,15 @@ func TestWatchInvalidatesOnNotifyAndReconnects(t *testing.T) {
 		mu.Unlock()
 		return c, err
 	}
+	var logged []string
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		logged = append(logged, fmt.Sprintf(format, args...))
+		mu.Unlock()
+		t.Logf(format, args...)
+	}
 	done := make(chan struct{})
-	go func() { Watch(ctx, connect, "test_channel", inv, ready, t.Logf); close(done) }()
+	go func() { Watch(ctx, connect, "test_channel", inv, ready, logf); close(done) }()
 	<-ready
 	base := inv.n.Load()
 	notifier, err := pgx.Connect(ctx, url)
@@ -117,6 +126,33 @@ func TestWatchInvalidatesOnNotifyAndReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return inv.n.Load() > base })
+	// Each loss after a recovery waits the first backoff again, not one doubled at every outage: six crashes
+	// in a test would otherwise leave the watch deaf for 3.2 s after the last, and schemas stale.
+	for kill := 2; kill <= 6; kill++ {
+		mu.Lock()
+		pid := conns[len(conns)-1].PgConn().PID()
+		mu.Unlock()
+		if _, err := notifier.Exec(ctx, "select pg_terminate_backend($1)", pid); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(conns) > kill })
+		// the new connection listens before it announces (LISTEN, then Invalidate): wait for its LISTEN
+		waitFor(t, func() bool {
+			var listening bool
+			err := notifier.QueryRow(ctx, "select exists (select 1 from pg_stat_activity where query like 'listen %' and pid <> $1)", pid).Scan(&listening)
+			return err == nil && listening
+		})
+	}
+	mu.Lock()
+	for _, line := range logged {
+		if !strings.HasSuffix(line, "(retrying in 100ms)") {
+			t.Errorf("after a recovery the watch waits longer than the first backoff: %q", line)
+		}
+	}
+	if len(logged) < 6 {
+		t.Errorf("%d losses logged, want 6", len(logged))
+	}
+	mu.Unlock()
 	cancel()
 	<-done
 }

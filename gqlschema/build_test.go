@@ -71,6 +71,34 @@ func field(s *gqlschema.Schema, typeName, name string) *gqlschema.Field {
 	return nil
 }
 
+// typeFields checks the fields of each type, as fields renders them ("" for a type the schema lacks).
+func typeFields(t *testing.T, s *gqlschema.Schema, want map[string]string) {
+	t.Helper()
+	for typ, fs := range want {
+		if got := fields(s, typ); got != fs {
+			t.Errorf("%s = %q, want %q", typ, got, fs)
+		}
+	}
+}
+
+// fieldType is a field's expected type: typ.field has type want.
+type fieldType struct{ typ, field, want string }
+
+// fieldTypes checks that each field exists with its type.
+func fieldTypes(t *testing.T, s *gqlschema.Schema, want []fieldType) {
+	t.Helper()
+	for _, c := range want {
+		f := field(s, c.typ, c.field)
+		if f == nil {
+			t.Errorf("%s.%s is missing (%s)", c.typ, c.field, fields(s, c.typ))
+			continue
+		}
+		if got := f.Type.String(); got != c.want {
+			t.Errorf("%s.%s: %s, want %s", c.typ, c.field, got, c.want)
+		}
+	}
+}
+
 // omitted is what the schema left out, as "name: reason".
 func omitted(s *gqlschema.Schema) []string {
 	var out []string
@@ -137,16 +165,12 @@ func TestNullabilityAndReadOnlyColumns(t *testing.T) {
 		comment on view item_view is e'@graphql({"primary_key_columns": ["id"]})';`,
 		gqlschema.Options{}, "service_role")["service_role"]
 
-	for typ, want := range map[string]string{
+	typeFields(t, s, map[string]string{
 		"item":            "nodeId: ID!, id: Int!, name: String!, note: String, name_length: Int",
 		"itemInsertInput": "id: Int, name: String, note: String",
 		"itemUpdateInput": "id: Int, name: String, note: String",
 		"item_view":       "nodeId: ID!, id: Int, name: String",
-	} {
-		if got := fields(s, typ); got != want {
-			t.Errorf("%s = %s, want %s", typ, got, want)
-		}
-	}
+	})
 	byPk := field(s, "Query", "itemByPk")
 	if byPk == nil || len(byPk.Args) != 1 || byPk.Args[0].Type.String() != "Int!" || byPk.Type.String() != "item" {
 		t.Errorf("itemByPk = %+v, want (id: Int!): item", byPk)
@@ -192,7 +216,7 @@ func TestRelationshipsFromForeignKeys(t *testing.T) {
 		create table blog_settings (blog_id int primary key references blog);`,
 		gqlschema.Options{}, "service_role")["service_role"]
 
-	for _, c := range []struct{ typ, field, want string }{
+	fieldTypes(t, s, []fieldType{
 		{"post", "blog", "blog!"},
 		{"post", "editor", "blog"},
 		{"blog", "postCollection", "postConnection"},
@@ -200,16 +224,7 @@ func TestRelationshipsFromForeignKeys(t *testing.T) {
 		{"note", "secured", "secured"},
 		{"blog", "blog_settings", "blog_settings"},
 		{"blog_settings", "blog", "blog!"},
-	} {
-		f := field(s, c.typ, c.field)
-		if f == nil {
-			t.Errorf("%s.%s is missing (%s)", c.typ, c.field, fields(s, c.typ))
-			continue
-		}
-		if got := f.Type.String(); got != c.want {
-			t.Errorf("%s.%s: %s, want %s", c.typ, c.field, got, c.want)
-		}
-	}
+	})
 	args := field(s, "blog", "postCollection").Args
 	var names []string
 	for _, a := range args {
@@ -238,22 +253,13 @@ func TestFunctionsBecomeFields(t *testing.T) {
 		gqlschema.Options{}, "anon", "service_role")
 
 	service, anon := s["service_role"], s["anon"]
-	for _, c := range []struct{ typ, field, want string }{
+	fieldTypes(t, service, []fieldType{
 		{"person", "full_name", "String"},
 		{"person", "shout", "String"},
 		{"Query", "search", "personConnection"},
 		{"Mutation", "bump", "Int"},
 		{"Query", "secret_sum", "Int"},
-	} {
-		f := field(service, c.typ, c.field)
-		if f == nil {
-			t.Errorf("%s.%s is missing", c.typ, c.field)
-			continue
-		}
-		if got := f.Type.String(); got != c.want {
-			t.Errorf("%s.%s: %s, want %s", c.typ, c.field, got, c.want)
-		}
-	}
+	})
 	var args []string
 	for _, a := range field(service, "Query", "search").Args {
 		args = append(args, a.Name+": "+a.Type.String())
@@ -394,7 +400,7 @@ func TestConnectionDirectives(t *testing.T) {
 		create table plain (id int primary key);`,
 		gqlschema.Options{}, "service_role")["service_role"]
 
-	for typ, want := range map[string]string{
+	typeFields(t, s, map[string]string{
 		"saleConnection":          "edges: [saleEdge!]!, pageInfo: PageInfo!, totalCount: Int!, aggregate: saleAggregate",
 		"saleAggregate":           "count: Int!, sum: saleSumAggregateResult, avg: saleAvgAggregateResult, min: saleMinAggregateResult, max: saleMaxAggregateResult",
 		"saleSumAggregateResult":  "id: BigInt, amount: BigFloat",
@@ -407,9 +413,5 @@ func TestConnectionDirectives(t *testing.T) {
 		"saleAvgAggregateResult":  "id: BigFloat, amount: BigFloat",
 		"tagMinAggregateResult":   "label: String",
 		"plainSumAggregateResult": "",
-	} {
-		if got := fields(s, typ); got != want {
-			t.Errorf("%s = %q, want %q", typ, got, want)
-		}
-	}
+	})
 }

@@ -294,7 +294,7 @@ func TestStartStatusStopRestart(t *testing.T) {
 		t.Errorf("project.env mode: %v, %v; want 0600", info, err)
 	}
 	if out, err := runBinary(t, bin, "status", "--dir", dir); err != nil || !strings.Contains(out, "is running") ||
-		!strings.Contains(out, "pg_graphql version: 1.6 (newest available: 1.6)") {
+		!strings.Contains(out, "pg_graphql version: 1.6 (newest available: 1.6)") || strings.Contains(out, "Exposed schemas") {
 		t.Errorf("status: %v\n%s", err, out)
 	}
 
@@ -873,6 +873,10 @@ func TestStartRestartsItsPostgreSQL(t *testing.T) {
 	if status, body := request(t, http.MethodPatch, env["MANAGEMENT_URL"]+"/v1/projects/"+env["PROJECT_REF"]+"/postgrest",
 		env["MANAGEMENT_TOKEN"], `{"db_schema": "public,shop"}`); status != http.StatusOK || !strings.Contains(body, `"db_schema":"public,shop"`) {
 		t.Fatalf("PATCH the exposed schemas: %d %s", status, body)
+	}
+	if out, err := runBinary(t, bin, "status", "--workdir", workdir); err != nil ||
+		!strings.Contains(out, "Exposed schemas: public, shop (stored through the management API") {
+		t.Errorf("status does not name the stored exposed schemas: %v\n%s", err, out)
 	}
 	killPostmaster := func() {
 		t.Helper()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,7 +62,7 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 	if !alive {
 		return errNotRunning
 	}
-	printGraphQLVersion(stdout, env["DB_URL"])
+	printAPISettings(stdout, env["DB_URL"])
 	return nil
 }
 
@@ -70,19 +71,29 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 // test `pgreflect status` (1 is left for failures, such as a directory without a project).
 var errNotRunning = errors.New("not running")
 
-// printGraphQLVersion shows the pg_graphql version the project follows and the newest this build offers, as
-// pg_available_extensions shows installed_version and default_version.
-func printGraphQLVersion(w io.Writer, dbURL string) {
+// printAPISettings shows the pg_graphql version the project follows and the newest this build offers (as
+// pg_available_extensions shows installed_version and default_version), and the exposed schemas when the
+// management API stored some: they beat supabase/config.toml's until reset, which a reader of the file would
+// not guess.
+func printAPISettings(w io.Writer, dbURL string) {
 	installed := "unknown (database unreachable)"
+	var stored apisettings.Stored
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	if conn, err := pgx.Connect(ctx, dbURL); err == nil {
-		if st, err := apisettings.Read(ctx, conn); err == nil && st.GraphQLVersion != "" {
-			installed = st.GraphQLVersion
+		if st, err := apisettings.Read(ctx, conn); err == nil {
+			stored = st
+			if st.GraphQLVersion != "" {
+				installed = st.GraphQLVersion
+			}
 		}
 		conn.Close(ctx)
 	}
 	fmt.Fprintf(w, "\npg_graphql version: %s (newest available: %s)\n", installed, gqlschema.NewestVersion)
+	if stored.Schemas != nil {
+		fmt.Fprintf(w, "Exposed schemas: %s (stored through the management API: they override [api] schemas of supabase/config.toml until reset)\n",
+			strings.Join(stored.Schemas, ", "))
+	}
 }
 
 // printProject prints a project's URLs and keys for people.

@@ -160,11 +160,11 @@ func (h *handler) checkSchemas(ctx context.Context, list string) ([]string, erro
 	return schemas, nil
 }
 
-// Override is a setting stored over supabase/config.toml's, as the console shows it (the same shape as the auth
-// settings' GET .../config/auth/overrides).
+// Override is a setting stored over supabase/config.toml's, as the console shows it: the API settings' here, and
+// the auth settings' (GET .../config/auth/overrides, internal/authapi).
 type Override struct {
 	Field string `json:"field"`
-	// FileKey names the setting in supabase/config.toml.
+	// FileKey names the setting in supabase/config.toml; "" when the file has no such setting.
 	FileKey string `json:"file_key"`
 	Stored  any    `json:"stored"`
 	File    any    `json:"file"`

@@ -8,22 +8,16 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+
+	"github.com/pgreflect/pgreflect/internal/apisettings"
 )
 
-// storedOverride is a setting stored through the management API (the console's pages, the Supabase CLI)
-// whose value differs from the server's own configuration, supabase/config.toml: the stored value wins until
-// it is reset (issue 22: a client ID set on the console went on beating the file's without a word).
-type storedOverride struct {
-	Field string `json:"field"`
-	// FileKey names the setting in supabase/config.toml, "" when the file has no such setting.
-	FileKey string `json:"file_key"`
-	// Stored and File are the values as GET .../config/auth shows them (a secret as its hash).
-	Stored any `json:"stored"`
-	File   any `json:"file"`
-}
-
-// storedOverrides lists the stored settings that differ from the configuration the server started with.
-func (s *Service) storedOverrides(ctx context.Context) ([]storedOverride, error) {
+// storedOverrides lists the settings stored through the management API (the console's pages, the Supabase
+// CLI) whose values differ from the configuration the server started with, supabase/config.toml: the stored
+// value wins until it is reset (issue 22: a client ID set on the console went on beating the file's without a
+// word). FileKey is "" for a field the file has no setting for; a secret shows as its hash, as GET
+// .../config/auth shows it.
+func (s *Service) storedOverrides(ctx context.Context) ([]apisettings.Override, error) {
 	raw, _, err := s.store.Settings(ctx)
 	if err != nil {
 		return nil, err
@@ -41,10 +35,10 @@ func (s *Service) storedOverrides(ctx context.Context) ([]storedOverride, error)
 		return nil, err
 	}
 	stored, fromFile := s.authConfigResponse(effective), s.authConfigResponse(file)
-	var out []storedOverride
+	var out []apisettings.Override
 	for _, k := range slices.Sorted(maps.Keys(ov)) {
 		if !reflect.DeepEqual(stored[k], fromFile[k]) {
-			out = append(out, storedOverride{Field: k, FileKey: fileKey(k), Stored: stored[k], File: fromFile[k]})
+			out = append(out, apisettings.Override{Field: k, FileKey: fileKey(k), Stored: stored[k], File: fromFile[k]})
 		}
 	}
 	return out, nil
@@ -96,7 +90,7 @@ func (s *Service) getOverrides(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if list == nil {
-		list = []storedOverride{}
+		list = []apisettings.Override{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"overrides": list})
 	return nil

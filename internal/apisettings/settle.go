@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/internal/config"
 )
 
 // File is what the server's configuration says (supabase/config.toml, its environment overrides, the flags).
@@ -37,17 +37,10 @@ type Effective struct {
 	extra         []string
 }
 
-// SearchPath is the API's search path: the exposed schemas, then the extra ones, without repeats.
-func (e Effective) SearchPath() []string { return searchPath(e.Schemas, e.extra) }
-
-func searchPath(schemas, extra []string) []string {
-	var out []string
-	for _, s := range slices.Concat(schemas, extra) {
-		if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
+// SearchPath is the API's search path: the exposed schemas, then the extra ones, without repeats (as
+// config.toml's [api] makes it).
+func (e Effective) SearchPath() []string {
+	return config.API{Schemas: e.Schemas, ExtraSearchPath: e.extra}.SearchPath()
 }
 
 // SearchPath is the API's search path with the stored settings st: the stored exposed schemas, else the file's,

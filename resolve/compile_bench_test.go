@@ -30,7 +30,7 @@ func BenchmarkCacheHit(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := sessionPrelude(session, quoteSearchPath(session.SearchPath), "8000", false); err != nil {
+		if _, err := sessionPrelude(session, newPreludeArgs(session.Role, quoteSearchPath(session.SearchPath), "8000"), false); err != nil {
 			b.Fatal(err)
 		}
 		rs, _ := d.engine.schemas.Get(ctx, session.Role, session.SearchPath, nil)

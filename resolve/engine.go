@@ -143,6 +143,8 @@ type roleSchema struct {
 	budget  time.Duration
 	// searchPath is the search path of the schema's cache key, quoted as the prelude sets it.
 	searchPath string
+	// prelude holds the role, search path and timeout as the session prelude's arguments.
+	prelude preludeArgs
 }
 
 // NewEngine returns an engine, with one of its own for each of opts.Replicas. Start it to follow schema
@@ -289,7 +291,7 @@ func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Requ
 		}
 		return nil, fmt.Errorf("%w: load the schema of role %s: %w", ErrInternal, s.Role, err)
 	}
-	prelude, err := sessionPrelude(s, rs.searchPath, rs.timeout, e.opts.LegacyClaimSettings)
+	prelude, err := sessionPrelude(s, rs.prelude, e.opts.LegacyClaimSettings)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInternal, err)
 	}

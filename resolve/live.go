@@ -221,7 +221,7 @@ func (e *Engine) RefreshLiveCohorts(ctx context.Context, conn *pgx.Conn, cohorts
 func (e *Engine) refreshEach(ctx context.Context, conn *pgx.Conn, c *compiled, sessions []Session, lsn, timeout string) (LiveRefresh, error) {
 	groups := make([][]statement, 0, len(sessions))
 	for _, s := range sessions {
-		prelude, err := sessionPrelude(s, quoteSearchPath(s.SearchPath), timeout, e.opts.LegacyClaimSettings)
+		prelude, err := sessionPrelude(s, newPreludeArgs(s.Role, quoteSearchPath(s.SearchPath), timeout), e.opts.LegacyClaimSettings)
 		if err != nil {
 			return LiveRefresh{}, err
 		}

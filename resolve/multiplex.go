@@ -74,7 +74,10 @@ func (e *Engine) refreshMultiplexed(ctx context.Context, conn *pgx.Conn, cohorts
 		st := compiledOf[i].stmts[0]
 		queries[k] = &st.sql
 		if prepared != nil {
-			name, _ := statementsOf(conn.PgConn()).lookup(role, st.sql)
+			var name string // none: live_refresh fails, and each subscriber's own transaction answers
+			if sd, ok := statementsOf(conn.PgConn()).lookup(role, st.sql); ok {
+				name = sd.Name
+			}
 			prepared[k] = &name
 		}
 		encoded, _ := encodeParams(st.args)
@@ -89,7 +92,7 @@ func (e *Engine) refreshMultiplexed(ctx context.Context, conn *pgx.Conn, cohorts
 		args[k] = &literal
 		index := strconv.Itoa(k + 1)
 		for _, s := range cohorts[i].Sessions {
-			prelude, err := sessionPrelude(s, quoteSearchPath(s.SearchPath), timeout, false)
+			prelude, err := sessionPrelude(s, newPreludeArgs(s.Role, quoteSearchPath(s.SearchPath), timeout), false)
 			if err != nil {
 				return false, err
 			}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -147,14 +148,15 @@ func sendGroups(ctx context.Context, conn *pgx.Conn, cache *statementCache, role
 				p.SendQueryParams(s.sql, values, oids, nil, nil)
 				continue
 			}
-			name, ok := cache.lookup(role, s.sql)
+			if sd, ok := cache.lookup(role, s.sql); ok {
+				p.SendQueryStatement(sd, values, nil, nil)
+				continue
+			}
+			name, ok := findPreparation(fresh, role, s.sql)
 			if !ok {
-				name, ok = findPreparation(fresh, role, s.sql)
-				if !ok {
-					name = cache.newName()
-					fresh = append(fresh, preparation{role: role, sql: s.sql, name: name})
-					p.SendPrepare(name, s.sql, oids)
-				}
+				name = cache.newName()
+				fresh = append(fresh, preparation{role: role, sql: s.sql, name: name})
+				p.SendPrepare(name, s.sql, oids)
 			}
 			p.SendQueryPrepared(name, values, nil, nil)
 		}
@@ -194,7 +196,7 @@ func sendGroups(ctx context.Context, conn *pgx.Conn, cache *statementCache, role
 			// Descriptions come back in the order the statements were prepared (a failed group skips the rest
 			// of its own); pgx does not name them.
 			if prepared < len(fresh) {
-				cache.add(fresh[prepared])
+				cache.add(fresh[prepared], r)
 				prepared++
 			}
 		case *pgconn.ResultReader:
@@ -264,7 +266,7 @@ func encodeParams(args []any) ([][]byte, []uint32) {
 	for i, a := range args {
 		switch a := a.(type) {
 		case string:
-			values[i], oids[i] = []byte(a), 25
+			values[i], oids[i] = textBytes(a), 25
 		case []*string:
 			values[i], oids[i] = []byte(arrayLiteral(a)), 1009
 		case nil:
@@ -274,6 +276,15 @@ func encodeParams(args []any) ([][]byte, []uint32) {
 		}
 	}
 	return values, oids
+}
+
+// textBytes is s as the bytes of a parameter value without copying it: pgx copies parameter values into its
+// write buffer when a statement is sent and never writes to them. "" stays an empty value, not NULL (nil).
+func textBytes(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 func arrayLiteral(vs []*string) string {

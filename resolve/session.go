@@ -47,10 +47,18 @@ const (
 	legacyNamedPreludeSQL = preludeSQL + legacyClaimsSQL + applicationNameAt8SQL
 )
 
-// sessionPrelude returns the statement that switches the request's transaction to the session, with its
-// search path quoted (quoteSearchPath) and the statement timeout it runs under, and the legacy per-claim
-// settings when legacy says so.
-func sessionPrelude(s Session, searchPath, statementTimeout string, legacy bool) (statement, error) {
+// preludeArgs are the prelude's parameters that a role's requests share: the role, its search path quoted
+// (quoteSearchPath) and the statement timeout it runs under, made into statement arguments once per role
+// schema rather than once per request.
+type preludeArgs struct{ role, searchPath, timeout any }
+
+func newPreludeArgs(role, searchPath, statementTimeout string) preludeArgs {
+	return preludeArgs{role, searchPath, statementTimeout}
+}
+
+// sessionPrelude returns the statement that switches the request's transaction to the session (its role,
+// search path and statement timeout in fixed, its claims), and the legacy per-claim settings when legacy says so.
+func sessionPrelude(s Session, fixed preludeArgs, legacy bool) (statement, error) {
 	claims := s.EncodedClaims
 	if claims == "" {
 		b, err := json.Marshal(s.Claims)
@@ -60,7 +68,7 @@ func sessionPrelude(s Session, searchPath, statementTimeout string, legacy bool)
 		claims = string(b)
 	}
 	args := make([]any, 4, 8)
-	args[0], args[1], args[2], args[3] = s.Role, searchPath, claims, statementTimeout
+	args[0], args[1], args[2], args[3] = fixed.role, fixed.searchPath, claims, fixed.timeout
 	sql := plainPreludeSQL
 	if legacy {
 		sub, role, email := legacyClaims(s, true)
@@ -106,7 +114,7 @@ const roleSettingsSQL = `select coalesce((select split_part(c, '=', 2)
 // applies: the catalog queries are the server's own.
 func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSchema, error) {
 	searchPath := quoteSearchPath(s.SearchPath)
-	prelude, err := sessionPrelude(s, searchPath, "0", false)
+	prelude, err := sessionPrelude(s, newPreludeArgs(s.Role, searchPath, "0"), false)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +147,7 @@ func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSc
 	if err != nil {
 		return nil, err
 	}
-	return e.roleSchema(schema, string(results[2]), searchPath), nil
+	return e.roleSchema(s.Role, schema, string(results[2]), searchPath), nil
 }
 
 // schemaList is the catalog query's parameter for a search path: its schemas, or NULL (the session's).
@@ -169,7 +177,7 @@ func oidList(oids []uint32) any {
 
 // roleSchema is what requests of a role with schema run with: the role's own statement_timeout setting
 // (own, "" when it has none) or else the engine's, the budget that follows from it, and the quoted search path.
-func (e *Engine) roleSchema(schema *gqlschema.Schema, own, searchPath string) *roleSchema {
+func (e *Engine) roleSchema(role string, schema *gqlschema.Schema, own, searchPath string) *roleSchema {
 	rs := &roleSchema{schema: schema, timeout: own, searchPath: searchPath}
 	switch {
 	case own != "":
@@ -181,6 +189,7 @@ func (e *Engine) roleSchema(schema *gqlschema.Schema, own, searchPath string) *r
 	if d, ok := parseTimeout(rs.timeout); ok && d > 0 {
 		rs.budget = d + e.opts.AnswerGrace
 	}
+	rs.prelude = newPreludeArgs(role, searchPath, rs.timeout)
 	return rs
 }
 

@@ -222,7 +222,7 @@ func (f *serverFlags) logger(stderr io.Writer) *slog.Logger {
 	if f.logFormat == "json" {
 		return slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{ReplaceAttr: durationAsText}))
 	}
-	return slog.New(slog.NewTextHandler(stderr, nil))
+	return slog.New(obs.NewTextHandler(stderr))
 }
 
 func durationAsText(_ []string, a slog.Attr) slog.Attr {

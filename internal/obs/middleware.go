@@ -60,7 +60,13 @@ func Handler(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 				span.SetStatus(codes.Error, http.StatusText(status))
 			}
 		}
-		logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		// The record is made here rather than by LogAttrs, which looks up its caller's program counter for every
+		// line whether or not the handler shows the source.
+		if h := logger.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
+			rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+			rec.AddAttrs(attrs...)
+			_ = h.Handle(r.Context(), rec)
+		}
 	})
 }
 

@@ -8,7 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/google/uuid"
 )
 
 // A panic in a handler becomes a 500 with the request id, logged with the panic under that id, and the request
@@ -59,6 +62,25 @@ func TestNewRequestID(t *testing.T) {
 	if first, second := NewRequestID(""), NewRequestID(""); first == second {
 		t.Error("two new ids are the same")
 	}
+	// New ids are version 4 UUIDs, unique across goroutines.
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 25000 {
+				id := NewRequestID("")
+				u, err := uuid.Parse(id)
+				mu.Lock()
+				if err != nil || u.Version() != 4 || u.Variant() != uuid.RFC4122 || seen[id] {
+					t.Errorf("id %s: %v, version %d, variant %s, seen before %v", id, err, u.Version(), u.Variant(), seen[id])
+				}
+				seen[id] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestRouteIsBounded(t *testing.T) {

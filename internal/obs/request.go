@@ -5,7 +5,9 @@ package obs
 
 import (
 	"context"
+	"encoding/binary"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 
 	"github.com/google/uuid"
@@ -76,7 +78,18 @@ func NewRequestID(incoming string) string {
 	if incoming != "" && len(incoming) <= maxRequestIDLength && sane(incoming) {
 		return incoming
 	}
-	return uuid.NewString()
+	return newUUID().String()
+}
+
+// newUUID is a random (version 4) UUID from the runtime's per-thread generator rather than crypto/rand (a
+// system call or a lock per request): a request id must be unique, not secret.
+func newUUID() uuid.UUID {
+	var u uuid.UUID
+	binary.LittleEndian.PutUint64(u[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(u[8:], rand.Uint64())
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return u
 }
 
 func sane(s string) bool {

@@ -39,7 +39,7 @@ func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) (wireReques
 		}
 		return req, false
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := decodeRequest(body, &req); err != nil {
 		writeGraphQLError(w, http.StatusBadRequest, msgBodyNotRequest)
 		return req, false
 	}

@@ -26,44 +26,12 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 func TestCeilingAnswersAsPgreflect(t *testing.T) {
 	ctx := context.Background()
 	const accounts = 500
-	superURL := pgtest.NewDB(t)
-	conn, err := pgx.Connect(ctx, superURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if err := benchdata.Load(ctx, conn, accounts); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, CurveSQL); err != nil {
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(superURL)
-	u.User = url.User("authenticator")
-	pool, err := pgxpool.New(ctx, u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-
-	keys, err := auth.NewKeys("a-benchmark-secret-of-at-least-32-characters")
-	if err != nil {
-		t.Fatal(err)
-	}
-	anonKey, _ := keys.SignAPIKey("anon", "benchbenchbenchbench")
-	serviceKey, _ := keys.SignAPIKey("service_role", "benchbenchbenchbench")
-	api, err := httpapi.New(ctx, httpapi.Options{Pool: pool, Keys: keys, AnonKey: anonKey, ServiceRoleKey: serviceKey,
-		SearchPath: []string{"public"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer api.Close()
-	pgreflectSrv := httptest.NewServer(api)
+	c := newContenders(t, accounts)
+	pgreflectSrv := httptest.NewServer(c.pgreflect)
 	defer pgreflectSrv.Close()
-	ceilingSrv := httptest.NewServer(NewCeiling(pool, keys, auth.APIKeys{Anon: anonKey, ServiceRole: serviceKey}, accounts))
+	ceilingSrv := httptest.NewServer(c.ceiling)
 	defer ceilingSrv.Close()
-
-	tokens := Tokens{Keys: keys, AnonKey: anonKey, UserID: func(a int) (string, error) { return benchdata.UserID(ctx, conn, a) }}
+	tokens := c.tokens
 	pgreflect := Target{Name: "pgreflect", URL: pgreflectSrv.URL + "/graphql/v1"}
 	ceiling := Target{Name: "ceiling", URL: ceilingSrv.URL + "/graphql/v1"}
 	client := pgreflectSrv.Client()
@@ -122,4 +90,67 @@ func must(t *testing.T, target Target, client *http.Client, q Query, v int, toke
 		t.Fatal(err)
 	}
 	return body
+}
+
+// contenders is pgreflect's server and the ceiling on one database of benchdata with the given accounts, both
+// connecting as authenticator through one pool.
+type contenders struct {
+	pgreflect, ceiling http.Handler
+	tokens             Tokens
+	// postmaster is the database cluster's postmaster, whose processes' CPU time ClusterTimes reads.
+	postmaster int
+}
+
+func newContenders(tb testing.TB, accounts int, opts ...func(*httpapi.Options)) contenders {
+	tb.Helper()
+	ctx := context.Background()
+	superURL := pgtest.NewDB(tb)
+	conn, err := pgx.Connect(ctx, superURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close(ctx) })
+	if err := benchdata.Load(ctx, conn, accounts); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, CurveSQL); err != nil {
+		tb.Fatal(err)
+	}
+	var backend int
+	if err := conn.QueryRow(ctx, "select pg_backend_pid()").Scan(&backend); err != nil {
+		tb.Fatal(err)
+	}
+	postmaster, _, err := procStat(backend)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u, _ := url.Parse(superURL)
+	u.User = url.User("authenticator")
+	pool, err := pgxpool.New(ctx, u.String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+
+	keys, err := auth.NewKeys("a-benchmark-secret-of-at-least-32-characters")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	anonKey, _ := keys.SignAPIKey("anon", "benchbenchbenchbench")
+	serviceKey, _ := keys.SignAPIKey("service_role", "benchbenchbenchbench")
+	o := httpapi.Options{Pool: pool, Keys: keys, AnonKey: anonKey, ServiceRoleKey: serviceKey, SearchPath: []string{"public"}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	api, err := httpapi.New(ctx, o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(api.Close)
+	return contenders{
+		pgreflect:  api,
+		ceiling:    NewCeiling(pool, keys, auth.APIKeys{Anon: anonKey, ServiceRole: serviceKey}, accounts),
+		tokens:     Tokens{Keys: keys, AnonKey: anonKey, UserID: func(a int) (string, error) { return benchdata.UserID(ctx, conn, a) }},
+		postmaster: postmaster,
+	}
 }

@@ -1,0 +1,93 @@
+package benchcmp
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pgreflect/pgreflect/internal/httpapi"
+	"github.com/pgreflect/pgreflect/internal/obs"
+)
+
+// BenchmarkServerCPU is the comparison's queries served in this process by pgreflect's handler (as the binary
+// runs it: a text request log line, metrics) and by the ceiling, through ServeHTTP without sockets: the CPU
+// each spends per request in the server (server-µs/op: this process, so the requests' building too, alike for
+// both) and in Postgres (pg-µs/op: every process of the cluster). Where make bench gives the ratio of
+// throughput, this says on which side of the wire the difference is, and -cpuprofile on one contender's
+// sub-benchmark (e.g. -bench 'ServerCPU/Q1/pgreflect') shows where.
+func BenchmarkServerCPU(b *testing.B) {
+	const accounts = 2000
+	c := newContenders(b, accounts, func(o *httpapi.Options) {
+		o.Logger = slog.New(obs.NewTextHandler(io.Discard))
+		o.Metrics = obs.NewMetrics()
+	})
+	for _, q := range Queries(accounts) {
+		reqs := make([]Request, Variants(accounts))
+		for v := range reqs {
+			var err error
+			if reqs[v], err = (Target{}).Request(q, v, c.tokens); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, h := range []struct {
+			name    string
+			handler http.Handler
+		}{{"pgreflect", c.pgreflect}, {"ceiling", c.ceiling}} {
+			b.Run(q.Name+"/"+h.name, func(b *testing.B) {
+				serve := func(r Request) bool {
+					req := httptest.NewRequest(http.MethodPost, "/graphql/v1", bytes.NewReader(r.Body))
+					req.Header = r.Header.Clone()
+					w := httptest.NewRecorder()
+					h.handler.ServeHTTP(w, req)
+					if w.Code != http.StatusOK || bytes.Contains(w.Body.Bytes(), []byte(`"errors"`)) {
+						b.Errorf("%s %s: %d %.300s", q.Name, h.name, w.Code, w.Body)
+						return false
+					}
+					return true
+				}
+				for _, r := range reqs {
+					serve(r) // prepared and cached outside the measurement
+				}
+				var next atomic.Int64
+				pg0, err := ClusterTimes(c.postmaster)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu0 := selfCPU(b)
+				b.ReportAllocs()
+				b.SetParallelism(8)
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if !serve(reqs[int(next.Add(1))%len(reqs)]) {
+							return
+						}
+					}
+				})
+				b.StopTimer()
+				cpu := selfCPU(b) - cpu0
+				pg1, err := ClusterTimes(c.postmaster)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "server-µs/op")
+				b.ReportMetric(float64(ClusterCPUBetween(pg0, pg1).Microseconds())/float64(b.N), "pg-µs/op")
+			})
+		}
+	}
+}
+
+// selfCPU is the CPU time (user and system) this process has used.
+func selfCPU(b *testing.B) time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}

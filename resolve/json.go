@@ -287,7 +287,7 @@ func closingQuote(raw []byte, from int) int {
 	for ; j+8 <= len(raw); j += 8 {
 		x := binary.LittleEndian.Uint64(raw[j:])
 		q, b := x^(ones*'"'), x^(ones*'\\')
-		if m := ((q - ones) &^ q | (b - ones) &^ b) & highs; m != 0 {
+		if m := ((q-ones)&^q | (b-ones)&^b) & highs; m != 0 {
 			if k := j + bits.TrailingZeros64(m)/8; raw[k] == '"' {
 				return k
 			}

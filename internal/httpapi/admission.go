@@ -131,9 +131,16 @@ func (s *Server) acquire(ctx context.Context, r *http.Request, g gate, role stri
 // slowWatch turns a request that was not known to be slow into a slow one once it has held its connection
 // for the threshold: its operation is then known to be slow to the requests that come next, and it counts
 // against the slow operations' share until it ends, so that an operation never seen before (a new document
-// each time, or the first burst of one) cannot take the whole pool for long.
+// each time, or the first burst of one) cannot take the whole pool for long. A watch that ended before its
+// timer fired goes back to the server's pool and is armed again by a later request: its timer is made once.
 type slowWatch struct {
 	timer *time.Timer
+	// What the timer's function needs, set before each arming.
+	s         *Server
+	g         gate
+	op        admission.Operation
+	threshold time.Duration
+
 	mu    sync.Mutex
 	ended bool
 	// unhold releases the request's count against the slow operations, once it has become slow.
@@ -145,22 +152,35 @@ func (s *Server) watchSlow(g gate, class admission.Class, op admission.Operation
 	if class == admission.Slow || g.slow == 0 {
 		return nil
 	}
-	w := &slowWatch{}
-	threshold := s.costs.Threshold()
-	w.timer = time.AfterFunc(threshold, func() {
-		s.costs.Observe(op, threshold)
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if !w.ended {
-			w.unhold = g.limiter.Hold(g.slowKey())
-		}
-	})
+	w, reused := s.watches.Get().(*slowWatch)
+	if !reused {
+		w = &slowWatch{s: s}
+	}
+	w.g, w.op, w.threshold, w.ended, w.unhold = g, op, s.costs.Threshold(), false, nil
+	if reused {
+		w.timer.Reset(w.threshold)
+	} else {
+		w.timer = time.AfterFunc(w.threshold, w.fire)
+	}
 	return w
+}
+
+func (w *slowWatch) fire() {
+	w.s.costs.Observe(w.op, w.threshold)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.ended {
+		w.unhold = w.g.limiter.Hold(w.g.slowKey())
+	}
 }
 
 // stop ends the watch when the request gives its connection back.
 func (w *slowWatch) stop() {
-	if w == nil || w.timer.Stop() {
+	if w == nil {
+		return
+	}
+	if w.timer.Stop() {
+		w.s.watches.Put(w) // its function never ran and never will: the watch can be armed again
 		return
 	}
 	w.mu.Lock()

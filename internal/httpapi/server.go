@@ -149,6 +149,8 @@ type Server struct {
 	cancel  context.CancelFunc
 	// watchers is the change feed of the subscriptions (the engine runs the schema watch).
 	watchers sync.WaitGroup
+	// watches holds slow watches whose timers can be armed again (see slowWatch).
+	watches sync.Pool
 	// gates admit requests to the engine's sources, by resolve.Source.Replica (the primary's first); costs
 	// tell slow operations from cheap ones for all of them.
 	gates []gate

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/vektah/gqlparser/v2/ast"
 
@@ -42,16 +41,11 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	if sf.dbURL == "" || dir == "" {
 		return &inputError{errors.New("--db-url (or PGREFLECT_DATABASE_URL) and --snapshot are required")}
 	}
-	if len(roles) == 0 {
-		roles = apiRoles
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	db, err := sf.open(ctx, sf.dbURL, stderr)
+	ctx, db, done, err := sf.openDatabase(stderr)
 	if err != nil {
-		return &inputError{err}
+		return err
 	}
-	defer db.close()
+	defer done()
 	if update {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return &inputError{err}
@@ -59,7 +53,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	var changes []schemadiff.Change
 	var pairs []rolePair
-	for _, role := range roles {
+	for _, role := range roles.or(apiRoles) {
 		current, err := db.load(ctx, role)
 		if err != nil {
 			return &inputError{err}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/vektah/gqlparser/v2/ast"
 
@@ -32,6 +31,14 @@ var apiRoles = []string{"anon", "authenticated", "service_role"}
 
 // roleList is a repeatable --role flag.
 type roleList []string
+
+// or is the roles named, else defaults.
+func (r roleList) or(defaults []string) []string {
+	if len(r) == 0 {
+		return defaults
+	}
+	return r
+}
 
 func (r *roleList) String() string { return strings.Join(*r, ",") }
 func (r *roleList) Set(v string) error {
@@ -90,16 +97,14 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 		return &inputError{fmt.Errorf("unknown format %q: use text, json or markdown", format)}
 	}
 	databases := isDatabaseURL(sides[0]) && isDatabaseURL(sides[1])
-	if len(roles) == 0 {
-		roles = roleList{"anon"}
-		if databases {
-			roles = apiRoles
-		}
-	}
 	if !databases && (isDatabaseURL(sides[0]) || isDatabaseURL(sides[1])) && len(roles) > 1 {
 		return &inputError{errors.New("a file is one role's schema: name one --role to compare it with the database")}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defaultRoles := []string{"anon"} // a file is one role's schema
+	if databases {
+		defaultRoles = apiRoles
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), schemaCommandTimeout)
 	defer cancel()
 	old, err := openSide(ctx, sf, sides[0], stderr)
 	if err != nil {
@@ -119,7 +124,7 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var changes []schemadiff.Change
-	for _, role := range roles {
+	for _, role := range roles.or(defaultRoles) {
 		o, err := old.load(ctx, role)
 		if err != nil {
 			return &inputError{err}
@@ -178,9 +183,9 @@ type side struct {
 
 func openSide(ctx context.Context, sf *schemaFlags, arg string, stderr io.Writer) (*side, error) {
 	if isDatabaseURL(arg) {
-		db, err := sf.open(ctx, arg, stderr)
+		db, err := sf.openInput(ctx, arg, stderr)
 		if err != nil {
-			return nil, &inputError{err}
+			return nil, err
 		}
 		return &side{db: db}, nil
 	}

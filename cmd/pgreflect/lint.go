@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/pgreflect/pgreflect/internal/lint"
 )
@@ -35,18 +33,13 @@ func runLint(args []string, stdout, stderr io.Writer) error {
 	if sf.dbURL == "" {
 		return &inputError{errors.New("--db-url (or PGREFLECT_DATABASE_URL) is required")}
 	}
-	if len(roles) == 0 {
-		roles = apiRoles
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	db, err := sf.open(ctx, sf.dbURL, stderr)
+	ctx, db, done, err := sf.openDatabase(stderr)
 	if err != nil {
-		return &inputError{err}
+		return err
 	}
-	defer db.close()
+	defer done()
 	var perRole [][]lint.Finding
-	for _, role := range roles {
+	for _, role := range roles.or(apiRoles) {
 		side, err := db.load(ctx, role)
 		if err != nil {
 			return &inputError{err}

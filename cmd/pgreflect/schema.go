@@ -75,6 +75,32 @@ func (sf *schemaFlags) open(ctx context.Context, url string, stderr io.Writer) (
 	return &dbSchemas{conn: conn, searchPath: searchPath, version: version}, nil
 }
 
+// schemaCommandTimeout bounds lint, check and diff from start to end: connecting, and generating each role's
+// schema, which takes seconds on a large catalog. A CI job waiting on an unanswering database should fail, not hang.
+const schemaCommandTimeout = 2 * time.Minute
+
+// openInput is open for the commands that tell bad input from a finding (lint, check, diff): a database that
+// cannot be opened or read is bad input, exit status 2.
+func (sf *schemaFlags) openInput(ctx context.Context, url string, stderr io.Writer) (*dbSchemas, error) {
+	db, err := sf.open(ctx, url, stderr)
+	if err != nil {
+		return nil, &inputError{err}
+	}
+	return db, nil
+}
+
+// openDatabase opens the database of --db-url within schemaCommandTimeout, the start lint and check share;
+// done closes it and ends the context.
+func (sf *schemaFlags) openDatabase(stderr io.Writer) (ctx context.Context, db *dbSchemas, done func(), err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), schemaCommandTimeout)
+	db, err = sf.openInput(ctx, sf.dbURL, stderr)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return ctx, db, func() { db.close(); cancel() }, nil
+}
+
 func (d *dbSchemas) load(ctx context.Context, role string) (schemadiff.Side, error) {
 	return schemadiff.LoadDatabase(ctx, d.conn, role, d.searchPath, d.version)
 }

@@ -51,9 +51,7 @@ func (f *replicaFollower) run(ctx context.Context) {
 				return
 			}
 			f.log.Warn("schema change: read the primary's WAL position; reloading the replicas' schemas now", "error", err)
-			for _, r := range f.replicas {
-				r.forget()
-			}
+			forgetAll(f.replicas)
 			continue
 		}
 		var wg sync.WaitGroup
@@ -68,6 +66,14 @@ func (f *replicaFollower) run(ctx context.Context) {
 			})
 		}
 		wg.Wait()
+	}
+}
+
+// forgetAll drops every replica's schemas without waiting for it to replay the change: when nothing waits (the
+// engine is not started) or there is nothing to wait for (the primary's WAL position could not be read).
+func forgetAll(replicas []*Engine) {
+	for _, r := range replicas {
+		r.forget()
 	}
 }
 

@@ -157,6 +157,37 @@ func TestStartedEngineFollowsThePrimarysChanges(t *testing.T) {
 	}
 }
 
+// An engine not started has nothing that waits for its replicas to replay a change: Invalidate, and the narrower
+// invalidations after a GRANT or a change of some relations, drop each replica's schemas at once.
+func TestInvalidateReloadsReplicasAtOnceWhenNotStarted(t *testing.T) {
+	primary, replica, _, replicaAdmin := routedDatabases(t)
+	e := NewEngine(Options{Pool: primary, Replicas: []*pgxpool.Pool{replica}})
+	for _, c := range []struct {
+		column     string
+		invalidate func()
+	}{
+		{"note", e.Invalidate},
+		{"remark", e.InvalidatePrivileges},
+		{"comment", func() { e.InvalidateRelations(nil) }},
+	} {
+		req := Request{Query: `{ itemCollection { edges { node { ` + c.column + ` } } } }`}
+		if _, onReplica, got := routedAnswer(t, e, req); onReplica != 1 || !strings.Contains(got, "Unknown field") {
+			t.Fatalf("before the change, source %d answered %s", onReplica, got)
+		}
+		if _, err := replicaAdmin.Exec(t.Context(), "alter table item add column "+c.column+" text"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, got := routedAnswer(t, e, req); !strings.Contains(got, "Unknown field") {
+			t.Fatalf("the replica's schema was reloaded untold: %s", got)
+		}
+		c.invalidate()
+		want := fmt.Sprintf(`{"data": {"itemCollection": {"edges": [{"node": {"%s": null}}]}}}`, c.column)
+		if _, _, got := routedAnswer(t, e, req); got != want {
+			t.Errorf("after the change of %s and its invalidation, the replica answers %s", c.column, got)
+		}
+	}
+}
+
 // BenchmarkRoute is what routing adds to each request: a remembered document's operation (hit), and the
 // parse of one not seen before (miss), for a query of the size clients send.
 func BenchmarkRoute(b *testing.B) {

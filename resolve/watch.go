@@ -109,9 +109,7 @@ func (e *Engine) replicasChanged() {
 		f.changedSchema()
 		return
 	}
-	for _, r := range e.replicas {
-		r.forget()
-	}
+	forgetAll(e.replicas)
 }
 
 // fanout tells several caches of each change.

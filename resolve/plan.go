@@ -80,55 +80,61 @@ func (r *request) fieldArgs(sel *selection, f *gqlschema.Field) (map[string]any,
 
 // node plans the selection of a record of table t.
 func (r *request) node(sel *selection, t *gqlschema.Table, style unknownFieldStyle) (*sqlgen.Node, error) {
-	typ := r.schema.Types[t.TypeName]
-	children, err := r.children(sel, t.TypeName)
+	return r.objectFields(sel, r.schema.Types[t.TypeName], t.TypeName, style, func(c *selection, f *gqlschema.Field) (sqlgen.NodeField, error) {
+		nf := sqlgen.NodeField{Key: c.Key}
+		var err error
+		switch f.Kind {
+		case gqlschema.FieldNodeID:
+			nf.NodeID = &sqlgen.NodeID{Relation: *r.relation(t), PK: pkNames(t)}
+		case gqlschema.FieldColumn:
+			if f.Column.Type.Composite != nil {
+				nf.Composite, err = r.compositeValue(c, f.Column)
+				break
+			}
+			nf.Column = columnOutput(f.Column)
+		case gqlschema.FieldToOne:
+			if err := noArguments(c); err != nil {
+				return nf, err
+			}
+			child, err := r.node(c, f.Table, quotedSingle)
+			if err != nil {
+				return nf, err
+			}
+			nf.Record = &sqlgen.Record{Source: sqlgen.Source{Relation: r.relation(f.Table)},
+				Join: joins(f.Relationship), Node: child}
+		case gqlschema.FieldToMany:
+			nf.Connection, err = r.connection(c, f, sqlgen.Source{Relation: r.relation(f.Table)}, joins(f.Relationship))
+		case gqlschema.FieldComputed:
+			err = r.functionField(c, f, &nf, true)
+		default:
+			err = unknownField(style, c.Name, t.TypeName)
+		}
+		return nf, err
+	})
+}
+
+// objectFields plans the fields selected on object type typ (named typeName): __typename by itself, a name typ
+// lacks as an unknown field in style, and every other field as field plans it. A table's node and a composite
+// value share it; which fields they have and what each becomes are theirs.
+func (r *request) objectFields(sel *selection, typ *gqlschema.Type, typeName string, style unknownFieldStyle,
+	field func(c *selection, f *gqlschema.Field) (sqlgen.NodeField, error)) (*sqlgen.Node, error) {
+	children, err := r.children(sel, typeName)
 	if err != nil {
 		return nil, err
 	}
 	n := &sqlgen.Node{}
 	for _, c := range children {
 		if c.Name == "__typename" {
-			n.Fields = append(n.Fields, sqlgen.NodeField{Key: c.Key, Typename: t.TypeName})
+			n.Fields = append(n.Fields, sqlgen.NodeField{Key: c.Key, Typename: typeName})
 			continue
 		}
 		f := findField(typ, c.Name)
 		if f == nil {
-			return nil, unknownField(style, c.Name, t.TypeName)
+			return nil, unknownField(style, c.Name, typeName)
 		}
-		nf := sqlgen.NodeField{Key: c.Key}
-		switch f.Kind {
-		case gqlschema.FieldNodeID:
-			nf.NodeID = &sqlgen.NodeID{Relation: *r.relation(t), PK: pkNames(t)}
-		case gqlschema.FieldColumn:
-			if f.Column.Type.Composite != nil {
-				if nf.Composite, err = r.compositeValue(c, f.Column); err != nil {
-					return nil, err
-				}
-				break
-			}
-			nf.Column = columnOutput(f.Column)
-		case gqlschema.FieldToOne:
-			if err := noArguments(c); err != nil {
-				return nil, err
-			}
-			child, err := r.node(c, f.Table, quotedSingle)
-			if err != nil {
-				return nil, err
-			}
-			nf.Record = &sqlgen.Record{Source: sqlgen.Source{Relation: r.relation(f.Table)},
-				Join: joins(f.Relationship), Node: child}
-		case gqlschema.FieldToMany:
-			conn, err := r.connection(c, f, sqlgen.Source{Relation: r.relation(f.Table)}, joins(f.Relationship))
-			if err != nil {
-				return nil, err
-			}
-			nf.Connection = conn
-		case gqlschema.FieldComputed:
-			if err := r.functionField(c, f, &nf, true); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, unknownField(style, c.Name, t.TypeName)
+		nf, err := field(c, f)
+		if err != nil {
+			return nil, err
 		}
 		n.Fields = append(n.Fields, nf)
 	}

@@ -5,30 +5,22 @@ import (
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
 
-// compositeValue plans the selection of a composite-type column's fields (the composite feature).
+// compositeValue plans the selection of a composite-type column's fields (the composite feature). Unlike a
+// table's node, it needs a selection (pg_graphql's error), and its fields are columns only, which take no
+// arguments.
 func (r *request) compositeValue(sel *selection, c *gqlschema.Column) (*sqlgen.CompositeValue, error) {
 	typ := c.Type.Composite
-	children, err := r.children(sel, typ.Name)
+	n, err := r.objectFields(sel, typ, typ.Name, quotedSingle, func(child *selection, f *gqlschema.Field) (sqlgen.NodeField, error) {
+		if err := noArguments(child); err != nil {
+			return sqlgen.NodeField{}, err
+		}
+		return sqlgen.NodeField{Key: child.Key, Column: columnOutput(f.Column)}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if len(children) == 0 {
+	if len(n.Fields) == 0 { // no field selected: every one selected is planned or fails
 		return nil, errNoSubselection(sel.Name, typ.Name)
-	}
-	n := &sqlgen.Node{}
-	for _, child := range children {
-		if child.Name == "__typename" {
-			n.Fields = append(n.Fields, sqlgen.NodeField{Key: child.Key, Typename: typ.Name})
-			continue
-		}
-		f := findField(typ, child.Name)
-		if f == nil {
-			return nil, unknownField(quotedSingle, child.Name, typ.Name)
-		}
-		if err := noArguments(child); err != nil {
-			return nil, err
-		}
-		n.Fields = append(n.Fields, sqlgen.NodeField{Key: child.Key, Column: columnOutput(f.Column)})
 	}
 	return &sqlgen.CompositeValue{Column: c.SQL.Name, Node: n}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgreflect/pgreflect/internal/httpapi"
+	"github.com/pgreflect/pgreflect/resolve"
 	"github.com/pgreflect/pgreflect/testidp"
 )
 
@@ -55,7 +56,7 @@ func TestSignedInUserSeesOwnRowsThroughGraphQL(t *testing.T) {
 				w.keys = esKeys
 			}
 			svc := w.start(nil).svc // an auth service with these keys; the full server below mounts it
-			api, err := httpapi.New(t.Context(), httpapi.Options{Pool: login, Keys: w.keys, AnonKey: w.anon, ServiceRoleKey: w.service,
+			api, err := httpapi.New(t.Context(), httpapi.Options{Pool: login, Engine: resolve.NewEngine(resolve.Options{Pool: login}), Keys: w.keys, AnonKey: w.anon, ServiceRoleKey: w.service,
 				Auth: svc.AuthHandler(), Management: svc.ManagementHandler()})
 			if err != nil {
 				t.Fatal(err)

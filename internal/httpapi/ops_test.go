@@ -21,6 +21,7 @@ import (
 	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/resolve"
 )
 
 // Each claim that must not select a role: the login role itself, and role claims that are there but are no
@@ -229,7 +230,8 @@ func TestHealthAndReadyFollowPostgres(t *testing.T) {
 	keys, _ := auth.NewKeys(secret)
 	anon, _ := keys.SignAPIKey("anon", "abcdefghijklmnopqrst")
 	logs := &testenv.SyncBuffer{}
-	s, err := New(ctx, Options{Pool: pool, Keys: keys, AnonKey: anon, Logger: slogJSON(logs, t)})
+	s, err := New(ctx, Options{Pool: pool, Engine: resolve.NewEngine(resolve.Options{Pool: pool}), Keys: keys, AnonKey: anon,
+		Logger: slogJSON(logs, t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/resolve"
 )
 
 // A backend killed in the middle of a request (a Postgres restart, a crash) is answered with the outage's one
@@ -107,8 +108,9 @@ func TestCostlyRegexCutWhileOthersAreServed(t *testing.T) {
 // API.
 func TestFrozenPrimaryIsOne503InTime(t *testing.T) {
 	cluster := pgtest.StartCluster(t)
-	f := newFixtureOn(t, cluster.URL("postgres"), `create table t(id int primary key); insert into t values (1);
-		grant select on t to anon;`, 0, Options{StatementTimeout: time.Second, PoolTimeout: 2 * time.Second})
+	f := newFixtureEngine(t, cluster.URL("postgres"), `create table t(id int primary key); insert into t values (1);
+		grant select on t to anon;`, 0, Options{PoolTimeout: 2 * time.Second},
+		resolve.Options{StatementTimeout: time.Second})
 	const query = `{"query": "{ tCollection { edges { node { id } } } }"}`
 	if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, query); status != 200 {
 		t.Fatalf("before the freeze: %d %s", status, body)
@@ -140,8 +142,9 @@ func TestFrozenPrimaryIsOne503InTime(t *testing.T) {
 // statement that runs past it is cut, and the request answered with the one 503 in time, not after the
 // statement's ten seconds; a cheap request after it is answered as usual.
 func TestRequestTimeoutCutsAStatementWithoutTimeout(t *testing.T) {
-	f := newFixtureOn(t, pgtest.NewDB(t), slowSchema+`create function slower() returns int language sql stable as $$ select 1 from pg_sleep(10) $$;
-		grant execute on function slower() to anon;`, 2, Options{StatementTimeout: -1, RequestTimeout: time.Second})
+	f := newFixtureEngine(t, pgtest.NewDB(t), slowSchema+`create function slower() returns int language sql stable as $$ select 1 from pg_sleep(10) $$;
+		grant execute on function slower() to anon;`, 2, Options{RequestTimeout: time.Second},
+		resolve.Options{StatementTimeout: -1})
 	if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, cheapQuery); status != 200 || body != cheapData {
 		t.Fatalf("a cheap request: %d %s", status, body)
 	}
@@ -163,8 +166,9 @@ func TestRequestTimeoutCutsAStatementWithoutTimeout(t *testing.T) {
 // query's data or the outage's one 503: never a 200 carrying an error, whatever state the crash left pgx in.
 func TestCrashUnderLoadIsOnlyDataOr503(t *testing.T) {
 	cluster := pgtest.StartCluster(t)
-	f := newFixtureOn(t, cluster.URL("postgres"), `create table t(id int primary key); insert into t values (1);
-		grant select on t to anon;`, 0, Options{StatementTimeout: 2 * time.Second, PoolTimeout: 2 * time.Second})
+	f := newFixtureEngine(t, cluster.URL("postgres"), `create table t(id int primary key); insert into t values (1);
+		grant select on t to anon;`, 0, Options{PoolTimeout: 2 * time.Second},
+		resolve.Options{StatementTimeout: 2 * time.Second})
 	const query = `{"query": "{ tCollection { edges { node { id } } } }"}`
 	const data = `{"data": {"tCollection": {"edges": [{"node": {"id": 1}}]}}}`
 	ctx, stop := context.WithCancel(context.Background())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/resolve"
 )
 
 // The server routes by the operation the engine parsed, never by the look of the text: a query goes to the
@@ -20,8 +21,8 @@ import (
 func TestRoutingFollowsTheParsedOperation(t *testing.T) {
 	// The replica's stand-in answers with its own row, and would fail a mutation that reached it.
 	replicaURL := testenv.ReadOnlyDB(t, testenv.RoutedSchema("on the replica"))
-	f := newFixtureOn(t, pgtest.NewDB(t), testenv.RoutedSchema("on the primary"), 0,
-		Options{ReadPools: []*pgxpool.Pool{testenv.LoginPool(t, replicaURL)}})
+	f := newFixtureEngine(t, pgtest.NewDB(t), testenv.RoutedSchema("on the primary"), 0, Options{},
+		resolve.Options{Replicas: []*pgxpool.Pool{testenv.LoginPool(t, replicaURL)}})
 	anon := map[string]string{"apikey": f.anon}
 	const items = `itemCollection(orderBy: [{id: AscNullsLast}]) { edges { node { name } } }`
 	const both = `query Q { ` + items + ` } mutation M { insertIntoitemCollection(objects: [{id: 3, name: "by name"}]) { affectedCount } }`

@@ -36,7 +36,12 @@ import (
 type Options struct {
 	// Pool connects as the login role (e.g. authenticator); each request switches to the role its JWT names,
 	// which the login role must have been granted.
-	Pool           *pgxpool.Pool
+	Pool *pgxpool.Pool
+	// Engine answers the GraphQL requests: resolve.NewEngine with Pool as its primary (Options.Pool), and its
+	// read replicas, over which queries are spread while mutations go to Pool (a replica lags the primary, so
+	// a query may not yet see a mutation just answered: docs/deploy.md). The server starts its schema watch,
+	// telling the subscriptions of each change, and Close stops it.
+	Engine         *resolve.Engine
 	Keys           *auth.Keys
 	AnonKey        string
 	ServiceRoleKey string
@@ -50,33 +55,13 @@ type Options struct {
 	Console http.Handler
 	// MaxBodyBytes bounds request bodies; default 1 MiB.
 	MaxBodyBytes int64
-	// MaxRows caps page sizes where no directive does; default pg_graphql's 30.
-	MaxRows int
-	// Features are extensions beyond pg_graphql on for every table (see resolve.Options).
-	Features reflect.FeatureSet
-	// RequestLimits bound what one GraphQL request may ask (fields, depth, aliases); zero fields take
-	// resolve.DefaultLimits.
-	RequestLimits resolve.Limits
-	// StatementTimeout applies to requests whose role sets none of its own; 0: resolve's default (8s).
-	StatementTimeout time.Duration
-	// LegacyClaimSettings also sets the legacy per-claim settings request.jwt.claim.* (resolve.Options).
-	LegacyClaimSettings bool
 	// Logger receives the request lines and operational messages; default slog.Default().
 	Logger *slog.Logger
 	// Metrics, when set, count requests and schema reloads and are served at /metrics to the service_role key.
 	Metrics *obs.Metrics
-	// ReadPools, when set, are read replicas of Pool's database, logged in as the same role: queries are spread
-	// over them and mutations go to Pool. A replica lags the primary, so a query may not yet see a mutation
-	// that was just answered (docs/deploy.md).
-	ReadPools []*pgxpool.Pool
-	// StatementMode is how requests send their statements: resolve.StatementsUnnamed behind a pooler in
-	// transaction mode.
-	StatementMode resolve.StatementMode
 	// PollSchema, when set, makes the server poll the schema version at this interval instead of
 	// LISTENing for its announcements, which do not come through a pooler in transaction mode.
 	PollSchema time.Duration
-	// GraphQLVersion is the pg_graphql behaviour version to follow; "" means the newest.
-	GraphQLVersion gqlschema.Version
 	// BuildVersion is pgreflect's own version, sent with every /graphql/v1 response in VersionHeader.
 	BuildVersion string
 	// PoolTimeout bounds a request's wait for a database connection (a free one, or a new one connecting),
@@ -196,8 +181,13 @@ const rolesTTL = 10 * time.Second
 
 // New starts the schema watcher and returns the server. Close stops the watcher.
 func New(ctx context.Context, opts Options) (*Server, error) {
-	if opts.Pool == nil || opts.Keys == nil {
-		return nil, errors.New("httpapi: Pool and Keys are required")
+	if opts.Pool == nil || opts.Keys == nil || opts.Engine == nil {
+		return nil, errors.New("httpapi: Pool, Keys and Engine are required")
+	}
+	if opts.Engine.Sources()[0].Pool != opts.Pool {
+		// The login role read from Pool, the persisted queries and the trusted documents kept through it must
+		// be the engine's database's.
+		return nil, errors.New("httpapi: the Engine's primary must be Pool")
 	}
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = 1 << 20
@@ -211,9 +201,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.BuildVersion == "" {
 		opts.BuildVersion = "devel"
 	}
-	engine := resolve.NewEngine(resolve.Options{MaxRows: opts.MaxRows, Features: opts.Features, Logger: opts.Logger,
-		Limits: opts.RequestLimits, StatementTimeout: opts.StatementTimeout, StatementMode: opts.StatementMode,
-		Version: opts.GraphQLVersion, LegacyClaimSettings: opts.LegacyClaimSettings, Pool: opts.Pool, Replicas: opts.ReadPools})
+	engine := opts.Engine
 	opts.PoolTimeout = cmp.Or(opts.PoolTimeout, DefaultPoolTimeout)
 	opts.PoolShare = cmp.Or(opts.PoolShare, DefaultPoolShare)
 	opts.SlowShare = cmp.Or(opts.SlowShare, DefaultSlowShare)

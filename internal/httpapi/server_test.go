@@ -21,6 +21,7 @@ import (
 	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/resolve"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -41,10 +42,12 @@ type fixture struct {
 	anon    string
 	service string
 	// live are the subscription limits of the servers start starts; changes, when set, their change feed's URL;
-	// opts their other options.
+	// opts their other options, and engine their engine's (each server has an engine of its own, as each
+	// instance of the stack has).
 	live    LiveLimits
 	changes string
 	opts    Options
+	engine  resolve.Options
 	dbURL   string // superuser
 }
 
@@ -59,9 +62,16 @@ func newFixtureWith(t testing.TB, schema string, metrics *obs.Metrics) *fixture 
 }
 
 // newFixtureOn serves the database of the superuser URL dbURL (a server of the test's own, say), after setup and
-// schema, with a pool of poolSize connections (0: pgx's default) and the options o, whose pool, keys, logger,
-// body limit and subscription settings the fixture fills in.
+// schema, with a pool of poolSize connections (0: pgx's default) and the options o, whose pool, engine, keys,
+// logger, body limit and subscription settings the fixture fills in.
 func newFixtureOn(t testing.TB, dbURL, schema string, poolSize int, o Options) *fixture {
+	t.Helper()
+	return newFixtureEngine(t, dbURL, schema, poolSize, o, resolve.Options{})
+}
+
+// newFixtureEngine is newFixtureOn with the options of the servers' engines, whose pool and logger the fixture
+// fills in.
+func newFixtureEngine(t testing.TB, dbURL, schema string, poolSize int, o Options, engine resolve.Options) *fixture {
 	t.Helper()
 	admin := testenv.Setup(t, dbURL, schema)
 	pool := testenv.LoginPoolOf(t, dbURL, poolSize)
@@ -71,7 +81,7 @@ func newFixtureOn(t testing.TB, dbURL, schema string, poolSize int, o Options) *
 	// Automatic persisted queries are on, as in a server the stack assembles.
 	o.PersistedQueries = cmp.Or(o.PersistedQueries, 100)
 	f := &fixture{t: t, admin: admin, pool: pool, keys: keys, anon: anon, service: service, logs: &testenv.SyncBuffer{},
-		dbURL: dbURL, opts: o}
+		dbURL: dbURL, opts: o, engine: engine}
 	f.server, f.srv = f.start(o.Metrics)
 	return f
 }
@@ -86,6 +96,9 @@ func (f *fixture) start(metrics *obs.Metrics) (*Server, *httptest.Server) {
 		o.Logger = slog.New(slog.NewJSONHandler(io.MultiWriter(f.logs, testWriter{f.t}), nil))
 	}
 	o.LiveLimits, o.ChangesURL = f.live, f.changes
+	engine := f.engine
+	engine.Pool, engine.Logger = f.pool, o.Logger
+	o.Engine = resolve.NewEngine(engine)
 	s, err := New(context.Background(), o)
 	if err != nil {
 		f.t.Fatal(err)
@@ -325,4 +338,32 @@ func postGraphQL(t testing.TB, baseURL, apikey, body string) (status int, answer
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), resp.Header.Get(obs.RequestIDHeader)
+}
+
+// New refuses a server without an engine, or with the engine of another database than Pool's: the login role,
+// the persisted queries and the trusted documents are read through Pool, the requests answered on the
+// engine's sources, and the two must agree.
+func TestNewNeedsTheEngineOfPool(t *testing.T) {
+	pool := func() *pgxpool.Pool { // never connects: New refuses before it reads anything
+		p, err := pgxpool.New(t.Context(), "postgres://authenticator@127.0.0.1:1/none")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		return p
+	}
+	keys, _ := auth.NewKeys(secret)
+	mine := pool()
+	for name, engine := range map[string]*resolve.Engine{
+		"none":                 nil,
+		"another pool's":       resolve.NewEngine(resolve.Options{Pool: pool()}),
+		"an engine of no pool": resolve.NewEngine(resolve.Options{}),
+	} {
+		if s, err := New(t.Context(), Options{Pool: mine, Keys: keys, Engine: engine}); err == nil || !strings.Contains(err.Error(), "Engine") {
+			if s != nil {
+				s.Close()
+			}
+			t.Errorf("%s: New returned %v, want an error about the Engine", name, err)
+		}
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/internal/schemadiff"
 	"github.com/pgreflect/pgreflect/internal/sdl"
+	"github.com/pgreflect/pgreflect/resolve"
 )
 
 // trustedFixture serves apqSchema with the trusted documents mode given and one trusted document, apqQuery,
@@ -149,7 +150,7 @@ func TestTrustedDocumentsNeedTheSetup(t *testing.T) {
 	if _, err := f.admin.Exec(t.Context(), `drop function pgreflect.trusted_document(text)`); err != nil {
 		t.Fatal(err)
 	}
-	_, err := New(context.Background(), Options{Pool: f.pool, Keys: f.keys, AnonKey: f.anon, ServiceRoleKey: f.service,
+	_, err := New(context.Background(), Options{Pool: f.pool, Engine: resolve.NewEngine(resolve.Options{Pool: f.pool}), Keys: f.keys, AnonKey: f.anon, ServiceRoleKey: f.service,
 		Logger: slog.New(slog.DiscardHandler), TrustedDocuments: TrustedDocuments{Mode: TrustedOnly}})
 	if err == nil || !strings.Contains(err.Error(), "pgreflect setup") {
 		t.Errorf("New: %v", err)

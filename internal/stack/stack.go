@@ -63,7 +63,7 @@ type Options struct {
 	SlowShare      float64
 	SlowThreshold  time.Duration
 	Limits         Limits
-	// RequestLimits and StatementTimeout bound each GraphQL request (see httpapi.Options).
+	// RequestLimits and StatementTimeout bound each GraphQL request (see resolve.Options: Limits, StatementTimeout).
 	RequestLimits    resolve.Limits
 	StatementTimeout time.Duration
 	Logger           *slog.Logger // nil: slog.Default()
@@ -233,31 +233,38 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("[graphql] %w", err)
 	}
+	// The engine answers GraphQL on the request pools; the API starts and stops its schema watch.
+	engine := resolve.NewEngine(resolve.Options{
+		Pool:                pool,
+		Replicas:            readPools,
+		StatementMode:       statementMode(pooled),
+		Limits:              o.RequestLimits,
+		StatementTimeout:    o.StatementTimeout,
+		Features:            o.Config.GraphQL.FeatureSet(),
+		Version:             settings.GraphQLVersion,
+		LegacyClaimSettings: o.Config.GraphQL.LegacyClaimSettings,
+		Logger:              s.log,
+	})
 	api, err := httpapi.New(ctx, httpapi.Options{
-		Pool:             pool,
-		Keys:             s.keys,
-		AnonKey:          o.AnonKey,
-		ServiceRoleKey:   o.ServiceRoleKey,
-		SearchPath:       settings.SearchPath(),
-		RequestLimits:    o.RequestLimits,
-		StatementTimeout: o.StatementTimeout,
-		Features:         o.Config.GraphQL.FeatureSet(),
-		Auth:             authHandler,
-		Console:          o.Console,
-		Logger:           s.log,
-		Metrics:          s.metrics,
-		ReadPools:        readPools,
-		StatementMode:    statementMode(pooled),
-		PollSchema:       schemaPoll,
-		GraphQLVersion:   settings.GraphQLVersion,
-		BuildVersion:     o.BuildVersion,
-		PoolTimeout:      o.PoolTimeout,
-		PoolShare:        o.PoolShare,
-		ReadyChecks:      readyChecks,
-		ShareByRole:      o.ShareByRole,
-		ShareByAddress:   o.ShareByAddress,
-		SlowShare:        o.SlowShare,
-		SlowThreshold:    o.SlowThreshold,
+		Pool:           pool,
+		Engine:         engine,
+		Keys:           s.keys,
+		AnonKey:        o.AnonKey,
+		ServiceRoleKey: o.ServiceRoleKey,
+		SearchPath:     settings.SearchPath(),
+		Auth:           authHandler,
+		Console:        o.Console,
+		Logger:         s.log,
+		Metrics:        s.metrics,
+		PollSchema:     schemaPoll,
+		BuildVersion:   o.BuildVersion,
+		PoolTimeout:    o.PoolTimeout,
+		PoolShare:      o.PoolShare,
+		ReadyChecks:    readyChecks,
+		ShareByRole:    o.ShareByRole,
+		ShareByAddress: o.ShareByAddress,
+		SlowShare:      o.SlowShare,
+		SlowThreshold:  o.SlowThreshold,
 		// No answer can be written after the write timeout: the database work stops before it, leaving a
 		// tenth of it to write the outage's answer.
 		RequestTimeout:   s.limits.WriteTimeout - s.limits.WriteTimeout/10,
@@ -268,8 +275,6 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		TrustedDocuments: httpapi.TrustedDocuments{Mode: trustedMode, ServiceRole: o.Config.GraphQL.TrustedDocumentsServiceRole},
 		TracerProvider:   tracerProvider,
 		TraceStatements:  tracerProvider != nil && tracing.Statements(os.Getenv),
-
-		LegacyClaimSettings: o.Config.GraphQL.LegacyClaimSettings,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the GraphQL API: %w", err)

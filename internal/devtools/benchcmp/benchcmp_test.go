@@ -17,6 +17,7 @@ import (
 	"github.com/pgreflect/pgreflect/internal/devtools/benchdata"
 	"github.com/pgreflect/pgreflect/internal/httpapi"
 	"github.com/pgreflect/pgreflect/pgtest"
+	"github.com/pgreflect/pgreflect/resolve"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -142,6 +143,7 @@ func newContenders(tb testing.TB, accounts int, opts ...func(*httpapi.Options)) 
 	for _, opt := range opts {
 		opt(&o)
 	}
+	o.Engine = resolve.NewEngine(resolve.Options{Pool: pool, Logger: o.Logger})
 	api, err := httpapi.New(ctx, o)
 	if err != nil {
 		tb.Fatal(err)

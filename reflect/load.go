@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgreflect/pgreflect/internal/plainjson"
 )
 
 // CatalogQuery is the catalog query, for callers that send it in a batch of their own; Parse reads its result.
@@ -162,143 +162,22 @@ func (c *rawColumn) decode(data []byte) error {
 	return nil
 }
 
-// decodePlain reads a column written as the catalog query writes nearly all of them, names without escapes,
-// without encoding/json's reflection and second scan of each column (half of decoding the catalog at 5,000
+// decodePlain reads a column written as the catalog query writes nearly all of them, with package plainjson
+// rather than encoding/json's reflection and second scan of each column (half of decoding the catalog at 5,000
 // tables). It reports false for anything else, which decode then reads (or refuses).
 func (c *rawColumn) decodePlain(data []byte) bool {
-	p := plainJSON{data: data}
+	p := plainjson.Reader{Data: data}
 	var out rawColumn
-	ok := p.byte('[') &&
-		p.int(&out.Num) && p.byte(',') && p.string(&out.Name) && p.byte(',') && p.oid(&out.Type) && p.byte(',') &&
-		p.int(&out.TypeMod) && p.byte(',') && p.string(&out.FormatType) && p.byte(',') &&
-		p.bool(&out.NotNull) && p.byte(',') && p.bool(&out.HasDefault) && p.byte(',') &&
-		p.bool(&out.Generated) && p.byte(',') && p.bool(&out.Serial) && p.byte(',') &&
-		p.optionalString(&out.Comment) && p.byte(']') && p.end()
+	ok := p.Byte('[') &&
+		p.Int(&out.Num) && p.Byte(',') && p.String(&out.Name) && p.Byte(',') && p.OID(&out.Type) && p.Byte(',') &&
+		p.Int(&out.TypeMod) && p.Byte(',') && p.String(&out.FormatType) && p.Byte(',') &&
+		p.Bool(&out.NotNull) && p.Byte(',') && p.Bool(&out.HasDefault) && p.Byte(',') &&
+		p.Bool(&out.Generated) && p.Byte(',') && p.Bool(&out.Serial) && p.Byte(',') &&
+		p.OptionalString(&out.Comment) && p.Byte(']') && p.End()
 	if ok {
 		*c = out
 	}
 	return ok
-}
-
-// plainJSON reads the plainest JSON values from data: integers, strings without escapes, booleans, null.
-type plainJSON struct {
-	data []byte
-	at   int
-}
-
-func (p *plainJSON) space() {
-	for p.at < len(p.data) && (p.data[p.at] == ' ' || p.data[p.at] == '\n' || p.data[p.at] == '\t' || p.data[p.at] == '\r') {
-		p.at++
-	}
-}
-
-// byte reads b, after white space.
-func (p *plainJSON) byte(b byte) bool {
-	p.space()
-	if p.at < len(p.data) && p.data[p.at] == b {
-		p.at++
-		return true
-	}
-	return false
-}
-
-// end reports whether only white space is left.
-func (p *plainJSON) end() bool {
-	p.space()
-	return p.at == len(p.data)
-}
-
-// literal reads word (true, false, null), after white space.
-func (p *plainJSON) literal(word string) bool {
-	p.space()
-	if len(p.data)-p.at >= len(word) && string(p.data[p.at:p.at+len(word)]) == word {
-		p.at += len(word)
-		return true
-	}
-	return false
-}
-
-// integer reads an integer of at most ten digits, after white space: an optional minus and no leading zero,
-// as JSON has it (a number of another form is left to encoding/json).
-func (p *plainJSON) integer() (int64, bool) {
-	p.space()
-	negative := p.at < len(p.data) && p.data[p.at] == '-'
-	if negative {
-		p.at++
-	}
-	digits := p.at
-	var n int64
-	for p.at < len(p.data) && p.data[p.at] >= '0' && p.data[p.at] <= '9' {
-		n = n*10 + int64(p.data[p.at]-'0')
-		p.at++
-	}
-	if p.at == digits || p.at-digits > 10 || p.data[digits] == '0' && p.at-digits > 1 {
-		return 0, false
-	}
-	if p.at < len(p.data) && (p.data[p.at] == '.' || p.data[p.at] == 'e' || p.data[p.at] == 'E') {
-		return 0, false
-	}
-	if negative {
-		n = -n
-	}
-	return n, true
-}
-
-func (p *plainJSON) int(v *int) bool {
-	n, ok := p.integer()
-	*v = int(n)
-	return ok
-}
-
-func (p *plainJSON) oid(v *uint32) bool {
-	n, ok := p.integer()
-	*v = uint32(n)
-	return ok && n >= 0 && n <= math.MaxUint32
-}
-
-func (p *plainJSON) bool(v *bool) bool {
-	switch {
-	case p.literal("true"):
-		*v = true
-	case p.literal("false"):
-		*v = false
-	default:
-		return false
-	}
-	return true
-}
-
-// string reads a string without escapes or control characters, in valid UTF-8.
-func (p *plainJSON) string(v *string) bool {
-	if !p.byte('"') {
-		return false
-	}
-	start := p.at
-	for p.at < len(p.data) && p.data[p.at] != '"' {
-		if b := p.data[p.at]; b == '\\' || b < 0x20 {
-			return false
-		}
-		p.at++
-	}
-	if p.at == len(p.data) || !utf8.Valid(p.data[start:p.at]) {
-		return false
-	}
-	*v = string(p.data[start:p.at])
-	p.at++
-	return true
-}
-
-func (p *plainJSON) optionalString(v **string) bool {
-	if p.literal("null") {
-		*v = nil
-		return true
-	}
-	var s string
-	if !p.string(&s) {
-		return false
-	}
-	*v = &s
-	return true
 }
 
 // rawForeignKey is a foreign key of the catalog query's answer.

@@ -1,35 +1,15 @@
 package stack_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/internal/stack"
 )
-
-// syncBuffer is a log that a test reads while the server writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 const (
 	inPublic = `{ itemCollection { edges { node { name } } } }`
@@ -106,7 +86,7 @@ func TestExposedSchemasThroughTheManagementAPI(t *testing.T) {
 
 	// A restart as `start` (the search path from config.toml) keeps the stored schemas and says that they beat
 	// the file's.
-	logs := &syncBuffer{}
+	logs := &testenv.SyncBuffer{}
 	c := startServerWith(t, dbURL, "1.6", nil, slog.New(slog.NewTextHandler(logs, nil)))
 	// (config.toml's extra_search_path, public and extensions, follows the exposed schemas: public stays.)
 	if pub, api := exposes(t, c); !pub || !api {

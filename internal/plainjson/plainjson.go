@@ -1,0 +1,216 @@
+// Package plainjson reads the plain JSON that pgreflect's hot paths see nearly always (the catalog query's
+// columns, the bodies GraphQL clients POST) without encoding/json's reflection and second scan. It reads only
+// what it can read exactly as encoding/json would: integers of at most ten digits, strings with the one-letter
+// escapes in valid UTF-8, true, false, null, and objects and arrays kept as raw text. Anything else makes a
+// method report false, and the caller hands the whole input to encoding/json, which reads it (or says why not).
+package plainjson
+
+import (
+	"encoding/json"
+	"math"
+	"unicode/utf8"
+)
+
+// Reader reads values from Data one after another; At is where the next one starts.
+type Reader struct {
+	Data []byte
+	At   int
+}
+
+// Space skips white space.
+func (r *Reader) Space() {
+	for r.At < len(r.Data) && (r.Data[r.At] == ' ' || r.Data[r.At] == '\n' || r.Data[r.At] == '\t' || r.Data[r.At] == '\r') {
+		r.At++
+	}
+}
+
+// Peek is the next byte after white space, 0 at the end.
+func (r *Reader) Peek() byte {
+	r.Space()
+	if r.At < len(r.Data) {
+		return r.Data[r.At]
+	}
+	return 0
+}
+
+// Byte reads b, after white space.
+func (r *Reader) Byte(b byte) bool {
+	if r.Peek() != b || r.At == len(r.Data) {
+		return false
+	}
+	r.At++
+	return true
+}
+
+// End reports whether only white space is left.
+func (r *Reader) End() bool {
+	r.Space()
+	return r.At == len(r.Data)
+}
+
+// Literal reads word (true, false, null), after white space.
+func (r *Reader) Literal(word string) bool {
+	r.Space()
+	if len(r.Data)-r.At >= len(word) && string(r.Data[r.At:r.At+len(word)]) == word {
+		r.At += len(word)
+		return true
+	}
+	return false
+}
+
+// Integer reads an integer of at most ten digits, after white space: an optional minus and no leading zero,
+// as JSON has it (a number of another form is left to encoding/json).
+func (r *Reader) Integer() (int64, bool) {
+	r.Space()
+	negative := r.At < len(r.Data) && r.Data[r.At] == '-'
+	if negative {
+		r.At++
+	}
+	digits := r.At
+	var n int64
+	for r.At < len(r.Data) && r.Data[r.At] >= '0' && r.Data[r.At] <= '9' {
+		n = n*10 + int64(r.Data[r.At]-'0')
+		r.At++
+	}
+	if r.At == digits || r.At-digits > 10 || r.Data[digits] == '0' && r.At-digits > 1 {
+		return 0, false
+	}
+	if r.At < len(r.Data) && (r.Data[r.At] == '.' || r.Data[r.At] == 'e' || r.Data[r.At] == 'E') {
+		return 0, false
+	}
+	if negative {
+		n = -n
+	}
+	return n, true
+}
+
+// Int reads an integer into v.
+func (r *Reader) Int(v *int) bool {
+	n, ok := r.Integer()
+	*v = int(n)
+	return ok
+}
+
+// OID reads an integer that fits an oid into v.
+func (r *Reader) OID(v *uint32) bool {
+	n, ok := r.Integer()
+	*v = uint32(n)
+	return ok && n >= 0 && n <= math.MaxUint32
+}
+
+// Bool reads true or false into v.
+func (r *Reader) Bool(v *bool) bool {
+	switch {
+	case r.Literal("true"):
+		*v = true
+	case r.Literal("false"):
+		*v = false
+	default:
+		return false
+	}
+	return true
+}
+
+// String reads a string into v: valid UTF-8 without control characters, its escapes one letter each (\u
+// escapes, which encoding/json may replace, are left to it).
+func (r *Reader) String(v *string) bool {
+	if !r.Byte('"') {
+		return false
+	}
+	start := r.At
+	var out []byte // nil until the first escape: most strings are a slice of Data
+	ascii := true
+	for ; r.At < len(r.Data); r.At++ {
+		switch c := r.Data[r.At]; {
+		case c == '"':
+			if !ascii && !utf8.Valid(r.Data[start:r.At]) {
+				return false
+			}
+			if out == nil {
+				*v = string(r.Data[start:r.At])
+			} else {
+				*v = string(out)
+			}
+			r.At++
+			return true
+		case c == '\\':
+			if out == nil {
+				out = append(make([]byte, 0, len(r.Data)-start), r.Data[start:r.At]...)
+			}
+			if r.At++; r.At == len(r.Data) {
+				return false
+			}
+			e, ok := unescape[r.Data[r.At]]
+			if !ok {
+				return false
+			}
+			out = append(out, e)
+		case c < 0x20:
+			return false
+		default:
+			if c >= utf8.RuneSelf {
+				ascii = false
+			}
+			if out != nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return false
+}
+
+var unescape = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// OptionalString reads null (v nil) or a string.
+func (r *Reader) OptionalString(v **string) bool {
+	if r.Literal("null") {
+		*v = nil
+		return true
+	}
+	var s string
+	if !r.String(&s) {
+		return false
+	}
+	*v = &s
+	return true
+}
+
+// Raw reads an object, an array or null as its text, a slice of Data checked by json.Valid: the end of an
+// object or array is found by counting brackets outside strings.
+func (r *Reader) Raw() (json.RawMessage, bool) {
+	r.Space()
+	start, end := r.At, -1
+	if start == len(r.Data) {
+		return nil, false
+	}
+	switch r.Data[start] {
+	case '{', '[':
+		depth := 0
+		for j := start; j < len(r.Data) && end < 0; j++ {
+			switch r.Data[j] {
+			case '"':
+				for j++; j < len(r.Data) && r.Data[j] != '"'; j++ {
+					if r.Data[j] == '\\' {
+						j++
+					}
+				}
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					end = j + 1
+				}
+			}
+		}
+	case 'n':
+		if r.Literal("null") {
+			end = r.At
+			r.At = start
+		}
+	}
+	if end < 0 || !json.Valid(r.Data[start:end]) {
+		return nil, false
+	}
+	r.At = end
+	return r.Data[start:end], true
+}

@@ -141,9 +141,8 @@ type roleSchema struct {
 	// how long Answer waits for them (the timeout and AnswerGrace; 0: no bound).
 	timeout string
 	budget  time.Duration
-	// searchPath is the search path of the schema's cache key, quoted as the prelude sets it.
-	searchPath string
-	// prelude holds the role, search path and timeout as the session prelude's arguments.
+	// prelude holds the role, the search path of the schema's cache key (quoted as the prelude sets it) and
+	// the timeout, as the session prelude's arguments.
 	prelude preludeArgs
 }
 

@@ -176,9 +176,10 @@ func oidList(oids []uint32) any {
 }
 
 // roleSchema is what requests of a role with schema run with: the role's own statement_timeout setting
-// (own, "" when it has none) or else the engine's, the budget that follows from it, and the quoted search path.
+// (own, "" when it has none) or else the engine's, the budget that follows from it, and the prelude's
+// arguments with the quoted search path.
 func (e *Engine) roleSchema(role string, schema *gqlschema.Schema, own, searchPath string) *roleSchema {
-	rs := &roleSchema{schema: schema, timeout: own, searchPath: searchPath}
+	rs := &roleSchema{schema: schema, timeout: own}
 	switch {
 	case own != "":
 	case e.opts.StatementTimeout < 0:

@@ -42,33 +42,13 @@ func startCluster(t testing.TB, init func(context.Context, *pgcluster.Cluster) e
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// Not t.TempDir: its parent is private, and PostgreSQL may run as another OS user (when tests run as root).
-	dir, err := os.MkdirTemp("", "pgreflect-cluster-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := markOwner(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	port, err := pgcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := clusterDir(t)
 	// Fast, but with synchronous commit: these clusters are crashed (an immediate shutdown), which loses the
 	// commits an asynchronous commit had not written yet; fsync stays off, since the machine does not crash.
 	settings := append(slices.Clip(liveSettings), "synchronous_commit=on")
-	c, err := pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true, Settings: settings})
+	c, err := startOnFreePort(ctx, pgcluster.Options{DataDir: filepath.Join(dir, "data"), Fast: true, Settings: settings},
+		init, pgcluster.FreePort)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := init(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -161,4 +141,53 @@ func childrenOf(t testing.TB, pid int) []int {
 		}
 	}
 	return out
+}
+
+// clusterDir is a directory for a cluster of the test, removed when it ends. Not t.TempDir: its parent is
+// private, and PostgreSQL may run as another OS user (when tests run as root).
+func clusterDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pgreflect-cluster-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := markOwner(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// startOnFreePort makes a cluster of opts on a port that ports gives, prepares its data directory with init and
+// starts it. A port the kernel reported free can be taken before the server binds it (another test's outgoing
+// connection gets it as its local port, or another package's server binds it first): the start is then tried on
+// another port, up to five times.
+func startOnFreePort(ctx context.Context, opts pgcluster.Options, init func(context.Context, *pgcluster.Cluster) error,
+	ports func() (int, error)) (*pgcluster.Cluster, error) {
+	for attempt := 1; ; attempt++ {
+		port, err := ports()
+		if err != nil {
+			return nil, err
+		}
+		opts.Port = port
+		c, err := pgcluster.New(opts)
+		if err != nil {
+			return nil, err
+		}
+		if attempt == 1 {
+			if err := init(ctx, c); err != nil {
+				return nil, err
+			}
+		}
+		err = c.Start(ctx)
+		if err == nil {
+			return c, nil
+		}
+		if attempt == 5 || !strings.Contains(err.Error(), "Address already in use") {
+			return nil, fmt.Errorf("start PostgreSQL on port %d (attempt %d): %w", port, attempt, err)
+		}
+	}
 }

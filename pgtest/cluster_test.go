@@ -3,9 +3,14 @@ package pgtest
 import (
 	"context"
 	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgreflect/pgreflect/internal/pgcluster"
 )
 
 // TestCrashKeepsWhatWasCommitted: a test's own cluster is there to be crashed, so what a test committed before
@@ -41,5 +46,48 @@ func TestCrashKeepsWhatWasCommitted(t *testing.T) {
 		if err != nil || n != 1 {
 			t.Fatalf("round %d: after the crash, %s has %d rows (%v), want the committed 1", round, table, n, err)
 		}
+	}
+}
+
+// A port reported free can be taken before the server binds it (make test on PostgreSQL 14 once failed a whole
+// package so: "could not bind IPv4 address: Address already in use"); the start tries another port, and gives up
+// after five.
+func TestStartMovesOffAPortTakenMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	takenPort := taken.Addr().(*net.TCPAddr).Port
+	asked := 0
+	ports := func() (int, error) {
+		if asked++; asked == 1 {
+			return takenPort, nil
+		}
+		return pgcluster.FreePort()
+	}
+	dir := clusterDir(t)
+	initialised := 0
+	init := func(ctx context.Context, c *pgcluster.Cluster) error { initialised++; return c.Init(ctx) }
+	c, err := startOnFreePort(ctx, pgcluster.Options{DataDir: filepath.Join(dir, "data"), Fast: true}, init, ports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop(ctx)
+	if c.Port() == takenPort || asked != 2 || initialised != 1 {
+		t.Errorf("port %d (taken %d), ports asked %d, data directory made %d times", c.Port(), takenPort, asked, initialised)
+	}
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+
+	always := func() (int, error) { return takenPort, nil }
+	_, err = startOnFreePort(ctx, pgcluster.Options{DataDir: filepath.Join(clusterDir(t), "data"), Fast: true},
+		func(ctx context.Context, c *pgcluster.Cluster) error { return c.Init(ctx) }, always)
+	if err == nil || !strings.Contains(err.Error(), "attempt 5") {
+		t.Errorf("a port that stays taken: %v", err)
 	}
 }

@@ -74,29 +74,20 @@ func Main(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)
 		return 1
 	}
-	port, err := pgcluster.FreePort()
+	c, err := startOnFreePort(ctx, pgcluster.Options{DataDir: filepath.Join(dir, "data"), Fast: true,
+		// Tests count plans per call (pg_stat_statements: Debian's postgresql-contrib, or .ci/pg-versions).
+		Settings: append([]string{"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_planning=on"},
+			liveSettings...)},
+		func(ctx context.Context, c *pgcluster.Cluster) error { return c.Init(ctx) }, pgcluster.FreePort)
 	if err == nil {
-		var c *pgcluster.Cluster
-		c, err = pgcluster.New(pgcluster.Options{DataDir: filepath.Join(dir, "data"), Port: port, Fast: true,
-			// Tests count plans per call (pg_stat_statements: Debian's postgresql-contrib, or .ci/pg-versions).
-			Settings: append([]string{"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_planning=on"},
-				liveSettings...)})
-		if err == nil {
-			err = c.Init(ctx)
-		}
-		if err == nil {
-			err = c.Start(ctx)
-		}
-		if err == nil {
-			defer func() {
-				stopCtx, stopCancel := context.WithTimeout(context.Background(), time.Minute)
-				defer stopCancel()
-				if err := c.Stop(stopCtx); err != nil {
-					fmt.Fprintln(os.Stderr, "pgtest:", err)
-				}
-			}()
-			server = c.URL("postgres")
-		}
+		defer func() {
+			stopCtx, stopCancel := context.WithTimeout(context.Background(), time.Minute)
+			defer stopCancel()
+			if err := c.Stop(stopCtx); err != nil {
+				fmt.Fprintln(os.Stderr, "pgtest:", err)
+			}
+		}()
+		server = c.URL("postgres")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest: start PostgreSQL:", err)

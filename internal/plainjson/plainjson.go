@@ -175,8 +175,8 @@ func (r *Reader) OptionalString(v **string) bool {
 	return true
 }
 
-// Raw reads an object, an array or null as its text, a slice of Data checked by json.Valid: the end of an
-// object or array is found by counting brackets outside strings.
+// Raw reads an object, an array or null as its text, a slice of Data: the end of an object or array is found
+// by counting brackets outside strings, and json.Valid checks what lies between.
 func (r *Reader) Raw() (json.RawMessage, bool) {
 	r.Space()
 	start, end := r.At, -1
@@ -204,9 +204,9 @@ func (r *Reader) Raw() (json.RawMessage, bool) {
 		}
 	case 'n':
 		if r.Literal("null") {
-			end = r.At
-			r.At = start
+			return r.Data[start:r.At], true
 		}
+		return nil, false
 	}
 	if end < 0 || !json.Valid(r.Data[start:end]) {
 		return nil, false

@@ -6,10 +6,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/pgreflect/pgreflect/internal/httpapi"
 	"github.com/pgreflect/pgreflect/internal/obs"
@@ -59,7 +58,10 @@ func BenchmarkServerCPU(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				cpu0 := selfCPU(b)
+				cpu0, err := ProcessCPU(os.Getpid())
+				if err != nil {
+					b.Fatal(err)
+				}
 				b.ReportAllocs()
 				b.SetParallelism(8)
 				b.ResetTimer()
@@ -71,7 +73,11 @@ func BenchmarkServerCPU(b *testing.B) {
 					}
 				})
 				b.StopTimer()
-				cpu := selfCPU(b) - cpu0
+				cpu1, err := ProcessCPU(os.Getpid())
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu := cpu1 - cpu0
 				pg1, err := ClusterTimes(c.postmaster)
 				if err != nil {
 					b.Fatal(err)
@@ -81,13 +87,4 @@ func BenchmarkServerCPU(b *testing.B) {
 			})
 		}
 	}
-}
-
-// selfCPU is the CPU time (user and system) this process has used.
-func selfCPU(b *testing.B) time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }

@@ -227,15 +227,14 @@ func writeString(buf *bytes.Buffer, s string) {
 }
 
 // appendJSONB appends JSON text produced by Postgres in jsonb's layout: one space after each colon and comma
-// and none elsewhere outside strings (json_build_object writes " : ", array_to_json no spaces at all; keys
-// already come in jsonb's order), with numbers rewritten the way they come out of pg_graphql. pg_graphql
+// and none elsewhere outside strings (sqlgen writes its objects and lists so already, but to_json writes arrays
+// and composite values with no spaces at all; keys already come in jsonb's order), with numbers rewritten the way they come out of pg_graphql. pg_graphql
 // reads every result into a serde_json value (without arbitrary precision) and hands it back as jsonb, so a
 // number that is not a 64-bit integer becomes an f64, is printed shortest-round-trip by ryu ("2.0", "0.15")
 // and is read back by numeric_in: an average of 2.0000000000000000 answers 2.0.
 func appendJSONB(dst, raw []byte) []byte {
 	// Most bytes stay as they are: they are copied in runs, up to the next white space to drop, separator to
-	// space out or number to rewrite, rather than one append each. json_build_object's " : " and the ", "
-	// of json_agg and json_build_object are the common cases, taken in one step.
+	// space out or number to rewrite, rather than one append each. A " : " and a ", " are taken in one step.
 	run, n := 0, len(raw)
 	for i := 0; i < n; i++ {
 		switch c := raw[i]; {
@@ -338,6 +337,9 @@ func stringEnd(raw []byte, from int) int {
 func plainInteger(tok []byte) bool {
 	if len(tok) > 0 && tok[0] == '-' {
 		tok = tok[1:]
+		if len(tok) == 1 && tok[0] == '0' {
+			return false // a float's negative zero, which numeric reads as 0
+		}
 	}
 	if len(tok) == 0 || len(tok) > 18 {
 		return false
@@ -354,7 +356,10 @@ func plainInteger(tok []byte) bool {
 // trip, and false when it stays as it is (integers that fit in 64 bits).
 func serdeNumber(tok string) (string, bool) {
 	if !strings.ContainsAny(tok, ".eE") {
-		if _, err := strconv.ParseInt(tok, 10, 64); err == nil {
+		if i, err := strconv.ParseInt(tok, 10, 64); err == nil {
+			if i == 0 && tok[0] == '-' {
+				return "0", true // float's -0: numeric, and so jsonb, has no negative zero
+			}
 			return "", false
 		}
 		if _, err := strconv.ParseUint(tok, 10, 64); err == nil {

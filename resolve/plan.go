@@ -162,8 +162,15 @@ func pkNames(t *gqlschema.Table) []string {
 	return out
 }
 
+// textIsJSON are the column types whose text is their JSON text (or a JSON string's content), which sqlgen
+// writes without to_json (by type oid, so that a domain over one of them keeps the general path).
+var textIsJSON = map[uint32]sqlgen.Output{16: sqlgen.OutBoolean, 21: sqlgen.OutNumber, 23: sqlgen.OutNumber, 2950: sqlgen.OutUUID}
+
 func columnOutput(c *gqlschema.Column) *sqlgen.Column {
 	out := &sqlgen.Column{Name: c.SQL.Name, Output: sqlgen.Output(c.Type.Output)}
+	if fast, ok := textIsJSON[c.SQL.Type]; ok && c.Type.Output == gqlschema.OutPlain {
+		out.Output = fast
+	}
 	if c.Type.Output == gqlschema.OutEnum && c.Type.Enum != nil && len(c.Type.Enum.Directives.Mappings) > 0 {
 		out.EnumLabels = c.Type.Enum.Directives.Mappings
 	}

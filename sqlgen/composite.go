@@ -9,7 +9,7 @@ type CompositeValue struct {
 
 func (g *gen) composite(c *CompositeValue, alias string) {
 	ref := col(alias, c.Column)
-	g.w("case when ", ref, " is null then null else ")
+	g.w("case when ", ref, " is null then 'null' else ")
 	g.node(c.Node, "("+ref+")")
 	g.w(" end")
 }

@@ -2,7 +2,7 @@ package sqlgen
 
 import "strconv"
 
-// connection writes a connection as a scalar subquery yielding json. The page is a CTE holding, per row, the
+// connection writes a connection as a scalar subquery yielding its JSON text. The page is a CTE holding, per row, the
 // rendered node, its cursor and its order keys; edges and pageInfo read it, while hasNextPage,
 // hasPreviousPage, totalCount and aggregates look at the filtered set directly and only when selected.
 func (g *gen) connection(c *Connection, parent string) {
@@ -35,7 +35,7 @@ func (g *gen) connection(c *Connection, parent string) {
 	if node != nil {
 		g.node(node, a)
 	} else {
-		g.w("null::json")
+		g.w("null::text")
 	}
 	g.w(" as __node, ")
 	if needCursor {
@@ -76,15 +76,16 @@ func (g *gen) connection(c *Connection, parent string) {
 			case f.PageInfo != nil:
 				g.pageInfo(f.PageInfo, c, a, parent, page)
 			case f.TotalCount:
-				g.w("(select count(*) from ")
-				sub := g.alias()
-				g.from(c.Source, sub, parent)
-				g.connectionWhere(c, sub, parent)
-				g.w(")")
+				g.jsonPlain(func() {
+					g.w("select count(*) from ")
+					sub := g.alias()
+					g.from(c.Source, sub, parent)
+					g.connectionWhere(c, sub, parent)
+				})
 			case f.Aggregate != nil:
 				g.aggregate(f.Aggregate, c, parent)
 			default:
-				g.text(f.Typename)
+				g.jsonString(f.Typename)
 			}
 		}
 	}
@@ -124,7 +125,6 @@ func (g *gen) orderBy(order []Order, alias string, reverse, pageColumns bool) {
 }
 
 func (g *gen) edges(e *Edges, c *Connection, page string) {
-	g.w("coalesce((select json_agg(")
 	keys := make([]string, len(e.Fields))
 	values := make([]func(), len(e.Fields))
 	for i, f := range e.Fields {
@@ -132,18 +132,17 @@ func (g *gen) edges(e *Edges, c *Connection, page string) {
 		values[i] = func() {
 			switch {
 			case f.Cursor:
-				g.w("p.__cursor")
+				g.w(`'"' || p.__cursor || '"'`)
 			case f.Node != nil:
 				g.w("p.__node")
 			default:
-				g.text(f.Typename)
+				g.jsonString(f.Typename)
 			}
 		}
 	}
-	g.object(keys, values)
-	g.w(" order by ")
-	g.orderBy(c.Order, "p", false, true)
-	g.w(") from ", page, " p), '[]'::json)")
+	g.list(func() { g.object(keys, values) },
+		func() { g.orderBy(c.Order, "p", false, true) },
+		func() { g.w("from ", page, " p") })
 }
 
 func (g *gen) pageInfo(fields []PageInfoField, c *Connection, a, parent, page string) {
@@ -154,23 +153,25 @@ func (g *gen) pageInfo(fields []PageInfoField, c *Connection, a, parent, page st
 		values[i] = func() {
 			switch f.Kind {
 			case PageStartCursor, PageEndCursor:
-				g.w("(select p.__cursor from ", page, " p order by ")
-				g.orderBy(c.Order, "p", f.Kind == PageEndCursor, true)
-				g.w(" limit 1)")
+				g.jsonQuoted(func() {
+					g.w("select p.__cursor from ", page, " p order by ")
+					g.orderBy(c.Order, "p", f.Kind == PageEndCursor, true)
+					g.w(" limit 1")
+				})
 			case PageHasNext:
 				if c.Backward {
-					g.beyondCursor(c, parent, page)
+					g.jsonPlain(func() { g.beyondCursor(c, parent, page) })
 				} else {
-					g.moreThanLimit(c, parent)
+					g.jsonPlain(func() { g.moreThanLimit(c, parent) })
 				}
 			case PageHasPrevious:
 				if c.Backward {
-					g.moreThanLimit(c, parent)
+					g.jsonPlain(func() { g.moreThanLimit(c, parent) })
 				} else {
-					g.beyondCursor(c, parent, page)
+					g.jsonPlain(func() { g.beyondCursor(c, parent, page) })
 				}
 			default:
-				g.text(f.Typename)
+				g.jsonString(f.Typename)
 			}
 		}
 	}
@@ -282,7 +283,7 @@ func (g *gen) aggregate(fields []AggregateField, c *Connection, parent string) {
 		values[i] = func() {
 			switch {
 			case f.Count:
-				g.w("count(*)")
+				g.jsonPlain(func() { g.w("count(*)") })
 			case f.Group != "":
 				ks := make([]string, len(f.Columns))
 				vs := make([]func(), len(f.Columns))
@@ -290,25 +291,27 @@ func (g *gen) aggregate(fields []AggregateField, c *Connection, parent string) {
 					ks[j] = ac.Key
 					vs[j] = func() {
 						if ac.Typename != "" {
-							g.text(ac.Typename)
+							g.jsonString(ac.Typename)
 							return
 						}
 						ref := col(sub, ac.Column)
-						switch {
-						case ac.Boolean && f.Group == "min":
-							g.w("bool_and(", ref, ")")
-						case ac.Boolean && f.Group == "max":
-							g.w("bool_or(", ref, ")")
-						case f.Group == "avg":
-							g.w("avg((", ref, ")::numeric)")
-						default:
-							g.w(f.Group, "(", ref, ")")
-						}
+						g.jsonValue(func() {
+							switch {
+							case ac.Boolean && f.Group == "min":
+								g.w("bool_and(", ref, ")")
+							case ac.Boolean && f.Group == "max":
+								g.w("bool_or(", ref, ")")
+							case f.Group == "avg":
+								g.w("avg((", ref, ")::numeric)")
+							default:
+								g.w(f.Group, "(", ref, ")")
+							}
+						})
 					}
 				}
 				g.object(ks, vs)
 			default:
-				g.text(f.Typename)
+				g.jsonString(f.Typename)
 			}
 		}
 	}

@@ -136,43 +136,78 @@ func Query(fields []RootField) Statement {
 	return Statement{SQL: g.sb.String(), Args: g.args}
 }
 
-// object writes a JSON object over key/value writers. Keys go in jsonb's order (shorter first, then bytewise;
-// a repeated key keeps its last value), so that json_build_object, which Postgres builds far more cheaply than
-// jsonb, yields the object jsonb would; the response writer then only adjusts white space. Objects of more
-// than 50 keys (Postgres' 100-argument limit) are built as jsonb chunks and joined.
+// object writes a JSON object as text over key/value writers, each of which writes JSON text that is never
+// NULL (jsonValue, jsonPlain, jsonQuoted, jsonString, or a nested object, list or page). Keys go in jsonb's
+// order (shorter first, then bytewise; a repeated key keeps its last value) with jsonb's separators, so that
+// the text is what jsonb would print. Responses are concatenated text rather than json_build_object and
+// json_agg: those look up every argument's type and output function again on every call, which was half of
+// Postgres' time on a page of nested pages (bench/findings.md, "JSON as text").
 func (g *gen) object(keys []string, values []func()) {
 	keys, values = jsonbOrder(keys, values)
 	if len(keys) == 0 {
-		g.w("'{}'::json")
-		return
-	}
-	const chunk = 50
-	if len(keys) <= chunk {
-		g.w("json_build_object(")
-		g.pairs(keys, values)
-		g.w(")")
+		g.w("'{}'")
 		return
 	}
 	g.w("(")
-	for start := 0; start < len(keys); start += chunk {
-		if start > 0 {
-			g.w(" || ")
+	for i := range keys {
+		open := ", "
+		if i == 0 {
+			open = "{"
 		}
-		end := min(start+chunk, len(keys))
-		g.w("jsonb_build_object(")
-		g.pairs(keys[start:end], values[start:end])
-		g.w(")")
+		if lit := g.constant(keys[i]); lit[0] == '\'' {
+			g.w("'", open, `"`, keys[i], `": ' || `)
+		} else {
+			g.w("'", open, "' || to_json(", lit, "::text)::text || ': ' || ")
+		}
+		values[i]()
+		g.w(" || ")
 	}
-	g.w(")::json")
+	g.w("'}')")
 }
 
-func (g *gen) pairs(keys []string, values []func()) {
-	for i := range keys {
-		if i > 0 {
-			g.w(", ")
-		}
-		g.w(g.constant(keys[i]), ", ")
-		values[i]()
+// list writes a JSON array as text, one element per row of what from writes (from "from" on), in the order
+// order writes when it is not nil.
+func (g *gen) list(element, order, from func()) {
+	g.w("('[' || coalesce((select string_agg(")
+	element()
+	g.w(", ', '")
+	if order != nil {
+		g.w(" order by ")
+		order()
+	}
+	g.w(") ")
+	from()
+	g.w("), '') || ']')")
+}
+
+// jsonValue writes the JSON text of a value of any type, as json_build_object would embed it, or null.
+func (g *gen) jsonValue(value func()) {
+	g.w("coalesce(to_json(")
+	value()
+	g.w(")::text, 'null')")
+}
+
+// jsonPlain writes a value whose text is its JSON text (an integer, a boolean), or null.
+func (g *gen) jsonPlain(value func()) {
+	g.w("coalesce((")
+	value()
+	g.w(")::text, 'null')")
+}
+
+// jsonQuoted writes a value whose text needs no escaping in a JSON string (a uuid, a bigint, a numeric, base64)
+// as that string, or null.
+func (g *gen) jsonQuoted(value func()) {
+	g.w(`coalesce('"' || (`)
+	value()
+	g.w(`)::text || '"', 'null')`)
+}
+
+// jsonString writes a constant as a JSON string.
+func (g *gen) jsonString(s string) {
+	if lit := g.constant(s); lit[0] == '\'' {
+		g.w(`'"`, s, `"'`)
+	} else {
+		g.w("to_json(", lit, "::text)::text")
 	}
 }
 
@@ -215,30 +250,40 @@ func (g *gen) node(n *Node, alias string) {
 			case f.Column != nil:
 				g.column(f.Column, alias)
 			case f.NodeID != nil:
+				g.w(`'"' || `)
 				g.nodeID(f.NodeID, alias)
+				g.w(` || '"'`)
 			case f.Record != nil:
-				g.w("(")
+				g.w("coalesce((")
 				g.record(f.Record, alias)
-				g.w(")")
+				g.w("), 'null')")
 			case f.Connection != nil:
 				g.w("(")
 				g.connection(f.Connection, alias)
 				g.w(")")
 			case f.Scalar != nil:
-				g.call(f.Scalar, alias, true)
+				g.jsonValue(func() { g.call(f.Scalar, alias, true) })
 			case f.Composite != nil:
 				g.composite(f.Composite, alias)
 			default:
-				g.text(f.Typename)
+				g.jsonString(f.Typename)
 			}
 		}
 	}
 	g.object(keys, values)
 }
 
+// column writes a column's JSON text.
 func (g *gen) column(c *Column, alias string) {
 	ref := col(alias, c.Name)
-	g.output(ref, c.Output, c.EnumLabels)
+	switch c.Output {
+	case OutNumber, OutBoolean:
+		g.jsonPlain(func() { g.w(ref) })
+	case OutUUID, OutText:
+		g.jsonQuoted(func() { g.w(ref) })
+	default:
+		g.jsonValue(func() { g.output(ref, c.Output, c.EnumLabels) })
+	}
 }
 
 func (g *gen) output(expr string, out Output, labels map[string]string) {

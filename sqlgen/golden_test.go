@@ -28,7 +28,7 @@ var comment = Relation{Schema: "public", Name: "comment"}
 func accountNode() *Node {
 	return &Node{Fields: []NodeField{
 		{Key: "nodeId", NodeID: &NodeID{Relation: account, PK: []string{"id"}}},
-		{Key: "id", Column: &Column{Name: "id"}},
+		{Key: "id", Column: &Column{Name: "id", Output: OutNumber}},
 		{Key: "balance", Column: &Column{Name: "balance", Output: OutText}},
 		{Key: "__typename", Typename: "Account"},
 	}}
@@ -61,7 +61,7 @@ var goldenCases = map[string]func() Statement{
 			Order: []Order{{Column: "id", Cast: "integer", NotNull: true}}, Limit: 30,
 			Fields: []ConnectionField{{Key: "edges", Edges: &Edges{Fields: []EdgeField{{Key: "node", Node: &Node{Fields: []NodeField{
 				{Key: "owner", Record: &Record{Source: Source{Relation: &account}, Join: []Join{{Child: "id", Parent: "owner_id"}},
-					Node: &Node{Fields: []NodeField{{Key: "id", Column: &Column{Name: "id"}}}}}},
+					Node: &Node{Fields: []NodeField{{Key: "id", Column: &Column{Name: "id", Output: OutNumber}}}}}},
 			}}}}}}},
 		}})
 		return Query([]RootField{{Connection: &Connection{
@@ -100,7 +100,7 @@ var goldenCases = map[string]func() Statement{
 			{Scalar: &Call{Function: Relation{Schema: "public", Name: "add"}, Output: OutText,
 				Args: []Arg{{Name: "a", Value: str("1"), Cast: `"pg_catalog"."int8"`}, {Name: "b", Array: true, Values: []*string{str("2")}, Cast: `"pg_catalog"."int8"[]`}}}},
 			{Record: &Record{Source: Source{Call: &Call{Function: Relation{Schema: "public", Name: "newest"}}}, SkipNullRow: true,
-				Node: &Node{Fields: []NodeField{{Key: "id", Column: &Column{Name: "id"}}}}}},
+				Node: &Node{Fields: []NodeField{{Key: "id", Column: &Column{Name: "id", Output: OutNumber}}}}}},
 		})
 	},
 	"related_filter": func() Statement {
@@ -116,7 +116,7 @@ var goldenCases = map[string]func() Statement{
 			},
 			Order:  []Order{{Column: "id", Cast: "integer", NotNull: true}},
 			Limit:  30,
-			Fields: []ConnectionField{{Key: "edges", Edges: &Edges{Fields: []EdgeField{{Key: "node", Node: &Node{Fields: []NodeField{{Key: "id", Column: &Column{Name: "id"}}}}}}}}},
+			Fields: []ConnectionField{{Key: "edges", Edges: &Edges{Fields: []EdgeField{{Key: "node", Node: &Node{Fields: []NodeField{{Key: "id", Column: &Column{Name: "id", Output: OutNumber}}}}}}}}},
 		}}})
 	},
 	"related_order_and_distinct": func() Statement {

@@ -106,7 +106,7 @@ func MutationStatement(m *Mutation) Statement {
 		// taken.
 		g.w("case when (select count(*) from ", a, "_affected) > ", strconv.Itoa(m.AtMost), " then to_json((select ")
 		g.text(tooManyMarker + m.TooMany)
-		g.w(")::integer) else ")
+		g.w(")::integer)::text else ")
 	}
 	rec := g.alias()
 	if m.Returning == nil {
@@ -120,13 +120,11 @@ func MutationStatement(m *Mutation) Statement {
 		values[i] = func() {
 			switch {
 			case f.AffectedCount:
-				g.w("(select count(*) from ", a, "_affected)")
+				g.jsonPlain(func() { g.w("select count(*) from ", a, "_affected") })
 			case f.Records != nil:
-				g.w("coalesce((select json_agg(")
-				g.node(f.Records, rec)
-				g.w(") from ", a, "_affected ", rec, "), '[]'::json)")
+				g.list(func() { g.node(f.Records, rec) }, nil, func() { g.w("from ", a, "_affected ", rec) })
 			default:
-				g.text(f.Typename)
+				g.jsonString(f.Typename)
 			}
 		}
 	}

@@ -12,13 +12,18 @@ type Relation struct {
 // Output says how a value is rendered into JSON.
 type Output int
 
-// The output conversions (they mirror gqlschema.Output).
+// The output conversions: the first five mirror gqlschema.Output; the others are OutPlain for a column whose
+// text is already its JSON (or a JSON string's content), which the response then takes without to_json.
 const (
 	OutPlain Output = iota
 	OutText
 	OutJSONText
 	OutTextArray
 	OutEnum
+	// OutNumber is an integer (smallint, integer), OutBoolean a boolean, OutUUID a uuid.
+	OutNumber
+	OutBoolean
+	OutUUID
 )
 
 // Column is a column read into the response.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/reflect"
+	"github.com/pgreflect/pgreflect/sqlgen"
 )
 
 // fanOutQuery is issue 13's denial of service: each fragment spreads the previous one twice, once directly and
@@ -162,5 +164,34 @@ func TestDefaultLimitsAdmitIntrospection(t *testing.T) {
 	}
 	if err := (Limits{}).checkDocument(doc, op); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestThousandsOfAliasesInOneObject: with the alias limit lifted, one object of 5,000 aliased fields is answered.
+// The object's text is concatenated in Postgres, and a chain of 10,000 concatenations is deeper than Postgres'
+// stack allows ("stack depth limit exceeded"); sqlgen nests it in halves.
+func TestThousandsOfAliasesInOneObject(t *testing.T) {
+	d := newTestDB(t, blogFixture)
+	d.engine = NewEngine(Options{Limits: Limits{MaxAliases: -1, MaxFields: -1}})
+	const n = 5000
+	var q, want strings.Builder
+	q.WriteString(`{ accountCollection(first: 1) { edges { node {`)
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("a%d", i)
+		fmt.Fprintf(&q, " %s: id", keys[i])
+	}
+	q.WriteString(` } } } }`)
+	sort.Slice(keys, func(i, j int) bool { return sqlgen.JSONBKeyLess(keys[i], keys[j]) })
+	want.WriteString(`{"data": {"accountCollection": {"edges": [{"node": {`)
+	for i, k := range keys {
+		if i > 0 {
+			want.WriteString(", ")
+		}
+		fmt.Fprintf(&want, `"%s": 1`, k)
+	}
+	want.WriteString(`}}]}}}`)
+	if got := d.query(q.String()); got != want.String() {
+		t.Errorf("got %.300s", got)
 	}
 }

@@ -149,10 +149,29 @@ func (g *gen) object(keys []string, values []func()) {
 		return
 	}
 	g.w("(")
+	g.pairs(keys, values, true)
+	g.w(" || '}')")
+}
+
+// pairs writes key/value pairs as concatenated text, opening the object when first is set. More than 32 pairs
+// are split in halves, each in parentheses: a chain of || is as deep as it is long, and Postgres refuses an
+// expression deeper than its stack allows (an object of a few thousand aliased fields).
+func (g *gen) pairs(keys []string, values []func(), first bool) {
+	if n := len(keys); n > 32 {
+		g.w("(")
+		g.pairs(keys[:n/2], values[:n/2], first)
+		g.w(") || (")
+		g.pairs(keys[n/2:], values[n/2:], false)
+		g.w(")")
+		return
+	}
 	for i := range keys {
 		open := ", "
-		if i == 0 {
+		if first && i == 0 {
 			open = "{"
+		}
+		if i > 0 {
+			g.w(" || ")
 		}
 		if lit := g.constant(keys[i]); lit[0] == '\'' {
 			g.w("'", open, `"`, keys[i], `": ' || `)
@@ -160,9 +179,7 @@ func (g *gen) object(keys []string, values []func()) {
 			g.w("'", open, "' || to_json(", lit, "::text)::text || ': ' || ")
 		}
 		values[i]()
-		g.w(" || ")
 	}
-	g.w("'}')")
 }
 
 // list writes a JSON array as text, one element per row of what from writes (from "from" on), in the order

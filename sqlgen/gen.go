@@ -153,11 +153,12 @@ func (g *gen) object(keys []string, values []func()) {
 	g.w(" || '}')")
 }
 
-// pairs writes key/value pairs as concatenated text, opening the object when first is set. More than 32 pairs
+// pairs writes key/value pairs as concatenated text, opening the object when first is set. More than two pairs
 // are split in halves, each in parentheses: a chain of || is as deep as it is long, and Postgres refuses an
-// expression deeper than its stack allows (an object of a few thousand aliased fields).
+// expression deeper than its stack allows (an object of a few thousand aliased fields); and each || copies
+// what its left side holds, so that in a chain a large value would be copied once for every field after it.
 func (g *gen) pairs(keys []string, values []func(), first bool) {
-	if n := len(keys); n > 32 {
+	if n := len(keys); n > 2 {
 		g.w("(")
 		g.pairs(keys[:n/2], values[:n/2], first)
 		g.w(") || (")

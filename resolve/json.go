@@ -227,11 +227,12 @@ func writeString(buf *bytes.Buffer, s string) {
 }
 
 // appendJSONB appends JSON text produced by Postgres in jsonb's layout: one space after each colon and comma
-// and none elsewhere outside strings (sqlgen writes its objects and lists so already, but to_json writes arrays
-// and composite values with no spaces at all; keys already come in jsonb's order), with numbers rewritten the way they come out of pg_graphql. pg_graphql
-// reads every result into a serde_json value (without arbitrary precision) and hands it back as jsonb, so a
-// number that is not a 64-bit integer becomes an f64, is printed shortest-round-trip by ryu ("2.0", "0.15")
-// and is read back by numeric_in: an average of 2.0000000000000000 answers 2.0.
+// and none elsewhere outside strings (sqlgen writes its objects and lists so already, but to_json writes
+// arrays and composite values with no spaces at all; keys already come in jsonb's order), with numbers
+// rewritten the way they come out of pg_graphql. pg_graphql reads every result into a serde_json value
+// (without arbitrary precision) and hands it back as jsonb, so a number that is not a 64-bit integer becomes
+// an f64, is printed shortest-round-trip by ryu ("2.0", "0.15") and is read back by numeric_in: an average of
+// 2.0000000000000000 answers 2.0.
 func appendJSONB(dst, raw []byte) []byte {
 	// Most bytes stay as they are: they are copied in runs, up to the next white space to drop, separator to
 	// space out or number to rewrite, rather than one append each. A " : " and a ", " are taken in one step.

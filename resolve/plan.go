@@ -164,7 +164,9 @@ func pkNames(t *gqlschema.Table) []string {
 
 // textIsJSON are the column types whose text is their JSON text (or a JSON string's content), which sqlgen
 // writes without to_json (by type oid, so that a domain over one of them keeps the general path).
-var textIsJSON = map[uint32]sqlgen.Output{16: sqlgen.OutBoolean, 21: sqlgen.OutNumber, 23: sqlgen.OutNumber, 2950: sqlgen.OutUUID}
+var textIsJSON = map[uint32]sqlgen.Output{
+	16: sqlgen.OutBoolean, 21: sqlgen.OutNumber, 23: sqlgen.OutNumber, 2950: sqlgen.OutUUID,
+}
 
 func columnOutput(c *gqlschema.Column) *sqlgen.Column {
 	out := &sqlgen.Column{Name: c.SQL.Name, Output: sqlgen.Output(c.Type.Output)}

@@ -2,8 +2,8 @@ package sqlgen
 
 import "strconv"
 
-// connection writes a connection as a scalar subquery yielding its JSON text. The page is a CTE holding, per row, the
-// rendered node, its cursor and its order keys; edges and pageInfo read it, while hasNextPage,
+// connection writes a connection as a scalar subquery yielding its JSON text. The page is a CTE holding, per
+// row, the rendered node, its cursor and its order keys; edges and pageInfo read it, while hasNextPage,
 // hasPreviousPage, totalCount and aggregates look at the filtered set directly and only when selected.
 func (g *gen) connection(c *Connection, parent string) {
 	a := g.alias()
@@ -132,7 +132,7 @@ func (g *gen) edges(e *Edges, c *Connection, page string) {
 		values[i] = func() {
 			switch {
 			case f.Cursor:
-				g.w(`'"' || p.__cursor || '"'`)
+				g.jsonQuoted(func() { g.w("p.__cursor") })
 			case f.Node != nil:
 				g.w("p.__node")
 			default:

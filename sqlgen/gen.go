@@ -174,11 +174,8 @@ func (g *gen) pairs(keys []string, values []func(), first bool) {
 		if i > 0 {
 			g.w(" || ")
 		}
-		if lit := g.constant(keys[i]); lit[0] == '\'' {
-			g.w("'", open, `"`, keys[i], `": ' || `)
-		} else {
-			g.w("'", open, "' || to_json(", lit, "::text)::text || ': ' || ")
-		}
+		g.jsonStringBetween(open, keys[i], ": ")
+		g.w(" || ")
 		values[i]()
 	}
 }
@@ -222,11 +219,22 @@ func (g *gen) jsonQuoted(value func()) {
 }
 
 // jsonString writes a constant as a JSON string.
-func (g *gen) jsonString(s string) {
-	if lit := g.constant(s); lit[0] == '\'' {
-		g.w(`'"`, s, `"'`)
-	} else {
-		g.w("to_json(", lit, "::text)::text")
+func (g *gen) jsonString(s string) { g.jsonStringBetween("", s, "") }
+
+// jsonStringBetween writes the text before, the constant s as a JSON string, and after: one literal when s may
+// be inlined (a key, a type name), else s as a parameter through to_json.
+func (g *gen) jsonStringBetween(before, s, after string) {
+	lit := g.constant(s)
+	if lit[0] == '\'' {
+		g.w("'", before, `"`, s, `"`, after, "'")
+		return
+	}
+	if before != "" {
+		g.w("'", before, "' || ")
+	}
+	g.w("to_json(", lit, "::text)::text")
+	if after != "" {
+		g.w(" || '", after, "'")
 	}
 }
 
@@ -269,9 +277,7 @@ func (g *gen) node(n *Node, alias string) {
 			case f.Column != nil:
 				g.column(f.Column, alias)
 			case f.NodeID != nil:
-				g.w(`'"' || `)
-				g.nodeID(f.NodeID, alias)
-				g.w(` || '"'`)
+				g.jsonQuoted(func() { g.nodeID(f.NodeID, alias) })
 			case f.Record != nil:
 				g.w("coalesce((")
 				g.record(f.Record, alias)

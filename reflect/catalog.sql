@@ -88,6 +88,8 @@ rel_indexes as (
             'expression', i.indexprs is not null,
             -- PostgreSQL 18's WITHOUT OVERLAPS keys are unique and exclusion constraints at once
             'exclusion', i.indisexclusion,
+            -- a deferrable key may hold duplicates until commit, and ON CONFLICT refuses it as an arbiter
+            'deferrable', not i.indimmediate,
             -- 0 for an expression
             'columns', to_json(i.indkey::int2[]))
             order by ic.relname) as indexes

@@ -127,6 +127,7 @@ type rawRelation struct {
 		Primary    bool   `json:"primary"`
 		Expression bool   `json:"expression"`
 		Exclusion  bool   `json:"exclusion"`
+		Deferrable bool   `json:"deferrable"`
 		// Columns are attribute numbers, 0 for an expression: named by ForRole from the relation's columns.
 		Columns []int `json:"columns"`
 	} `json:"indexes"`
@@ -440,8 +441,8 @@ func (s *Shared) ForRole(role string, privilegesDoc []byte) (*Catalog, error) {
 				r.PrimaryKey = columns
 			}
 			r.UniqueIndexes = append(r.UniqueIndexes, columns)
-			// ON CONFLICT DO UPDATE refuses an exclusion constraint (a WITHOUT OVERLAPS key)
-			if !ix.Expression && !ix.Exclusion {
+			// ON CONFLICT DO UPDATE refuses an exclusion constraint (a WITHOUT OVERLAPS key) and a deferrable one
+			if !ix.Expression && !ix.Exclusion && !ix.Deferrable {
 				r.UniqueKeys = append(r.UniqueKeys, UniqueKey{Name: ix.Name, Columns: columns})
 			}
 		}

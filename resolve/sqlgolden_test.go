@@ -98,30 +98,42 @@ const nullsAfterCursor = `{ accountCollection(first: 2, after: "WyJiIiwgNF0=", o
 // statements of each request, byte for byte the golden file (-update rewrites them from here).
 func TestPlansRenderSQLGoldens(t *testing.T) {
 	d := newTestDB(t, sqlGoldenSchema)
-	// The schema of the role the requests run as, as the engine loads it (the superuser would see all).
-	d.exec("set role service_role")
-	cat, err := reflect.Load(context.Background(), d.conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.exec("reset role")
 	schemas := map[bool]*gqlschema.Schema{
-		false: gqlschema.Build(cat, gqlschema.Options{}),
-		true:  gqlschema.Build(cat, gqlschema.Options{Features: reflect.FeatureSet{reflect.FeatureExactPaging: true}}),
+		false: d.schemaOf("service_role", gqlschema.Options{}),
+		true:  d.schemaOf("service_role", gqlschema.Options{Features: reflect.FeatureSet{reflect.FeatureExactPaging: true}}),
 	}
 	for name, c := range sqlGoldenCases {
 		t.Run(name, func(t *testing.T) {
-			compiled := compile(context.Background(), schemas[c.exactPaging], DefaultLimits(), Request{Query: c.query})
-			if compiled.response != nil {
-				t.Fatalf("the request did not compile: %s", compiled.response)
-			}
-			var sql []string
-			var args []any
-			for _, st := range compiled.stmts {
-				sql = append(sql, st.sql)
-				args = append(args, st.args...)
-			}
-			sqlGoldens.Check(t, name+".sql", testenv.SQLText(strings.Join(sql, ";\n"), args), *updateSQLGoldens)
+			sqlGoldens.Check(t, name+".sql", compiledSQL(t, schemas[c.exactPaging], c.query), *updateSQLGoldens)
 		})
 	}
+}
+
+// schemaOf is the GraphQL schema role sees, built with opts from the catalog as the engine loads it for role
+// (the superuser would see all).
+func (d *testDB) schemaOf(role string, opts gqlschema.Options) *gqlschema.Schema {
+	d.t.Helper()
+	d.exec("set role " + role)
+	cat, err := reflect.Load(context.Background(), d.conn)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.exec("reset role")
+	return gqlschema.Build(cat, opts)
+}
+
+// compiledSQL is the text of the statements query compiles to on schema, with their parameters.
+func compiledSQL(t testing.TB, schema *gqlschema.Schema, query string) string {
+	t.Helper()
+	compiled := compile(context.Background(), schema, DefaultLimits(), Request{Query: query})
+	if compiled.response != nil {
+		t.Fatalf("the request did not compile: %s", compiled.response)
+	}
+	var sql []string
+	var args []any
+	for _, st := range compiled.stmts {
+		sql = append(sql, st.sql)
+		args = append(args, st.args...)
+	}
+	return testenv.SQLText(strings.Join(sql, ";\n"), args)
 }

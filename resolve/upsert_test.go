@@ -23,7 +23,8 @@ create table profile(
   user_id uuid not null default auth.uid(),
   handle text not null unique,
   bio text,
-  active bool not null default true
+  active bool not null default true,
+  constraint profile_bio_key unique (bio) deferrable
 );
 alter table profile enable row level security;
 create policy read on profile for select using (true);
@@ -99,6 +100,11 @@ func TestUpsert(t *testing.T) {
 			`[{handle: "dave", userId: "44444444-4444-4444-4444-444444444444"}, {handle: "dave", userId: "44444444-4444-4444-4444-444444444444"}]`,
 			`{constraint: profile_handle_key, updateColumns: [bio]}`,
 			`{"data": null, "errors": [{"message": "ON CONFLICT DO UPDATE command cannot affect row a second time"}]}`,
+			"alice:a2:true:1,bob:b4:true:2,alice2:x:true:1,carol:-:true:3"},
+		{"a deferrable unique key is no conflict target (ON CONFLICT refuses it)", nil,
+			`[{handle: "alice", bio: "a2"}]`,
+			`{constraint: profile_bio_key, updateColumns: [bio]}`,
+			`{"data": null, "errors": [{"message": "Invalid input for ProfileConstraint type"}]}`,
 			"alice:a2:true:1,bob:b4:true:2,alice2:x:true:1,carol:-:true:3"},
 		{"a serial primary key is no conflict target (the insert input has no id)", nil,
 			`[{handle: "alice", bio: "by id"}]`,

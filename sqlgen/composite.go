@@ -8,7 +8,7 @@ type CompositeValue struct {
 }
 
 func (g *gen) composite(c *CompositeValue, alias string) {
-	ref := col(alias, c.Column)
+	ref := g.col(alias, c.Column)
 	g.w("case when ", ref, " is null then 'null' else ")
 	g.node(c.Node, "("+ref+")")
 	g.w(" end")
@@ -20,4 +20,4 @@ type OnComposite struct {
 	X      Expr
 }
 
-func (e OnComposite) write(g *gen, alias string) { e.X.write(g, "("+col(alias, e.Column)+")") }
+func (e OnComposite) write(g *gen, alias string) { e.X.write(g, "("+g.col(alias, e.Column)+")") }

@@ -30,31 +30,28 @@ func (g *gen) connection(c *Connection, parent string) {
 		}
 	}
 
-	// The page.
-	g.w("with ", page, " as (select ")
-	if node != nil {
-		g.node(node, a)
-	} else {
-		g.w("null::text")
+	// The page: its select list first, which says what a joined page's sub-select must return.
+	var joined *joinedPage
+	if node != nil && joinsToOne(node, c) {
+		joined = &joinedPage{}
+		if g.joined == nil {
+			g.joined = map[string]*joinedPage{}
+		}
+		g.joined[a] = joined
 	}
-	g.w(" as __node, ")
-	if needCursor {
-		g.encoded(func() {
-			for i, o := range c.Order {
-				if i > 0 {
-					g.w(", ")
-				}
-				g.w(g.orderRef(o, a))
+	selectList := g.capture(func() { g.pageSelectList(c, node, a, needCursor) })
+	delete(g.joined, a)
+	g.w("with ", page, " as (select ", selectList, " from ")
+	if joined != nil {
+		g.w("(select ")
+		for i, name := range joined.columns {
+			if i > 0 {
+				g.w(", ")
 			}
-		})
-	} else {
-		g.w("null::text")
+			g.w(a, ".", Ident(name))
+		}
+		g.w(" from ")
 	}
-	g.w(" as __cursor")
-	for i, o := range c.Order {
-		g.w(", ", g.orderRef(o, a), " as __o", strconv.Itoa(i))
-	}
-	g.w(" from ")
 	g.from(c.Source, a, parent)
 	g.connectionWhere(c, a, parent, g.keysetCondition(c, a, false)...)
 	g.w(" order by ")
@@ -62,6 +59,12 @@ func (g *gen) connection(c *Connection, parent string) {
 	g.w(" limit ", strconv.Itoa(c.Limit))
 	if c.Offset > 0 && !c.Backward {
 		g.w(" offset ", strconv.Itoa(c.Offset))
+	}
+	if joined != nil {
+		g.w(") ", a)
+		for _, join := range joined.joins {
+			g.w(join)
+		}
 	}
 	g.w(") select ")
 
@@ -90,6 +93,33 @@ func (g *gen) connection(c *Connection, parent string) {
 		}
 	}
 	g.object(keys, values)
+}
+
+// pageSelectList writes the page's columns over its rows as a: the rendered node (n, or none), the cursor when
+// needed, and the order keys.
+func (g *gen) pageSelectList(c *Connection, n *Node, a string, needCursor bool) {
+	if n != nil {
+		g.node(n, a)
+	} else {
+		g.w("null::text")
+	}
+	g.w(" as __node, ")
+	if needCursor {
+		g.encoded(func() {
+			for i, o := range c.Order {
+				if i > 0 {
+					g.w(", ")
+				}
+				g.w(g.orderRef(o, a))
+			}
+		})
+	} else {
+		g.w("null::text")
+	}
+	g.w(" as __cursor")
+	for i, o := range c.Order {
+		g.w(", ", g.orderRef(o, a), " as __o", strconv.Itoa(i))
+	}
 }
 
 // orderBy writes the ordering over alias (or over the page's __o columns when page is set), reversed for
@@ -294,7 +324,7 @@ func (g *gen) aggregate(fields []AggregateField, c *Connection, parent string) {
 							g.jsonString(ac.Typename)
 							return
 						}
-						ref := col(sub, ac.Column)
+						ref := g.col(sub, ac.Column)
 						g.jsonValue(func() {
 							switch {
 							case ac.Boolean && f.Group == "min":

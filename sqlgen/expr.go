@@ -1,6 +1,9 @@
 package sqlgen
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Expr is a boolean condition on the current record.
 type Expr interface {
@@ -72,34 +75,41 @@ func (e Not) write(g *gen, alias string) {
 }
 
 func (e Compare) write(g *gen, alias string) {
-	g.w("(", col(alias, e.Column), " ", e.Op, " ")
+	g.w("(", g.col(alias, e.Column), " ", e.Op, " ")
 	g.value(e.Value, e.Cast)
 	g.w(")")
 }
 
 func (e In) write(g *gen, alias string) {
-	g.w("(", col(alias, e.Column), " = any(")
+	g.w("(", g.col(alias, e.Column), " = any(")
 	g.array(e.Values, e.Cast+"[]")
 	g.w("))")
 }
 
 func (e ArrayCompare) write(g *gen, alias string) {
-	g.w("(", col(alias, e.Column), " ", e.Op, " ")
+	g.w("(", g.col(alias, e.Column), " ", e.Op, " ")
 	g.array(e.Values, e.Cast)
 	g.w(")")
 }
 
 func (e IsNull) write(g *gen, alias string) {
 	if e.Negate {
-		g.w("(", col(alias, e.Column), " is not null)")
+		g.w("(", g.col(alias, e.Column), " is not null)")
 	} else {
-		g.w("(", col(alias, e.Column), " is null)")
+		g.w("(", g.col(alias, e.Column), " is null)")
 	}
 }
 
 // Ident quotes an identifier.
 func Ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-func col(alias, name string) string { return alias + "." + Ident(name) }
+// col is the SQL of column name of alias, noted as read when alias is a page whose rows are joined
+// (joinedPage).
+func (g *gen) col(alias, name string) string {
+	if j := g.joined[alias]; j != nil && !slices.Contains(j.columns, name) {
+		j.columns = append(j.columns, name)
+	}
+	return alias + "." + Ident(name)
+}
 
 func (r Relation) sql() string { return Ident(r.Schema) + "." + Ident(r.Name) }

@@ -13,6 +13,8 @@ type gen struct {
 	aliases int
 	// rowCast turns an alias whose rows are anonymous records into the table's row type (mutation results).
 	rowCast map[string]string
+	// joined holds the pages being written whose rows come from a limited sub-select (joinedPage), by alias.
+	joined map[string]*joinedPage
 }
 
 func (g *gen) w(parts ...string) {
@@ -278,6 +280,8 @@ func (g *gen) node(n *Node, alias string) {
 				g.column(f.Column, alias)
 			case f.NodeID != nil:
 				g.jsonQuoted(func() { g.nodeID(f.NodeID, alias) })
+			case f.Record != nil && g.joined[alias] != nil && joinable(f.Record):
+				g.w("coalesce(", g.joined[alias].join(g, f.Record, alias), ".one, 'null')")
 			case f.Record != nil:
 				g.w("coalesce((")
 				g.record(f.Record, alias)
@@ -300,7 +304,7 @@ func (g *gen) node(n *Node, alias string) {
 
 // column writes a column's JSON text.
 func (g *gen) column(c *Column, alias string) {
-	ref := col(alias, c.Name)
+	ref := g.col(alias, c.Name)
 	switch c.Output {
 	case OutNumber, OutBoolean:
 		g.jsonPlain(func() { g.w(ref) })
@@ -355,7 +359,7 @@ func (g *gen) nodeID(n *NodeID, alias string) {
 		g.w(", ")
 		g.text(n.Relation.Name)
 		for _, c := range n.PK {
-			g.w(", ", col(alias, c))
+			g.w(", ", g.col(alias, c))
 		}
 	})
 }
@@ -407,7 +411,7 @@ func (g *gen) from(s Source, alias, parent string) {
 func (g *gen) where(alias, parent string, join []Join, filter Expr, extra ...func()) {
 	g.w(" where true")
 	for _, j := range join {
-		g.w(" and ", col(alias, j.Child), " = ", col(parent, j.Parent))
+		g.w(" and ", g.col(alias, j.Child), " = ", g.col(parent, j.Parent))
 	}
 	if filter != nil {
 		g.w(" and ")
@@ -423,6 +427,11 @@ func (g *gen) record(r *Record, parent string) {
 	a := g.alias()
 	g.w("select ")
 	g.node(r.Node, a)
+	g.recordFrom(r, a, parent)
+}
+
+// recordFrom writes the from and where clauses of record r read as alias a.
+func (g *gen) recordFrom(r *Record, a, parent string) {
 	g.w(" from ")
 	g.from(r.Source, a, parent)
 	var extra []func()

@@ -199,7 +199,7 @@ func (g *gen) returning(a string, cols []string) {
 		if i > 0 {
 			g.w(", ")
 		}
-		g.w(col(a, c))
+		g.w(g.col(a, c))
 	}
 }
 
@@ -232,7 +232,7 @@ func (g *gen) lockInOrder(m *Mutation, a string) {
 		if i > 0 {
 			g.w(", ")
 		}
-		g.w(col(a, k))
+		g.w(g.col(a, k))
 	}
 	g.w(" from ", m.Relation.sql(), " ", a)
 	g.where(a, "", nil, m.Filter)
@@ -241,7 +241,7 @@ func (g *gen) lockInOrder(m *Mutation, a string) {
 		if i > 0 {
 			g.w(", ")
 		}
-		g.w(col(a, k))
+		g.w(g.col(a, k))
 	}
 	g.w(" for update of ", a, "), ")
 }

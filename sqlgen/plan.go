@@ -98,6 +98,9 @@ type Record struct {
 	Node   *Node
 	// SkipNullRow drops a row whose every column is NULL (functions returning a composite).
 	SkipNullRow bool
+	// Unique says that Join ends at a unique key of Source's relation, so that a parent has at most one such
+	// record and a page may join it instead of reading it by a subquery per row.
+	Unique bool
 }
 
 // Connection selects a page of records and facts about the whole filtered set.

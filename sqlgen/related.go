@@ -66,7 +66,7 @@ type RelatedValue struct {
 // orderRef is the SQL of an ordering element's value over alias.
 func (g *gen) orderRef(o Order, alias string) string {
 	if o.Related == nil {
-		return col(alias, o.Column)
+		return g.col(alias, o.Column)
 	}
 	return g.capture(func() { g.relatedValue(o.Related, alias) })
 }
@@ -78,13 +78,13 @@ func (g *gen) relatedValue(v *RelatedValue, alias string) {
 	case v.Aggregate == "count":
 		g.w("count(*)")
 	case v.Aggregate == "avg":
-		g.w("avg((", col(sub, v.Column), ")::numeric)")
+		g.w("avg((", g.col(sub, v.Column), ")::numeric)")
 	case v.Aggregate != "":
-		g.w(v.Aggregate, "(", col(sub, v.Column), ")")
+		g.w(v.Aggregate, "(", g.col(sub, v.Column), ")")
 	case v.Next != nil:
 		g.relatedValue(v.Next, sub)
 	default:
-		g.w(col(sub, v.Column))
+		g.w(g.col(sub, v.Column))
 	}
 	g.w(" from ", v.Relation.sql(), " ", sub)
 	g.where(sub, alias, v.Join, nil)
@@ -124,7 +124,7 @@ func (g *gen) columnList(alias string, cols []string) {
 		if i > 0 {
 			g.w(", ")
 		}
-		g.w(col(alias, c))
+		g.w(g.col(alias, c))
 	}
 }
 

@@ -33,7 +33,7 @@ func (g *gen) connection(c *Connection, parent string) {
 	// The page: its select list first, which says what a joined page's sub-select must return.
 	var joined *joinedPage
 	if node != nil && joinsToOne(node, c) {
-		joined = &joinedPage{}
+		joined = &joinedPage{read: map[string]bool{}}
 		if g.joined == nil {
 			g.joined = map[string]*joinedPage{}
 		}
@@ -48,7 +48,7 @@ func (g *gen) connection(c *Connection, parent string) {
 			if i > 0 {
 				g.w(", ")
 			}
-			g.w(a, ".", Ident(name))
+			g.w(g.col(a, name))
 		}
 		g.w(" from ")
 	}

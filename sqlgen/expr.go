@@ -1,9 +1,6 @@
 package sqlgen
 
-import (
-	"slices"
-	"strings"
-)
+import "strings"
 
 // Expr is a boolean condition on the current record.
 type Expr interface {
@@ -106,7 +103,8 @@ func Ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"
 // col is the SQL of column name of alias, noted as read when alias is a page whose rows are joined
 // (joinedPage).
 func (g *gen) col(alias, name string) string {
-	if j := g.joined[alias]; j != nil && !slices.Contains(j.columns, name) {
+	if j := g.joined[alias]; j != nil && !j.read[name] {
+		j.read[name] = true
 		j.columns = append(j.columns, name)
 	}
 	return alias + "." + Ident(name)

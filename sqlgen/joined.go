@@ -7,6 +7,7 @@ package sqlgen
 // select list reads, which col notes in columns, and no others, so that a page of wide rows reads no more.
 type joinedPage struct {
 	columns []string
+	read    map[string]bool // the names in columns
 	// joins are the lateral joins, written after the sub-select.
 	joins []string
 }

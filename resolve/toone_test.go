@@ -12,14 +12,15 @@ import (
 // the owner), and as views whose relationship is a directive (nothing says the owner is unique: read by a
 // subquery per row). Owners repeat, some blogs have none, names repeat and some are NULL.
 const toOneFixture = `
-create table account(id int primary key, email text);
+create table account(id int primary key, email text, referrer_id int references account(id));
 create table blog(id int primary key, owner_id int references account(id), name text);
 create view account_v as select * from account;
-comment on view account_v is '@graphql({"primary_key_columns": ["id"]})';
+comment on view account_v is e'@graphql({"primary_key_columns": ["id"], "foreign_keys": [{"local_columns": ["referrer_id"],
+  "foreign_schema": "public", "foreign_table": "account_v", "foreign_columns": ["id"]}]})';
 create view blog_v as select * from blog;
 comment on view blog_v is e'@graphql({"primary_key_columns": ["id"], "foreign_keys": [{"local_columns": ["owner_id"],
   "foreign_schema": "public", "foreign_table": "account_v", "foreign_columns": ["id"]}]})';
-insert into account select i, 'user' || i || '@x.com' from generate_series(1, 6) i;
+insert into account select i, 'user' || i || '@x.com', nullif(i / 2, 0) from generate_series(1, 6) i;
 insert into blog select i, case when i % 7 = 0 then null else i % 5 + 1 end,
   case when i % 4 = 0 then null else 'blog ' || i % 9 end from generate_series(1, 40) i;
 -- one-to-one from the other side: at a primary key (joined), at a deferrable unique key (which may hold
@@ -36,7 +37,8 @@ create policy all_but_3 on account for select using (id <> 3);
 `
 
 // A to-one record joined to its page answers what a subquery per row answers: pages forward and backward, after
-// an offset and a cursor over NULLs, nested in another page, the same relationship twice, no record.
+// an offset and a cursor over NULLs, nested in another page, the same relationship twice, no record, and records
+// joined to records three deep.
 func TestToOneJoinedToThePageAnswersAsASubqueryDoes(t *testing.T) {
 	d := newTestDB(t, toOneFixture)
 	schema := d.schemaOf("service_role", gqlschema.Options{})
@@ -50,11 +52,12 @@ func TestToOneJoinedToThePageAnswersAsASubqueryDoes(t *testing.T) {
 		`{ BLOG(first: 5, after: "` + cursor + `", orderBy: [{name: AscNullsLast}]) { edges { node { id owner: OWNER { id } } } } }`,
 		`{ ACCOUNT(orderBy: [{id: DescNullsLast}]) { edges { node { id BLOG(first: 3) { edges { node { id owner: OWNER { email } } } } } } } }`,
 		`{ BLOG(filter: {id: {lt: 16}}) { edges { node { a: OWNER { email } id b: OWNER { id } } } } }`,
+		`{ BLOG(first: 12) { edges { node { id owner: OWNER { id referrer: OWNER { email referrer: OWNER { id } } } } } } }`,
 	} {
 		tables := strings.NewReplacer("BLOG", "c: blogCollection", "ACCOUNT", "c: accountCollection", "OWNER", "account").Replace(q)
 		views := strings.NewReplacer("BLOG", "c: blog_vCollection", "ACCOUNT", "c: account_vCollection", "OWNER", "account_v").Replace(q)
-		if sql := compiledSQL(t, schema, tables); !strings.Contains(sql, "left join lateral") {
-			t.Errorf("%s: the foreign key's owner is not joined to the page:\n%s", tables, sql)
+		if sql := compiledSQL(t, schema, tables); strings.Count(sql, "left join lateral") != strings.Count(q, "OWNER") {
+			t.Errorf("%s: not every record the foreign keys lead to is joined:\n%s", tables, sql)
 		}
 		if sql := compiledSQL(t, schema, views); strings.Contains(sql, "left join lateral") {
 			t.Errorf("%s: the directive's owner, not known to be unique, is joined to the page:\n%s", views, sql)

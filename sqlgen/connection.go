@@ -31,13 +31,9 @@ func (g *gen) connection(c *Connection, parent string) {
 	}
 
 	// The page: its select list first, which says what a joined page's sub-select must return.
-	var joined *joinedPage
+	var joined *joinedRows
 	if node != nil && joinsToOne(node, c) {
-		joined = &joinedPage{read: map[string]bool{}}
-		if g.joined == nil {
-			g.joined = map[string]*joinedPage{}
-		}
-		g.joined[a] = joined
+		joined = g.joinTo(a)
 	}
 	selectList := g.capture(func() { g.pageSelectList(c, node, a, needCursor) })
 	delete(g.joined, a)
@@ -62,9 +58,7 @@ func (g *gen) connection(c *Connection, parent string) {
 	}
 	if joined != nil {
 		g.w(") ", a)
-		for _, join := range joined.joins {
-			g.w(join)
-		}
+		joined.write(g)
 	}
 	g.w(") select ")
 

@@ -13,8 +13,8 @@ type gen struct {
 	aliases int
 	// rowCast turns an alias whose rows are anonymous records into the table's row type (mutation results).
 	rowCast map[string]string
-	// joined holds the pages being written whose rows come from a limited sub-select (joinedPage), by alias.
-	joined map[string]*joinedPage
+	// joined holds, by alias, the rows being written to which to-one records are joined (joinedRows).
+	joined map[string]*joinedRows
 }
 
 func (g *gen) w(parts ...string) {
@@ -426,14 +426,15 @@ func (g *gen) where(alias, parent string, join []Join, filter Expr, extra ...fun
 func (g *gen) record(r *Record, parent string) {
 	a := g.alias()
 	g.w("select ")
-	g.node(r.Node, a)
-	g.recordFrom(r, a, parent)
+	joined := g.joinedNode(r.Node, a)
+	g.recordFrom(r, a, parent, joined)
 }
 
-// recordFrom writes the from and where clauses of record r read as alias a.
-func (g *gen) recordFrom(r *Record, a, parent string) {
+// recordFrom writes the from and where clauses of record r read as alias a, with the records joined to it.
+func (g *gen) recordFrom(r *Record, a, parent string, joined *joinedRows) {
 	g.w(" from ")
 	g.from(r.Source, a, parent)
+	joined.write(g)
 	var extra []func()
 	if r.SkipNullRow {
 		extra = append(extra, func() { g.w("not (", a, " is null)") })

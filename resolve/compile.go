@@ -44,12 +44,21 @@ type compiledRoot struct {
 }
 
 // compile turns a request into statements and the recipe of its response.
-func compile(ctx context.Context, schema *gqlschema.Schema, limits Limits, req Request) *compiled {
+// planning is what the engine's settings decide of a compiled request: the limits that bound it, and whether
+// its to-one records may be joined to the rows they belong to, which costs Postgres more to plan than a
+// subquery per row and pays where a statement is prepared and its plan reused (StatementsPrepared); in the
+// unnamed mode every execution is planned (bench/findings.md, "To-one records joined to the page").
+type planning struct {
+	limits      Limits
+	joinRecords bool
+}
+
+func compile(ctx context.Context, schema *gqlschema.Schema, p planning, req Request) *compiled {
 	doc, op, variables, err := parse(req.Query, req.OperationName, req.Variables)
 	if err != nil {
 		return &compiled{response: errorsOnly(err)}
 	}
-	r := &request{schema: schema, doc: doc, op: op, variables: variables, limits: limits}
+	r := &request{schema: schema, doc: doc, op: op, variables: variables, limits: p.limits, joinRecords: p.joinRecords}
 	if op.Operation == ast.Subscription {
 		// A request answered once cannot subscribe: that takes a WebSocket or an event stream.
 		return &compiled{response: errorsOnly(errSubscription())}
@@ -87,7 +96,7 @@ func compile(ctx context.Context, schema *gqlschema.Schema, limits Limits, req R
 	if len(plans) == 0 {
 		return &compiled{response: encodeResponse(nil, fieldErrors)}
 	}
-	return compiledFromPlans(ctx, limits, plans, fieldErrors)
+	return compiledFromPlans(ctx, p.limits, plans, fieldErrors)
 }
 
 // compiledFromPlans makes the statement of the planned root fields (one statement with a column per field that

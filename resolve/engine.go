@@ -369,11 +369,17 @@ func (e *Engine) build(cat *reflect.Catalog) *gqlschema.Schema {
 	return s
 }
 
+// planning is how the engine's requests are compiled: under its limits, and with joined records where its
+// statements are prepared.
+func (e *Engine) planning() planning {
+	return planning{limits: e.opts.Limits, joinRecords: e.opts.StatementMode == StatementsPrepared}
+}
+
 // run answers req against schema: from the compiled-request cache when it can, running the statements in
 // one round trip. It returns an error wrapping ErrUnavailable (see unavailable) or ErrInternal, and no body,
 // for a failure that Postgres did not report as the request's own.
 func (e *Engine) run(ctx context.Context, conn *pgx.Conn, schema *gqlschema.Schema, req Request, b batch) ([]byte, error) {
-	c := e.compiled.get(ctx, schema, req, false, func() *compiled { return compile(ctx, schema, e.opts.Limits, req) })
+	c := e.compiled.get(ctx, schema, req, false, func() *compiled { return compile(ctx, schema, e.planning(), req) })
 	if c.response != nil {
 		return c.response, nil
 	}

@@ -22,11 +22,11 @@ func BenchmarkIntrospectionAnswer(b *testing.B) {
 			}
 			schema := introLoadSchema(b, d)
 			schema.Introspection = true
-			want := compile(context.Background(), schema, Limits{}, Request{Query: IntrospectionQuery}).response
+			want := compile(context.Background(), schema, planning{}, Request{Query: IntrospectionQuery}).response
 			b.Run("fast", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if got := compile(context.Background(), schema, Limits{}, Request{Query: IntrospectionQuery}).response; len(got) != len(want) {
+					if got := compile(context.Background(), schema, planning{}, Request{Query: IntrospectionQuery}).response; len(got) != len(want) {
 						b.Fatalf("an answer of %d bytes, then of %d", len(want), len(got))
 					}
 				}

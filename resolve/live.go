@@ -178,7 +178,7 @@ func (e *Engine) RefreshLiveCohorts(ctx context.Context, conn *pgx.Conn, cohorts
 			continue
 		}
 		c := e.compiled.get(ctx, rs.schema, co.Request, true, func() *compiled {
-			return compileLive(ctx, rs.schema, e.opts.Limits, co.Request)
+			return compileLive(ctx, rs.schema, e.planning(), co.Request)
 		})
 		compiledOf[i] = c
 		if c.response != nil {
@@ -302,7 +302,7 @@ func runGroupsAfter(ctx context.Context, conn *pgx.Conn, mode StatementMode, rol
 const replayedSQL = "select coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, true)::text"
 
 // compileLive compiles a subscription: its one root field is planned as the same field of the query root.
-func compileLive(ctx context.Context, schema *gqlschema.Schema, limits Limits, req Request) *compiled {
+func compileLive(ctx context.Context, schema *gqlschema.Schema, p planning, req Request) *compiled {
 	doc, op, variables, err := parse(req.Query, req.OperationName, req.Variables)
 	if err != nil {
 		return &compiled{response: errorsOnly(err)}
@@ -313,7 +313,7 @@ func compileLive(ctx context.Context, schema *gqlschema.Schema, limits Limits, r
 	if schema.Subscription == nil {
 		return &compiled{response: errorsOnly(errSubscription())}
 	}
-	r := &request{schema: schema, doc: doc, op: op, variables: variables, limits: limits}
+	r := &request{schema: schema, doc: doc, op: op, variables: variables, limits: p.limits, joinRecords: p.joinRecords}
 	roots, err := r.collect(op.SelectionSet, "Subscription")
 	if err != nil {
 		return &compiled{response: errorsOnly(err)}
@@ -326,18 +326,18 @@ func compileLive(ctx context.Context, schema *gqlschema.Schema, limits Limits, r
 	if f == nil {
 		return &compiled{response: errorsOnly(errUnknownField(sel.Name, "Subscription"))}
 	}
-	var p *rootPlan
+	var plan *rootPlan
 	var st *stream
 	if f.Kind == gqlschema.FieldStream {
-		p, st, err = r.planStream(sel, f, req.StreamCursor)
+		plan, st, err = r.planStream(sel, f, req.StreamCursor)
 	} else {
-		p, err = r.planQueryField(sel)
+		plan, err = r.planQueryField(sel)
 	}
 	if err != nil {
 		// A field error of a query is the whole answer of a subscription: there is nothing else to send.
 		return &compiled{response: dataNull(err)}
 	}
-	c := compiledFromPlans(ctx, limits, []*rootPlan{p}, nil)
+	c := compiledFromPlans(ctx, p.limits, []*rootPlan{plan}, nil)
 	c.reads, c.stream = r.reads.reads(), st
 	return c
 }

@@ -101,7 +101,7 @@ func (r *request) node(sel *selection, t *gqlschema.Table, style unknownFieldSty
 				return nf, err
 			}
 			nf.Record = &sqlgen.Record{Source: sqlgen.Source{Relation: r.relation(f.Table)},
-				Join: joins(f.Relationship), Node: child, Unique: endsAtUniqueKey(f.Relationship)}
+				Join: joins(f.Relationship), Node: child, Joinable: r.joinRecords && endsAtUniqueKey(f.Relationship)}
 		case gqlschema.FieldToMany:
 			nf.Connection, err = r.connection(c, f, sqlgen.Source{Relation: r.relation(f.Table)}, joins(f.Relationship))
 		case gqlschema.FieldComputed:

@@ -10,17 +10,19 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// countingConn counts round trips: each switch from writing to reading is one.
+// countingConn counts round trips (each switch from writing to reading is one) and keeps what was sent.
 type countingConn struct {
 	net.Conn
 	mu      sync.Mutex
 	writing bool
 	trips   int
+	sent    strings.Builder
 }
 
 func (c *countingConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	c.writing = true
+	c.sent.Write(b)
 	c.mu.Unlock()
 	return c.Conn.Write(b)
 }
@@ -33,6 +35,13 @@ func (c *countingConn) Read(b []byte) (int, error) {
 	}
 	c.mu.Unlock()
 	return c.Conn.Read(b)
+}
+
+// sentText is what the connection has sent so far.
+func (c *countingConn) sentText() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sent.String()
 }
 
 func (c *countingConn) roundTrips() int {

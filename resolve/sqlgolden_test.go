@@ -125,7 +125,7 @@ func (d *testDB) schemaOf(role string, opts gqlschema.Options) *gqlschema.Schema
 // compiledSQL is the text of the statements query compiles to on schema, with their parameters.
 func compiledSQL(t testing.TB, schema *gqlschema.Schema, query string) string {
 	t.Helper()
-	compiled := compile(context.Background(), schema, DefaultLimits(), Request{Query: query})
+	compiled := compile(context.Background(), schema, planning{limits: DefaultLimits(), joinRecords: true}, Request{Query: query})
 	if compiled.response != nil {
 		t.Fatalf("the request did not compile: %s", compiled.response)
 	}

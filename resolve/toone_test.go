@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"context"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -37,8 +38,9 @@ create policy all_but_3 on account for select using (id <> 3);
 `
 
 // A to-one record joined to its page answers what a subquery per row answers: pages forward and backward, after
-// an offset and a cursor over NULLs, nested in another page, the same relationship twice, no record, and records
-// joined to records three deep.
+// an offset and a cursor over NULLs, nested in another page, the same relationship twice, no record, records
+// joined to records three deep; and no more than three records are joined in one join problem (the others are
+// subqueries, which cost less to plan).
 func TestToOneJoinedToThePageAnswersAsASubqueryDoes(t *testing.T) {
 	d := newTestDB(t, toOneFixture)
 	schema := d.schemaOf("service_role", gqlschema.Options{})
@@ -53,11 +55,12 @@ func TestToOneJoinedToThePageAnswersAsASubqueryDoes(t *testing.T) {
 		`{ ACCOUNT(orderBy: [{id: DescNullsLast}]) { edges { node { id BLOG(first: 3) { edges { node { id owner: OWNER { email } } } } } } } }`,
 		`{ BLOG(filter: {id: {lt: 16}}) { edges { node { a: OWNER { email } id b: OWNER { id } } } } }`,
 		`{ BLOG(first: 12) { edges { node { id owner: OWNER { id referrer: OWNER { email referrer: OWNER { id } } } } } } }`,
+		`{ BLOG(first: 9) { edges { node { a: OWNER { id } b: OWNER { email } c: OWNER { id referrer: OWNER { id } } d: OWNER { id } } } } }`,
 	} {
 		tables := strings.NewReplacer("BLOG", "c: blogCollection", "ACCOUNT", "c: accountCollection", "OWNER", "account").Replace(q)
 		views := strings.NewReplacer("BLOG", "c: blog_vCollection", "ACCOUNT", "c: account_vCollection", "OWNER", "account_v").Replace(q)
-		if sql := compiledSQL(t, schema, tables); strings.Count(sql, "left join lateral") != strings.Count(q, "OWNER") {
-			t.Errorf("%s: not every record the foreign keys lead to is joined:\n%s", tables, sql)
+		if sql := compiledSQL(t, schema, tables); strings.Count(sql, "left join lateral") != min(strings.Count(q, "OWNER"), 3) {
+			t.Errorf("%s: not every record the foreign keys lead to is joined, or more than three:\n%s", tables, sql)
 		}
 		if sql := compiledSQL(t, schema, views); strings.Contains(sql, "left join lateral") {
 			t.Errorf("%s: the directive's owner, not known to be unique, is joined to the page:\n%s", views, sql)
@@ -109,5 +112,24 @@ func TestToOneJoinedOnlyAtAnEnforcedKey(t *testing.T) {
 			t.Errorf("%s: joined %v, want %v", c.query, got, c.joined)
 		}
 		d.expect(c.query, c.want)
+	}
+}
+
+// Records are joined only where statements are prepared and their plans reused: in the unnamed mode (behind a
+// transaction pooler) every execution is planned, and a join costs more to plan than a subquery per row.
+func TestToOneJoinedOnlyWherePrepared(t *testing.T) {
+	d := newTestDB(t, toOneFixture)
+	session := Session{Role: "service_role", Claims: map[string]any{"role": "service_role"}, SearchPath: []string{"public"}}
+	query := `{ blogCollection(first: 3) { edges { node { id account { id } } } } }`
+	want := `{"data": {"blogCollection": {"edges": [{"node": {"id": 1, "account": {"id": 2}}}, {"node": {"id": 2, "account": {"id": 3}}}, ` +
+		`{"node": {"id": 3, "account": {"id": 4}}}]}}}`
+	for _, mode := range []StatementMode{StatementsPrepared, StatementsUnnamed} {
+		conn, counter := countedConn(t, d)
+		if got := string(NewEngine(Options{StatementMode: mode}).ExecuteAs(context.Background(), conn, session, Request{Query: query})); got != want {
+			t.Errorf("%s mode: got %s, want %s", mode, got, want)
+		}
+		if joined := strings.Contains(counter.sentText(), "left join lateral"); joined != (mode == StatementsPrepared) {
+			t.Errorf("%s mode: a record joined: %v", mode, joined)
+		}
 	}
 }

@@ -33,7 +33,7 @@ func (g *gen) connection(c *Connection, parent string) {
 	// The page: its select list first, which says what a joined page's sub-select must return.
 	var joined *joinedRows
 	if node != nil && joinsToOne(node, c) {
-		joined = g.joinTo(a)
+		joined = g.joinTo(a, nil)
 	}
 	selectList := g.capture(func() { g.pageSelectList(c, node, a, needCursor) })
 	delete(g.joined, a)

@@ -280,7 +280,7 @@ func (g *gen) node(n *Node, alias string) {
 				g.column(f.Column, alias)
 			case f.NodeID != nil:
 				g.jsonQuoted(func() { g.nodeID(f.NodeID, alias) })
-			case f.Record != nil && g.joined[alias] != nil && joinable(f.Record):
+			case f.Record != nil && g.joined[alias].takes(f.Record):
 				g.w("coalesce(", g.joined[alias].join(g, f.Record, alias), ".one, 'null')")
 			case f.Record != nil:
 				g.w("coalesce((")
@@ -426,7 +426,7 @@ func (g *gen) where(alias, parent string, join []Join, filter Expr, extra ...fun
 func (g *gen) record(r *Record, parent string) {
 	a := g.alias()
 	g.w("select ")
-	joined := g.joinedNode(r.Node, a)
+	joined := g.joinedNode(r.Node, a, nil)
 	g.recordFrom(r, a, parent, joined)
 }
 

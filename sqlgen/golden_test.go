@@ -60,7 +60,7 @@ var goldenCases = map[string]func() Statement{
 			Source: Source{Relation: &blog}, Join: []Join{{Child: "owner_id", Parent: "id"}},
 			Order: []Order{{Column: "id", Cast: "integer", NotNull: true}}, Limit: 30,
 			Fields: []ConnectionField{{Key: "edges", Edges: &Edges{Fields: []EdgeField{{Key: "node", Node: &Node{Fields: []NodeField{
-				{Key: "owner", Record: &Record{Source: Source{Relation: &account}, Join: []Join{{Child: "id", Parent: "owner_id"}}, Unique: true,
+				{Key: "owner", Record: &Record{Source: Source{Relation: &account}, Join: []Join{{Child: "id", Parent: "owner_id"}}, Joinable: true,
 					Node: &Node{Fields: []NodeField{{Key: "id", Column: &Column{Name: "id", Output: OutNumber}}}}}},
 			}}}}}}},
 		}})

@@ -98,9 +98,10 @@ type Record struct {
 	Node   *Node
 	// SkipNullRow drops a row whose every column is NULL (functions returning a composite).
 	SkipNullRow bool
-	// Unique says that Join ends at a unique key of Source's relation, so that a parent has at most one such
-	// record and a page may join it instead of reading it by a subquery per row.
-	Unique bool
+	// Joinable lets the record be joined to the rows it belongs to (left join lateral) instead of read by a
+	// subquery per row: set where Join ends at a unique key of Source's relation that Postgres enforces, so
+	// that a row has at most one such record, and where the plan is worth its cost (a join costs more to plan).
+	Joinable bool
 }
 
 // Connection selects a page of records and facts about the whole filtered set.

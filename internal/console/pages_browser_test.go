@@ -88,7 +88,8 @@ func TestBrowserConsolePages(t *testing.T) {
 	t.Run("API page shows the service_role key only after Reveal", func(t *testing.T) {
 		tb := b.NewTab(ctx, t)
 		tb.Navigate(s.URL + "/console/#settings/api")
-		tb.WaitFor(`document.getElementById('anon-key').value !== ''`, 10*time.Second)
+		// The exposed schemas above the keys arrive from the management API and move the keys down.
+		tb.WaitFor(`document.getElementById('anon-key').value !== '' && document.getElementById('schemas-form').dataset.loaded === 'true'`, 10*time.Second)
 		if got := tb.EvalString(`document.getElementById('anon-key').value`); got != s.Anon {
 			t.Errorf("anon key = %q", got)
 		}

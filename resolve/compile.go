@@ -43,7 +43,6 @@ type compiledRoot struct {
 	tree any
 }
 
-// compile turns a request into statements and the recipe of its response.
 // planning is what the engine's settings decide of a compiled request: the limits that bound it, and whether
 // its to-one records may be joined to the rows they belong to, which costs Postgres more to plan than a
 // subquery per row and pays where a statement is prepared and its plan reused (StatementsPrepared); in the
@@ -53,6 +52,7 @@ type planning struct {
 	joinRecords bool
 }
 
+// compile turns a request into statements and the recipe of its response.
 func compile(ctx context.Context, schema *gqlschema.Schema, p planning, req Request) *compiled {
 	doc, op, variables, err := parse(req.Query, req.OperationName, req.Variables)
 	if err != nil {

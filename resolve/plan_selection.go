@@ -18,7 +18,7 @@ type request struct {
 	// limits bound the operation; zero fields take their defaults, so a request built without them is still
 	// bounded.
 	limits Limits
-	// joinRecords lets to-one records be joined to the rows they belong to (sqlgen's Record.Join).
+	// joinRecords lets to-one records be joined to the rows they belong to (sqlgen's Record.Joinable).
 	joinRecords bool
 	// reads collects the relations planned over (what a live query depends on).
 	reads readSet

@@ -38,7 +38,9 @@ type compiledRoot struct {
 	name   string // the response key
 	key    []byte // the key rendered as a JSON string, with ": " after it
 	result int    // index into the statements' results, or -1 for value
-	value  []byte
+	// verbatim says that the result is written as it is, without the layout pass (statement.verbatim).
+	verbatim bool
+	value    []byte
 	// tree is the value before it is written, for a request without statements (respondTrees)
 	tree any
 }
@@ -114,7 +116,7 @@ func compiledFromPlans(ctx context.Context, limits Limits, plans []*rootPlan, fi
 		if err := limits.checkParameters(len(q.Args)); err != nil {
 			return &compiled{response: dataNull(err)}
 		}
-		stmts = []statement{{sql: q.SQL, args: q.Args, row: true}}
+		stmts = []statement{{sql: q.SQL, args: q.Args, row: true, verbatim: q.Verbatim}}
 	}
 	return assemble(stmts, plans, fieldErrors)
 }
@@ -122,6 +124,10 @@ func compiledFromPlans(ctx context.Context, limits Limits, plans []*rootPlan, fi
 // assemble records how the response is written: root fields with SQL take the statements' results in order.
 func assemble(stmts []statement, plans []*rootPlan, fieldErrors []error) *compiled {
 	c := &compiled{stmts: stmts}
+	var verbatim []bool // of each result, in order: the columns of each statement
+	for _, s := range stmts {
+		verbatim = append(verbatim, s.verbatim...)
+	}
 	next := 0
 	for _, p := range plans {
 		var key bytes.Buffer
@@ -131,6 +137,7 @@ func assemble(stmts []statement, plans []*rootPlan, fieldErrors []error) *compil
 		switch {
 		case p.sql != nil:
 			root.result = next
+			root.verbatim = next < len(verbatim) && verbatim[next]
 			next++
 		case len(stmts) == 0:
 			root.tree = p.value
@@ -210,6 +217,8 @@ func (c *compiled) respond(results [][]byte) []byte {
 			out = append(out, r.value...)
 		case r.result >= len(results) || results[r.result] == nil:
 			out = append(out, "null"...)
+		case r.verbatim:
+			out = append(out, results[r.result]...)
 		default:
 			out = appendJSONB(out, results[r.result])
 		}

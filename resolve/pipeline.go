@@ -20,6 +20,9 @@ type statement struct {
 	sql  string
 	args []any
 	row  bool
+	// verbatim says of each column of the result that it is the answer as it is written (sqlgen's
+	// Statement.Verbatim): the response takes it without the layout pass.
+	verbatim []bool
 }
 
 // batch is what one request sends in one round trip: the session prelude, the request's statements, and an

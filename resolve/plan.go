@@ -168,10 +168,18 @@ var textIsJSON = map[uint32]sqlgen.Output{
 	16: sqlgen.OutBoolean, 21: sqlgen.OutNumber, 23: sqlgen.OutNumber, 2950: sqlgen.OutUUID,
 }
 
+// stringJSON are the column types whose JSON is a string (text, char, varchar, name, the dates and times), by
+// type oid as textIsJSON.
+var stringJSON = map[uint32]bool{25: true, 18: true, 19: true, 1042: true, 1043: true, 1082: true, 1083: true,
+	1114: true, 1184: true, 1266: true}
+
 func columnOutput(c *gqlschema.Column) *sqlgen.Column {
 	out := &sqlgen.Column{Name: c.SQL.Name, Output: sqlgen.Output(c.Type.Output)}
 	if fast, ok := textIsJSON[c.SQL.Type]; ok && c.Type.Output == gqlschema.OutPlain {
 		out.Output = fast
+	}
+	if stringJSON[c.SQL.Type] && c.Type.Output == gqlschema.OutPlain {
+		out.Output = sqlgen.OutString
 	}
 	if c.Type.Output == gqlschema.OutEnum && c.Type.Enum != nil && len(c.Type.Enum.Directives.Mappings) > 0 {
 		out.EnumLabels = c.Type.Enum.Directives.Mappings

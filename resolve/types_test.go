@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/pgreflect/pgreflect/gqlschema"
 )
 
 // typesFixture has one column of every row of the type map (contract 1.9). Inflection is off so field names are
@@ -388,5 +390,49 @@ grant all on all tables in schema public to service_role;
 		order by t.id))))::text from tricky t`)
 	if got != want {
 		t.Errorf("response differs from Postgres' jsonb of the same rows:\n got %s\nwant %s", got, want)
+	}
+}
+
+// A result that sqlgen marks verbatim skips the layout pass: it must be one, that is the layout pass would
+// leave it as it is, for every type of the type map and the other parts of an answer (cursors, node ids, page
+// info, type names); and the values that need the pass (numbers through to_json, arrays, values of types not
+// known) must not be marked.
+func TestVerbatimResultsNeedNoLayout(t *testing.T) {
+	d := newTestDB(t, typesFixture)
+	schema := d.schemaOf("service_role", gqlschema.Options{})
+	verbatim := map[string]bool{}
+	queries := map[string]string{"page": `{ typedCollection(first: 1) { __typename edges { cursor node { nodeId __typename } }
+		pageInfo { startCursor endCursor hasNextPage hasPreviousPage } } }`}
+	for _, field := range strings.Fields(allTypedFields) {
+		queries[field] = `{ typedCollection { edges { node { id ` + field + ` } } } }`
+	}
+	for name, query := range queries {
+		c := compile(context.Background(), schema, planning{limits: DefaultLimits(), joinRecords: true}, Request{Query: query})
+		if c.response != nil || len(c.stmts) != 1 || len(c.roots) != 1 {
+			t.Fatalf("%s did not compile to one statement: %s", query, c.response)
+		}
+		var raw []byte
+		if err := d.conn.QueryRow(context.Background(), c.stmts[0].sql, c.stmts[0].args...).Scan(&raw); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		laidOut := string(appendJSONB(nil, raw))
+		verbatim[name] = c.roots[0].verbatim
+		if c.roots[0].verbatim && laidOut != string(raw) {
+			t.Errorf("%s is marked verbatim, but the layout pass makes\n%s\nof\n%s", name, laidOut, raw)
+		}
+		if name == "f_int4_arr" && laidOut == string(raw) {
+			t.Errorf("the layout pass leaves an array as Postgres wrote it (%s): this test shows nothing", raw)
+		}
+	}
+	for _, name := range []string{"page", "id", "f_bool", "f_int8", "f_numeric", "f_text", "f_bpchar", "f_json",
+		"f_date", "f_tstz", "f_uuid", "f_color"} {
+		if !verbatim[name] {
+			t.Errorf("%s is not marked verbatim", name)
+		}
+	}
+	for _, name := range []string{"f_float4", "f_float8", "f_mood", "f_interval", "f_int4_arr", "f_text_arr"} {
+		if verbatim[name] {
+			t.Errorf("%s is marked verbatim", name)
+		}
 	}
 }

@@ -319,7 +319,7 @@ func (g *gen) aggregate(fields []AggregateField, c *Connection, parent string) {
 							return
 						}
 						ref := g.col(sub, ac.Column)
-						g.jsonValue(func() {
+						g.jsonValue(OutPlain, func() {
 							switch {
 							case ac.Boolean && f.Group == "min":
 								g.w("bool_and(", ref, ")")

@@ -15,6 +15,9 @@ type gen struct {
 	rowCast map[string]string
 	// joined holds, by alias, the rows being written to which to-one records are joined (joinedRows).
 	joined map[string]*joinedRows
+	// respelled says that the text written holds a value whose JSON Postgres may spell otherwise than
+	// pg_graphql answers it (see Statement.Verbatim).
+	respelled bool
 }
 
 func (g *gen) w(parts ...string) {
@@ -104,6 +107,11 @@ func (g *gen) capture(fn func()) string {
 type Statement struct {
 	SQL  string
 	Args []any
+	// Verbatim says of each column of the statement's row that its text is the answer as pg_graphql spells
+	// it: it holds no value that the response's layout pass respaces or renumbers (a number through to_json,
+	// an array, a composite or a JSON object, a value of a type not known), only strings, integers, booleans
+	// and nulls in the separators sqlgen writes.
+	Verbatim []bool
 }
 
 // RootField is a top-level query field: exactly one of its parts is set.
@@ -117,10 +125,12 @@ type RootField struct {
 func Query(fields []RootField) Statement {
 	g := &gen{sb: &strings.Builder{}}
 	g.w("select ")
+	verbatim := make([]bool, len(fields))
 	for i, f := range fields {
 		if i > 0 {
 			g.w(", ")
 		}
+		g.respelled = false
 		g.w("(")
 		switch {
 		case f.Connection != nil:
@@ -132,10 +142,12 @@ func Query(fields []RootField) Statement {
 			g.w("to_jsonb(")
 			g.call(f.Scalar, "", true)
 			g.w(")")
+			g.respelled = true
 		}
 		g.w(")::text")
+		verbatim[i] = !g.respelled
 	}
-	return Statement{SQL: g.sb.String(), Args: g.args}
+	return Statement{SQL: g.sb.String(), Args: g.args, Verbatim: verbatim}
 }
 
 // object writes a JSON object as text over key/value writers, each of which writes JSON text that is never
@@ -198,8 +210,12 @@ func (g *gen) list(element, order, from func()) {
 	g.w("), ', ') || ']')")
 }
 
-// jsonValue writes the JSON text of a value of any type, as json_build_object would embed it, or null.
-func (g *gen) jsonValue(value func()) {
+// jsonValue writes the JSON text of a value of any type, as json_build_object would embed it, or null; out
+// says what the value is, and so whether its JSON may need respelling (Statement.Verbatim).
+func (g *gen) jsonValue(out Output, value func()) {
+	if out != OutString && out != OutEnum && out != OutJSONText {
+		g.respelled = true
+	}
 	g.w("coalesce(to_json(")
 	value()
 	g.w(")::text, 'null')")
@@ -291,7 +307,7 @@ func (g *gen) node(n *Node, alias string) {
 				g.connection(f.Connection, alias)
 				g.w(")")
 			case f.Scalar != nil:
-				g.jsonValue(func() { g.call(f.Scalar, alias, true) })
+				g.jsonValue(f.Scalar.Output, func() { g.call(f.Scalar, alias, true) })
 			case f.Composite != nil:
 				g.composite(f.Composite, alias)
 			default:
@@ -311,7 +327,7 @@ func (g *gen) column(c *Column, alias string) {
 	case OutUUID, OutText:
 		g.jsonQuoted(func() { g.w(ref) })
 	default:
-		g.jsonValue(func() { g.output(ref, c.Output, c.EnumLabels) })
+		g.jsonValue(c.Output, func() { g.output(ref, c.Output, c.EnumLabels) })
 	}
 }
 

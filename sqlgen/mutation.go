@@ -136,7 +136,7 @@ func MutationStatement(m *Mutation) Statement {
 	if m.Objects != nil {
 		g.w(" from ", a, "_written")
 	}
-	return Statement{SQL: g.sb.String(), Args: g.args}
+	return Statement{SQL: g.sb.String(), Args: g.args, Verbatim: []bool{!g.respelled}}
 }
 
 // affected writes the CTE of the rows a plain insert, an update or a delete writes.

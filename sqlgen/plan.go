@@ -24,6 +24,9 @@ const (
 	OutNumber
 	OutBoolean
 	OutUUID
+	// OutString is a value whose JSON is a string (text, a date or time): written through to_json as OutPlain
+	// is, and known to be spelled as pg_graphql spells it (see Statement.Verbatim).
+	OutString
 )
 
 // Column is a column read into the response.

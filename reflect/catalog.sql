@@ -88,8 +88,10 @@ rel_indexes as (
             'expression', i.indexprs is not null,
             -- PostgreSQL 18's WITHOUT OVERLAPS keys are unique and exclusion constraints at once
             'exclusion', i.indisexclusion,
-            -- a deferrable key may hold duplicates until commit, and ON CONFLICT refuses it as an arbiter
+            -- a deferrable key may hold duplicates until commit, and ON CONFLICT refuses it as an arbiter; so
+            -- does an index left invalid by a failed CREATE INDEX CONCURRENTLY, which may hold duplicates
             'deferrable', not i.indimmediate,
+            'valid', i.indisvalid,
             -- 0 for an expression
             'columns', to_json(i.indkey::int2[]))
             order by ic.relname) as indexes

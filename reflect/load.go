@@ -128,6 +128,7 @@ type rawRelation struct {
 		Expression bool   `json:"expression"`
 		Exclusion  bool   `json:"exclusion"`
 		Deferrable bool   `json:"deferrable"`
+		Valid      bool   `json:"valid"`
 		// Columns are attribute numbers, 0 for an expression: named by ForRole from the relation's columns.
 		Columns []int `json:"columns"`
 	} `json:"indexes"`
@@ -441,8 +442,9 @@ func (s *Shared) ForRole(role string, privilegesDoc []byte) (*Catalog, error) {
 				r.PrimaryKey = columns
 			}
 			r.UniqueIndexes = append(r.UniqueIndexes, columns)
-			// ON CONFLICT DO UPDATE refuses an exclusion constraint (a WITHOUT OVERLAPS key) and a deferrable one
-			if !ix.Expression && !ix.Exclusion && !ix.Deferrable {
+			// ON CONFLICT DO UPDATE refuses an exclusion constraint (a WITHOUT OVERLAPS key), a deferrable one
+			// and an invalid index; the unique column sets keep them, as pg_graphql's do
+			if !ix.Expression && !ix.Exclusion && !ix.Deferrable && ix.Valid {
 				r.UniqueKeys = append(r.UniqueKeys, UniqueKey{Name: ix.Name, Columns: columns})
 			}
 		}

@@ -71,9 +71,9 @@ type Relation struct {
 	PrimaryKey []string // real primary key, else the primary_key_columns directive; empty if neither
 	// UniqueIndexes are the column sets of non-partial unique indexes, primary key included.
 	UniqueIndexes [][]string
-	// UniqueKeys are the non-partial unique indexes on plain columns with their names, by name, that are neither
-	// exclusion constraints (WITHOUT OVERLAPS) nor deferrable: the conflict targets an upsert may name, and the
-	// keys at which a join finds at most one row.
+	// UniqueKeys are the valid non-partial unique indexes on plain columns with their names, by name, that are
+	// neither exclusion constraints (WITHOUT OVERLAPS) nor deferrable: the conflict targets an upsert may name,
+	// and the keys at which a join finds at most one row.
 	UniqueKeys []UniqueKey
 	CanSelect  bool // table-level privileges of the role
 	CanInsert  bool

@@ -30,6 +30,10 @@ create table profile(account_id int primary key references account(id), bio text
 create table address(id int primary key, account_id int references account(id), city text,
   constraint address_account_key unique (account_id) deferrable);
 insert into profile values (1, 'one'), (2, 'two');
+-- and at a unique index left invalid by a failed CREATE INDEX CONCURRENTLY (TestToOneJoinedOnlyAtAnEnforcedKey
+-- makes it), which may hold duplicates: read per row
+create table badge(id int primary key, account_id int references account(id));
+insert into badge values (1, 1), (2, 1), (3, 2);
 create function label(blog) returns text language sql stable as $$ select $1.name || '!' $$;
 insert into address values (1, 2, 'Oslo');
 grant select on all tables in schema public to service_role, anon;
@@ -89,10 +93,14 @@ func TestToOneJoinedToThePageUnderRLS(t *testing.T) {
 }
 
 // A to-one record is joined only where a key Postgres enforces says it is one: a primary key or a unique key
-// that is not deferrable, on either side of the foreign key; and not beside a computed field, which takes the
+// that is neither deferrable nor invalid, on either side of the foreign key; and not beside a computed field, which takes the
 // table's row where a joined page has a row of its own.
 func TestToOneJoinedOnlyAtAnEnforcedKey(t *testing.T) {
 	d := newTestDB(t, toOneFixture)
+	if _, err := d.conn.Exec(context.Background(), "create unique index concurrently badge_account_key on badge(account_id)"); err == nil {
+		t.Fatal("the unique index on duplicates was built")
+	}
+	d.engine.Invalidate()
 	schema := d.schemaOf("service_role", gqlschema.Options{})
 	for _, c := range []struct {
 		query, want string
@@ -103,6 +111,9 @@ func TestToOneJoinedOnlyAtAnEnforcedKey(t *testing.T) {
 			true},
 		{`{ accountCollection(first: 2) { edges { node { id address { city } } } } }`,
 			`{"data": {"accountCollection": {"edges": [{"node": {"id": 1, "address": null}}, {"node": {"id": 2, "address": {"city": "Oslo"}}}]}}}`,
+			false},
+		{`{ accountCollection(first: 2) { edges { node { id badge { id } } } } }`,
+			`{"data": null, "errors": [{"message": "more than one row returned by a subquery used as an expression"}]}`,
 			false},
 		{`{ blogCollection(first: 2) { edges { node { id label account { id } } } } }`,
 			`{"data": {"blogCollection": {"edges": [{"node": {"id": 1, "label": "blog 1!", "account": {"id": 2}}}, {"node": {"id": 2, "label": "blog 2!", "account": {"id": 3}}}]}}}`,

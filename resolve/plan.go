@@ -162,24 +162,21 @@ func pkNames(t *gqlschema.Table) []string {
 	return out
 }
 
-// textIsJSON are the column types whose text is their JSON text (or a JSON string's content), which sqlgen
-// writes without to_json (by type oid, so that a domain over one of them keeps the general path).
-var textIsJSON = map[uint32]sqlgen.Output{
+// knownOutputs are the column types sqlgen writes better than a value of any type (OutPlain), by type oid so
+// that a domain over one of them keeps the general path: booleans, integers and uuids, whose text is their JSON
+// text (or a JSON string's content), without to_json; text, char, varchar, name and the dates and times as
+// values whose JSON is a string, which the response takes without the layout pass.
+var knownOutputs = map[uint32]sqlgen.Output{
 	16: sqlgen.OutBoolean, 21: sqlgen.OutNumber, 23: sqlgen.OutNumber, 2950: sqlgen.OutUUID,
+	18: sqlgen.OutString, 19: sqlgen.OutString, 25: sqlgen.OutString, 1042: sqlgen.OutString, 1043: sqlgen.OutString,
+	1082: sqlgen.OutString, 1083: sqlgen.OutString, 1114: sqlgen.OutString, 1184: sqlgen.OutString,
+	1266: sqlgen.OutString,
 }
-
-// stringJSON are the column types whose JSON is a string (text, char, varchar, name, the dates and times), by
-// type oid as textIsJSON.
-var stringJSON = map[uint32]bool{25: true, 18: true, 19: true, 1042: true, 1043: true, 1082: true, 1083: true,
-	1114: true, 1184: true, 1266: true}
 
 func columnOutput(c *gqlschema.Column) *sqlgen.Column {
 	out := &sqlgen.Column{Name: c.SQL.Name, Output: sqlgen.Output(c.Type.Output)}
-	if fast, ok := textIsJSON[c.SQL.Type]; ok && c.Type.Output == gqlschema.OutPlain {
-		out.Output = fast
-	}
-	if stringJSON[c.SQL.Type] && c.Type.Output == gqlschema.OutPlain {
-		out.Output = sqlgen.OutString
+	if known, ok := knownOutputs[c.SQL.Type]; ok && c.Type.Output == gqlschema.OutPlain {
+		out.Output = known
 	}
 	if c.Type.Output == gqlschema.OutEnum && c.Type.Enum != nil && len(c.Type.Enum.Directives.Mappings) > 0 {
 		out.EnumLabels = c.Type.Enum.Directives.Mappings

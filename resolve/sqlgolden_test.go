@@ -122,13 +122,21 @@ func (d *testDB) schemaOf(role string, opts gqlschema.Options) *gqlschema.Schema
 	return gqlschema.Build(cat, opts)
 }
 
-// compiledSQL is the text of the statements query compiles to on schema, with their parameters.
-func compiledSQL(t testing.TB, schema *gqlschema.Schema, query string) string {
+// compiledFor is query compiled on schema as the engine compiles it by default (prepared statements); the
+// test fails when it compiles to an answer rather than to statements.
+func compiledFor(t testing.TB, schema *gqlschema.Schema, query string) *compiled {
 	t.Helper()
 	compiled := compile(context.Background(), schema, planning{limits: DefaultLimits(), joinRecords: true}, Request{Query: query})
 	if compiled.response != nil {
 		t.Fatalf("the request did not compile: %s", compiled.response)
 	}
+	return compiled
+}
+
+// compiledSQL is the text of the statements query compiles to on schema, with their parameters.
+func compiledSQL(t testing.TB, schema *gqlschema.Schema, query string) string {
+	t.Helper()
+	compiled := compiledFor(t, schema, query)
 	var sql []string
 	var args []any
 	for _, st := range compiled.stmts {

@@ -34,18 +34,14 @@ func (g *gen) connection(c *Connection, parent string) {
 	var joined *joinedRows
 	if node != nil && joinsToOne(node, c) {
 		joined = g.joinTo(a, nil)
+		joined.noteColumns()
 	}
 	selectList := g.capture(func() { g.pageSelectList(c, node, a, needCursor) })
 	delete(g.joined, a)
 	g.w("with ", page, " as (select ", selectList, " from ")
 	if joined != nil {
 		g.w("(select ")
-		for i, name := range joined.columns {
-			if i > 0 {
-				g.w(", ")
-			}
-			g.w(g.col(a, name))
-		}
+		g.columnList(a, joined.columns)
 		g.w(" from ")
 	}
 	g.from(c.Source, a, parent)

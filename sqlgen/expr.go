@@ -100,10 +100,10 @@ func (e IsNull) write(g *gen, alias string) {
 // Ident quotes an identifier.
 func Ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-// col is the SQL of column name of alias, noted as read when alias is a page whose rows are joined
-// (joinedPage).
+// col is the SQL of column name of alias, noted as read when alias is a page whose records are joined
+// (joinedRows.noteColumns).
 func (g *gen) col(alias, name string) string {
-	if j := g.joined[alias]; j != nil && !j.read[name] {
+	if j := g.joined[alias]; j != nil && j.read != nil && !j.read[name] {
 		j.read[name] = true
 		j.columns = append(j.columns, name)
 	}

@@ -3,12 +3,12 @@ package sqlgen
 // joinedRows are the to-one records joined (left join lateral) to the rows of an alias rather than read by a
 // subquery per row: Postgres may hash or memoize a join's lookups where rows share records (a page of 20
 // items of 20 categories reads the categories once), a subquery per row it cannot (bench/findings.md, "To-one
-// records joined to the page"). A record joins its own to-one records after its relation; a page's rows come from a limited
-// sub-select that returns the columns the page's select list reads, which col notes in columns, and no others,
-// so that a page of wide rows reads no more.
+// records joined to the page"). A record joins its own to-one records after its relation; a page's rows come
+// from a limited sub-select that returns the columns the page's select list reads, which col notes in columns
+// (noteColumns), and no others, so that a page of wide rows reads no more.
 type joinedRows struct {
 	columns []string
-	read    map[string]bool // the names in columns
+	read    map[string]bool // the names in columns; nil where they are not noted (a record's own relation)
 	// joins are the lateral joins, written after the rows' from item.
 	joins []string
 	// left is how many more records the join problem these rows belong to may join (maxJoined).
@@ -22,15 +22,14 @@ type joinedRows struct {
 // statistics change. The others are read by subqueries.
 const maxJoined = 3
 
-// joinTo starts noting the to-one records joined to the rows of alias a and the columns read of them, within
-// the join problem whose allowance is left (a new one when nil); delete g.joined[a] when the text that may
-// read them is written.
+// joinTo starts noting the to-one records joined to the rows of alias a, within the join problem whose
+// allowance is left (a new one when nil); delete g.joined[a] when the text that may read them is written.
 func (g *gen) joinTo(a string, left *int) *joinedRows {
 	if left == nil {
 		left = new(int)
 		*left = maxJoined
 	}
-	j := &joinedRows{read: map[string]bool{}, left: left}
+	j := &joinedRows{left: left}
 	if g.joined == nil {
 		g.joined = map[string]*joinedRows{}
 	}
@@ -46,6 +45,9 @@ func (g *gen) joinedNode(n *Node, a string, left *int) *joinedRows {
 	delete(g.joined, a)
 	return j
 }
+
+// noteColumns makes col note the columns read of these rows, which a page's sub-select returns.
+func (j *joinedRows) noteColumns() { j.read = map[string]bool{} }
 
 // write writes the lateral joins after the rows' from item.
 func (j *joinedRows) write(g *gen) {

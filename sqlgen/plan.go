@@ -12,8 +12,9 @@ type Relation struct {
 // Output says how a value is rendered into JSON.
 type Output int
 
-// The output conversions: the first five mirror gqlschema.Output; the others are OutPlain for a column whose
-// text is already its JSON (or a JSON string's content), which the response then takes without to_json.
+// The output conversions: the first five mirror gqlschema.Output; the others are OutPlain for a column of a
+// type the generator knows: one whose text is already its JSON (or a JSON string's content), written without
+// to_json, or one whose JSON is a string.
 const (
 	OutPlain Output = iota
 	OutText

@@ -154,10 +154,10 @@ type Server struct {
 	trusted   *trustedDocuments
 	// tracer makes the spans of requests; nil when tracing is off (see startSpan).
 	tracer trace.Tracer
-	// crossOrigin and version are the values of route's headers, shared by every answer (see
+	// crossOrigin, preflight and version are the values of route's headers, shared by every answer (see
 	// crossOriginHeaders).
-	crossOrigin http.Header
-	version     []string
+	crossOrigin, preflight http.Header
+	version                []string
 
 	// roles is read by every request without a lock; refreshing serializes only the refreshes.
 	roles     atomic.Pointer[assumableRoles]
@@ -202,13 +202,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.BuildVersion = "devel"
 	}
 	engine := opts.Engine
+	crossOrigin, preflight := crossOriginHeaders()
 	opts.PoolTimeout = cmp.Or(opts.PoolTimeout, DefaultPoolTimeout)
 	opts.PoolShare = cmp.Or(opts.PoolShare, DefaultPoolShare)
 	opts.SlowShare = cmp.Or(opts.SlowShare, DefaultSlowShare)
 	opts.SlowThreshold = cmp.Or(opts.SlowThreshold, DefaultSlowThreshold)
 	s := &Server{opts: opts, log: opts.Logger, engine: engine, mux: http.NewServeMux(),
 		tokens: auth.NewTokenCache(opts.Keys, 4096), costs: admission.NewCosts(rememberedOperations, opts.SlowThreshold),
-		crossOrigin: crossOriginHeaders(), version: []string{opts.BuildVersion},
+		crossOrigin: crossOrigin, preflight: preflight, version: []string{opts.BuildVersion},
 		liveLimits: opts.LiveLimits.withDefaults(), persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.Logger)}
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
@@ -308,16 +309,21 @@ func (s *Server) SetGraphQLVersion(v gqlschema.Version) { s.engine.SetVersion(v)
 
 var corsHeaders = "authorization, x-client-info, apikey, content-type, x-supabase-api-version, accept, accept-profile, content-profile, prefer, x-upsert"
 
-// crossOriginHeaders are the CORS headers of every answer of the API and the auth routes, made once: route
-// puts their values into each answer's header as they are (net/http only reads them, and an Add appends to a
-// copy, the values' capacity being their length), instead of a slice per header and request.
-func crossOriginHeaders() http.Header {
-	h := http.Header{}
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Allow-Headers", corsHeaders)
-	h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
-	h.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, ETag, "+VersionHeader)
-	return h
+// crossOriginHeaders are the CORS headers of the API's and the auth routes' answers, made once: route puts
+// their values into each answer's header as they are (net/http only reads them, and an Add appends to a copy,
+// the values' capacity being their length), instead of a slice per header and request. Every answer gets
+// crossOrigin; a preflight's answer preflight too. The methods, headers and max age mean something only to a
+// preflight, and, as Supabase's gateway (Kong's cors plugin) and Supabase Auth (rs/cors) do, only its answer
+// carries them: every other answer is two long headers shorter.
+func crossOriginHeaders() (crossOrigin, preflight http.Header) {
+	crossOrigin = http.Header{}
+	crossOrigin.Set("Access-Control-Allow-Origin", "*")
+	crossOrigin.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, ETag, "+VersionHeader)
+	preflight = http.Header{}
+	preflight.Set("Access-Control-Allow-Headers", corsHeaders)
+	preflight.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
+	preflight.Set("Access-Control-Max-Age", "86400")
+	return crossOrigin, preflight
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
@@ -343,7 +349,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		h[name] = value
 	}
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-		h.Set("Access-Control-Max-Age", "86400")
+		for name, value := range s.preflight {
+			h[name] = value
+		}
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}

@@ -265,9 +265,39 @@ func TestCORSPreflight(t *testing.T) {
 			t.Errorf("preflight does not allow %s: %s", h, allowed)
 		}
 	}
+	if resp.Header.Get("Access-Control-Max-Age") != "86400" || !strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "POST") {
+		t.Errorf("preflight: %v", resp.Header)
+	}
 	// A browser app can read the request id of an error, to quote it in a report.
 	if exposed := resp.Header.Get("Access-Control-Expose-Headers"); !strings.Contains(exposed, "X-Request-Id") {
 		t.Errorf("X-Request-Id not exposed: %s", exposed)
+	}
+
+	// The answers that follow a preflight carry what the browser reads of them (the origin allowed, the
+	// headers exposed), and not what only a preflight means, as the gateway and Supabase Auth answer: the
+	// API's answers to a GraphQL request and to an auth route alike.
+	for _, path := range []string{"/graphql/v1", "/auth/v1/settings"} {
+		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(`{"query":"{ __typename }"}`))
+		if path != "/graphql/v1" {
+			req, _ = http.NewRequest(http.MethodGet, f.srv.URL+path, nil)
+		}
+		req.Header.Set("Origin", "http://localhost:3000")
+		req.Header.Set("apikey", f.anon)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := resp.Header
+		if h.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "X-Request-Id") {
+			t.Errorf("%s: %d, CORS headers of an answer missing: %v", path, resp.StatusCode, h)
+		}
+		for _, preflightOnly := range []string{"Access-Control-Allow-Headers", "Access-Control-Allow-Methods", "Access-Control-Max-Age"} {
+			if v := h.Get(preflightOnly); v != "" {
+				t.Errorf("%s: %d, an answer that is not a preflight's has %s: %s", path, resp.StatusCode, preflightOnly, v)
+			}
+		}
 	}
 }
 

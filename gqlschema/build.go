@@ -698,15 +698,17 @@ func (b *builder) addSubscriptionRoot(q *Type) {
 
 // streamField is Subscription.<x>Stream for the table of a collection field: its rows after a cursor over a
 // column with a unique key of its own, in batches (Hasura's streaming subscriptions are the model); nil when
-// the table has no such column.
+// the table has no such column. The key must be one Postgres enforces (UniqueKeys): an index left invalid by a
+// failed CREATE UNIQUE INDEX CONCURRENTLY may hold duplicates, and a stream whose batch ended at one of them
+// would skip the other.
 func (b *builder) streamField(coll *Field) *Field {
 	t := coll.Table
 	var cols []*Column
-	for _, key := range t.Rel.UniqueIndexes {
-		if len(key) != 1 {
+	for _, key := range t.Rel.UniqueKeys {
+		if len(key.Columns) != 1 {
 			continue
 		}
-		if c := t.ColumnByName(key[0]); c != nil && byPkTypes[c.SQL.FormatType] && !slices.Contains(cols, c) {
+		if c := t.ColumnByName(key.Columns[0]); c != nil && byPkTypes[c.SQL.FormatType] && !slices.Contains(cols, c) {
 			cols = append(cols, c)
 		}
 	}

@@ -1,13 +1,17 @@
 package benchcmp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -16,6 +20,7 @@ import (
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/internal/devtools/benchdata"
 	"github.com/pgreflect/pgreflect/internal/httpapi"
+	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/resolve"
 )
@@ -32,9 +37,12 @@ func TestCeilingAnswersAsPgreflect(t *testing.T) {
 	defer pgreflectSrv.Close()
 	ceilingSrv := httptest.NewServer(c.ceiling)
 	defer ceilingSrv.Close()
+	dutiesSrv := httptest.NewServer(c.duties)
+	defer dutiesSrv.Close()
 	tokens := c.tokens
 	pgreflect := Target{Name: "pgreflect", URL: pgreflectSrv.URL + "/graphql/v1"}
 	ceiling := Target{Name: "ceiling", URL: ceilingSrv.URL + "/graphql/v1"}
+	duties := Target{Name: "ceiling-duties", URL: dutiesSrv.URL + "/graphql/v1"}
 	client := pgreflectSrv.Client()
 	// The rows curve's request at sizes below and above pg_graphql's default max_rows (30), and all accounts.
 	rowsQueries := []Query{RowsQuery(1), RowsQuery(100), RowsQuery(accounts)}
@@ -52,16 +60,20 @@ func TestCeilingAnswersAsPgreflect(t *testing.T) {
 				}
 				return body
 			}
-			want, got := answer(pgreflect), answer(ceiling)
-			var w, g any
+			want := answer(pgreflect)
+			var w any
 			if err := json.Unmarshal(want, &w); err != nil {
 				t.Fatalf("%s: pgreflect: %v: %s", q.Name, err, want)
 			}
-			if err := json.Unmarshal(got, &g); err != nil {
-				t.Fatalf("%s: ceiling: %v: %s", q.Name, err, got)
-			}
-			if !reflect.DeepEqual(w, g) {
-				t.Errorf("%s variant %d:\npgreflect %.1500s\nceiling   %.1500s", q.Name, v, want, got)
+			for _, other := range []Target{ceiling, duties} {
+				got := answer(other)
+				var g any
+				if err := json.Unmarshal(got, &g); err != nil {
+					t.Fatalf("%s: %s: %v: %s", q.Name, other.Name, err, got)
+				}
+				if !reflect.DeepEqual(w, g) {
+					t.Errorf("%s variant %d:\npgreflect %.1500s\n%s %.1500s", q.Name, v, want, other.Name, got)
+				}
 			}
 			if n := RowCount(want); n == 0 {
 				t.Errorf("%s variant %d: no rows, nothing compared: %s", q.Name, v, want)
@@ -96,8 +108,11 @@ func must(t *testing.T, target Target, client *http.Client, q Query, v int, toke
 // contenders is pgreflect's server and the ceiling on one database of benchdata with the given accounts, both
 // connecting as authenticator through one pool.
 type contenders struct {
-	pgreflect, ceiling http.Handler
-	tokens             Tokens
+	pgreflect http.Handler
+	ceiling   *Ceiling
+	// duties is the ceiling with pgreflect's per-request duties (WithDuties), its request lines discarded.
+	duties http.Handler
+	tokens Tokens
 	// postmaster is the database cluster's postmaster, whose processes' CPU time ClusterTimes reads.
 	postmaster int
 }
@@ -149,10 +164,49 @@ func newContenders(tb testing.TB, accounts int, opts ...func(*httpapi.Options)) 
 		tb.Fatal(err)
 	}
 	tb.Cleanup(api.Close)
+	ceiling := NewCeiling(pool, keys, auth.APIKeys{Anon: anonKey, ServiceRole: serviceKey}, accounts)
 	return contenders{
 		pgreflect:  api,
-		ceiling:    NewCeiling(pool, keys, auth.APIKeys{Anon: anonKey, ServiceRole: serviceKey}, accounts),
+		ceiling:    ceiling,
+		duties:     ceiling.WithDuties(slog.New(obs.NewTextHandler(io.Discard))),
 		tokens:     Tokens{Keys: keys, AnonKey: anonKey, UserID: func(a int) (string, error) { return benchdata.UserID(ctx, conn, a) }},
 		postmaster: postmaster,
+	}
+}
+
+// The ceiling with duties does what it stands for: each answer carries a request id and pgreflect's CORS and
+// version headers, and each request writes one request line with its role and operation.
+func TestCeilingWithDutiesDoesThem(t *testing.T) {
+	const accounts = 50
+	c := newContenders(t, accounts)
+	var log bytes.Buffer
+	h := c.ceiling.WithDuties(slog.New(obs.NewTextHandler(&log)))
+	for i, q := range Queries(accounts)[:2] {
+		r, err := (Target{}).Request(q, 0, c.tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodPost, "/graphql/v1", bytes.NewReader(r.Body))
+		req.Header = r.Header.Clone()
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK || RowCount(w.Body.Bytes()) == 0 {
+			t.Fatalf("%s: %d %s", q.Name, w.Code, w.Body)
+		}
+		hd := w.Result().Header
+		if hd.Get("X-Request-Id") == "" || hd.Get("Access-Control-Allow-Origin") != "*" ||
+			!strings.Contains(hd.Get("Access-Control-Expose-Headers"), "X-Request-Id") || hd.Get(httpapi.VersionHeader) == "" {
+			t.Errorf("%s: headers %v", q.Name, hd)
+		}
+		lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+		if len(lines) != i+1 {
+			t.Fatalf("%s: %d request lines after %d requests:\n%s", q.Name, len(lines), i+1, log.String())
+		}
+		line := lines[i]
+		for _, want := range []string{"msg=request", "status=200", "operation=query", "request_id=" + hd.Get("X-Request-Id")} {
+			if !strings.Contains(line, want) {
+				t.Errorf("%s: no %q in %q", q.Name, want, line)
+			}
+		}
 	}
 }

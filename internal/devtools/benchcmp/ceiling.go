@@ -4,23 +4,31 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/internal/httpapi"
+	"github.com/pgreflect/pgreflect/internal/obs"
 )
 
 // Ceiling is the least a server can do for the comparison's requests: the same API key and JWT checks as
-// pgreflect (auth.APIKeys.Authenticate on a TokenCache, as pgreflect's server does), then one pgx batch, sent as one pipeline in one implicit transaction, that sets
-// the role, the search path and the JWT claims and runs the hand-written statement of the request's operation.
-// Anything pgreflect spends beyond this is the price of being a general GraphQL engine.
+// pgreflect (auth.APIKeys.Authenticate on a TokenCache, as pgreflect's server does), then one pgx batch, sent as
+// one pipeline in one implicit transaction, that sets the role, the search path and the JWT claims and runs the
+// hand-written statement of the request's operation. Anything pgreflect spends beyond this is the price of being
+// a general GraphQL engine and of the duties its contract gives every request (WithDuties does those too).
 type Ceiling struct {
 	pool    *pgxpool.Pool
 	tokens  *auth.TokenCache
 	apiKeys auth.APIKeys
 	queries map[string]Query
+	// duties: the ceiling does pgreflect's per-request duties too (WithDuties).
+	duties bool
 }
 
 // NewCeiling serves the queries of Queries(accounts) and the rows curve's RowsQuery by their operation names.
@@ -36,7 +44,40 @@ func NewCeiling(pool *pgxpool.Pool, keys *auth.Keys, apiKeys auth.APIKeys, accou
 // apiRoles are the roles a JWT may select; the minimal server knows them rather than asking the database.
 var apiRoles = map[string]bool{"anon": true, "authenticated": true, "service_role": true}
 
+// WithDuties is the ceiling doing, beside its work, what pgreflect's contract asks of every request besides its
+// answer, as pgreflect's binary does it (docs/operations.md): a request id in the answer and in one request
+// line written to logger, the request counted and timed in Prometheus metrics (obs.Handler, pgreflect's own),
+// the CORS and version headers of every answer, a bound on the wait for a pool connection (DefaultPoolTimeout)
+// and on the statements (the statement timeout and the grace after it, each a deadline context, as pgreflect's
+// pool wait and engine make them), and the statement timeout set in the transaction. pgreflect against it
+// measures what the GraphQL engine costs; against the plain ceiling, the engine and the duties together.
+func (c *Ceiling) WithDuties(logger *slog.Logger) http.Handler {
+	d := &Ceiling{pool: c.pool, tokens: c.tokens, apiKeys: c.apiKeys, queries: c.queries, duties: true}
+	return obs.Handler(logger, obs.NewMetrics(), d)
+}
+
+// The duties' settings: pgreflect's defaults (httpapi.DefaultPoolTimeout; resolve's statement timeout of a
+// role without one of its own, 8 s, and its grace of 2 s).
+const (
+	dutyStatementTimeout = "8000"
+	dutyBudget           = 10 * time.Second
+)
+
+// The headers pgreflect puts on every /graphql/v1 answer beside the ceiling's (httpapi's route), with values of
+// their length; set as route sets them, shared slices.
+var dutyHeaders = http.Header{
+	"Access-Control-Allow-Origin":   {"*"},
+	"Access-Control-Expose-Headers": {"X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, ETag, " + httpapi.VersionHeader},
+	httpapi.VersionHeader:           {"devel"},
+}
+
 func (c *Ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if c.duties {
+		h := w.Header()
+		for name, value := range dutyHeaders {
+			h[name] = value
+		}
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/graphql/v1" {
 		http.Error(w, "POST /graphql/v1 only", http.StatusNotFound)
 		return
@@ -51,6 +92,7 @@ func (c *Ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "JWT role may not be assumed")
 		return
 	}
+
 	var req struct {
 		OperationName string         `json:"operationName"`
 		Variables     map[string]any `json:"variables"`
@@ -68,6 +110,16 @@ func (c *Ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "the ceiling knows only the benchmark's operations")
 		return
 	}
+	if c.duties {
+		// The request line's role and operation, as pgreflect's handler notes them.
+		obs.SetRole(r.Context(), caller.Role)
+		if info := obs.FromContext(r.Context()); info != nil {
+			info.Operation = "query"
+			if strings.HasPrefix(q.PgGraphQL, "mutation") {
+				info.Operation = "mutation"
+			}
+		}
+	}
 	data, err := c.run(r.Context(), caller.Role, caller.EncodedClaims, q.CeilingSQL, q.CeilingArgs(req.Variables))
 	if err != nil {
 		b, _ := json.Marshal(map[string]any{"data": nil, "errors": []any{map[string]string{"message": err.Error()}}})
@@ -83,11 +135,31 @@ func (c *Ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (c *Ceiling) run(ctx context.Context, role, claims, sql string, args []any) ([]byte, error) {
 	var batch pgx.Batch
-	batch.Queue(`select set_config('role', $1, true), set_config('search_path', 'public', true),
-		set_config('request.jwt.claims', $2, true)`, role, claims)
+	if c.duties {
+		batch.Queue(`select set_config('role', $1, true), set_config('search_path', 'public', true),
+			set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true)`, role, claims, dutyStatementTimeout)
+	} else {
+		batch.Queue(`select set_config('role', $1, true), set_config('search_path', 'public', true),
+			set_config('request.jwt.claims', $2, true)`, role, claims)
+	}
 	var data []byte
 	batch.Queue(sql, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&data) })
-	if err := c.pool.SendBatch(ctx, &batch).Close(); err != nil {
+	if !c.duties {
+		if err := c.pool.SendBatch(ctx, &batch).Close(); err != nil {
+			return nil, err
+		}
+		return data, nil
+	}
+	wait, cancel := context.WithTimeout(ctx, httpapi.DefaultPoolTimeout)
+	conn, err := c.pool.Acquire(wait)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	budget, cancel := context.WithTimeout(ctx, dutyBudget)
+	defer cancel()
+	if err := conn.SendBatch(budget, &batch).Close(); err != nil {
 		return nil, err
 	}
 	return data, nil

@@ -15,10 +15,11 @@ import (
 
 // contenderColors keep each contender's colour the same in every chart.
 var contenderColors = map[string]color.RGBA{
-	"pgreflect":     {47, 111, 223, 255},
-	"ceiling":       {140, 140, 140, 255},
-	"postgraphile":  {224, 123, 57, 255},
-	"postgraphile5": {166, 60, 140, 255},
+	"pgreflect":      {47, 111, 223, 255},
+	"ceiling":        {140, 140, 140, 255},
+	"ceiling-duties": {96, 96, 96, 255},
+	"postgraphile":   {224, 123, 57, 255},
+	"postgraphile5":  {166, 60, 140, 255},
 }
 
 // WriteChart draws requests per second per query, one bar per contender, as a PNG.

@@ -118,6 +118,10 @@ type Ratio struct {
 	ThroughputVsCeiling float64 `json:"throughput_vs_ceiling"`
 	// P99VsCeiling is pgreflect's p99 over the ceiling's (target ≤ 1.2).
 	P99VsCeiling float64 `json:"p99_vs_ceiling"`
+	// ThroughputVsDuties and P99VsDuties are the same against the ceiling doing pgreflect's per-request duties
+	// too (Ceiling.WithDuties): what the engine alone costs.
+	ThroughputVsDuties float64 `json:"throughput_vs_ceiling_duties"`
+	P99VsDuties        float64 `json:"p99_vs_ceiling_duties"`
 	// ThroughputVsPostGraphile is pgreflect's req/s over PostGraphile v4's.
 	ThroughputVsPostGraphile float64 `json:"throughput_vs_postgraphile"`
 	// ThroughputVsPostGraphile5 is pgreflect's req/s over PostGraphile v5's (target ≥ 3 on Q2–Q5).
@@ -157,7 +161,7 @@ func (r *Results) ComputeRatios() {
 	}
 	for _, q := range r.Queries {
 		p, c, g := r.Cell("pgreflect", q.Name), r.Cell("ceiling", q.Name), r.Cell("postgraphile", q.Name)
-		g5 := r.Cell("postgraphile5", q.Name)
+		g5, d := r.Cell("postgraphile5", q.Name), r.Cell("ceiling-duties", q.Name)
 		if p == nil {
 			continue
 		}
@@ -165,6 +169,10 @@ func (r *Results) ComputeRatios() {
 		if c != nil {
 			ratio.ThroughputVsCeiling = div(p.ReqPerSec, c.ReqPerSec)
 			ratio.P99VsCeiling = div(p.P99Ms, c.P99Ms)
+		}
+		if d != nil {
+			ratio.ThroughputVsDuties = div(p.ReqPerSec, d.ReqPerSec)
+			ratio.P99VsDuties = div(p.P99Ms, d.P99Ms)
 		}
 		if g != nil {
 			ratio.ThroughputVsPostGraphile = div(p.ReqPerSec, g.ReqPerSec)

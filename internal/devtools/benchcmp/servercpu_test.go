@@ -37,7 +37,7 @@ func BenchmarkServerCPU(b *testing.B) {
 		for _, h := range []struct {
 			name    string
 			handler http.Handler
-		}{{"pgreflect", c.pgreflect}, {"ceiling", c.ceiling}} {
+		}{{"pgreflect", c.pgreflect}, {"ceiling", c.ceiling}, {"ceiling-duties", c.duties}} {
 			b.Run(q.Name+"/"+h.name, func(b *testing.B) {
 				serve := func(r Request) bool {
 					req := httptest.NewRequest(http.MethodPost, "/graphql/v1", bytes.NewReader(r.Body))

@@ -182,13 +182,13 @@ func (b *bench) start(ctx context.Context) error {
 			s.cmd = exec.Command(b.o.pgreflectBin, append(args, b.o.pgreflectFlags...)...)
 			s.cmd.Env = append(os.Environ(), "PGREFLECT_JWT_SECRET="+secret, "PGREFLECT_ANON_KEY="+b.anonKey,
 				"PGREFLECT_SERVICE_ROLE_KEY="+serviceKey, "PGREFLECT_PROJECT_REF="+ref)
-		case "ceiling":
+		case "ceiling", "ceiling-duties":
 			self, err := os.Executable()
 			if err != nil {
 				return err
 			}
 			s.cmd = exec.Command(self, "ceiling", "--port", strconv.Itoa(port), "--accounts", strconv.Itoa(b.o.accounts),
-				"--pool-size", strconv.Itoa(b.o.poolSize))
+				"--pool-size", strconv.Itoa(b.o.poolSize), "--duties="+strconv.FormatBool(name == "ceiling-duties"))
 			s.cmd.Env = append(os.Environ(), "BENCH_DATABASE_URL="+authURL, "BENCH_JWT_SECRET="+secret,
 				"BENCH_ANON_KEY="+b.anonKey, "BENCH_SERVICE_ROLE_KEY="+serviceKey)
 		case "postgraphile":
@@ -208,7 +208,7 @@ func (b *bench) start(ctx context.Context) error {
 			s.cmd.Env = append(os.Environ(), "NODE_ENV=production", "GRAPHILE_ENV=production", "BENCH_DATABASE_URL="+authURL,
 				"BENCH_JWT_SECRET="+secret, "BENCH_PORT="+strconv.Itoa(port))
 		default:
-			return fmt.Errorf("unknown contender %q (pgreflect, ceiling, postgraphile, postgraphile5)", name)
+			return fmt.Errorf("unknown contender %q (pgreflect, ceiling, ceiling-duties, postgraphile, postgraphile5)", name)
 		}
 		log, err := os.Create(s.logPath)
 		if err != nil {

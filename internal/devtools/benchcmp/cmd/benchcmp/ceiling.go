@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -13,9 +15,12 @@ import (
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/internal/devtools/benchcmp"
+	"github.com/pgreflect/pgreflect/internal/obs"
 )
 
-func serveCeiling(ctx context.Context, port, accounts, poolSize int, dbURL, secret string, apiKeys auth.APIKeys) error {
+// serveCeiling serves the ceiling on port until ctx is done; with duties, WithDuties (its request lines on
+// stderr, gathered as pgreflect's binary gathers them).
+func serveCeiling(ctx context.Context, port, accounts, poolSize int, duties bool, dbURL, secret string, apiKeys auth.APIKeys) error {
 	if dbURL == "" || secret == "" || apiKeys.Anon == "" {
 		return errors.New("the ceiling needs BENCH_DATABASE_URL, BENCH_JWT_SECRET and BENCH_ANON_KEY")
 	}
@@ -41,7 +46,14 @@ func serveCeiling(ctx context.Context, port, accounts, poolSize int, dbURL, secr
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: benchcmp.NewCeiling(pool, keys, apiKeys, accounts), ReadHeaderTimeout: 10 * time.Second}
+	ceiling := benchcmp.NewCeiling(pool, keys, apiKeys, accounts)
+	var handler http.Handler = ceiling
+	if duties {
+		logs := obs.NewLineWriter(os.Stderr)
+		defer logs.Close()
+		handler = ceiling.WithDuties(slog.New(obs.NewTextHandler(logs)))
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -102,7 +102,7 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.goBench, "go-bench", "", "output of `go test -bench` to include in BENCHMARKS.md")
 	fs.StringVar(&o.note, "note", "", "a paragraph for BENCHMARKS.md about what this run stands for")
 	fs.StringVar(&o.findings, "findings", "bench/findings.md", "hand-written findings (profiles, EXPLAIN) appended to BENCHMARKS.md when the file exists")
-	fs.StringVar(&contenders, "contenders", "pgreflect,ceiling,postgraphile,postgraphile5", "comma-separated contenders (postgraphile is v4)")
+	fs.StringVar(&contenders, "contenders", "pgreflect,ceiling,ceiling-duties,postgraphile,postgraphile5", "comma-separated contenders (postgraphile is v4; ceiling-duties is the ceiling doing pgreflect's per-request duties too)")
 	fs.StringVar(&queries, "queries", "", "comma-separated queries to measure (default: all)")
 	fs.StringVar(&pgreflectFlags, "pgreflect-flags", "", "space-separated flags added to pgreflect's command line, e.g. \"--pool-share 1\"")
 	fs.BoolVar(&o.slowClients, "slow-clients", true, "also run the slow-clients scenario on pgreflect")
@@ -170,12 +170,13 @@ func runCeiling(args []string) error {
 	port := fs.Int("port", 0, "HTTP port on 127.0.0.1")
 	accounts := fs.Int("accounts", benchdata.Full, "accounts of the dataset (for the requests' variants)")
 	poolSize := fs.Int("pool-size", 8, "database connections")
+	duties := fs.Bool("duties", false, "do pgreflect's per-request duties too (request line, metrics, request id, headers, deadlines, statement timeout)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serveCeiling(ctx, *port, *accounts, *poolSize, os.Getenv("BENCH_DATABASE_URL"), os.Getenv("BENCH_JWT_SECRET"),
+	return serveCeiling(ctx, *port, *accounts, *poolSize, *duties, os.Getenv("BENCH_DATABASE_URL"), os.Getenv("BENCH_JWT_SECRET"),
 		auth.APIKeys{Anon: os.Getenv("BENCH_ANON_KEY"), ServiceRole: os.Getenv("BENCH_SERVICE_ROLE_KEY")})
 }
 

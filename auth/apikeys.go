@@ -25,7 +25,8 @@ const (
 // APIKeyFromRequest reads the key from the apikey header, or the apikey query parameter as the gateway also
 // accepts.
 func APIKeyFromRequest(r *http.Request) string {
-	if k := r.Header.Get("apikey"); k != "" {
+	// The header's canonical spelling: Get would make it of "apikey" anew for every request.
+	if k := r.Header.Get("Apikey"); k != "" {
 		return k
 	}
 	return r.URL.Query().Get("apikey")

@@ -248,7 +248,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("httpapi: %w", err)
 	}
 
-	s.mux.HandleFunc("/graphql/v1", s.graphql)
+	// /graphql/v1 is route's own (s.graphql), past the mux.
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.HandleFunc("GET /ready", s.ready)
 	if opts.Metrics != nil {
@@ -353,6 +353,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 			h[name] = value
 		}
 		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if r.URL.Path == "/graphql/v1" {
+		// The API's path, served without the mux's pattern matching, which cost every request a microsecond.
+		s.graphql(w, r)
 		return
 	}
 	s.mux.ServeHTTP(w, r)

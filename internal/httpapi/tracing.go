@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/pgreflect/pgreflect/resolve"
 )
@@ -32,6 +33,9 @@ func traced(tracer trace.Tracer, next http.Handler) http.Handler {
 // the credentials were refused. Never the key or the token.
 func endAuthenticate(span trace.Span, session resolve.Session, status int, err error) {
 	defer span.End()
+	if !span.IsRecording() {
+		return // nobody keeps what would be said (and the attributes would be made for nothing)
+	}
 	switch {
 	case err != nil:
 		span.SetStatus(codes.Error, "the roles could not be read")
@@ -43,11 +47,12 @@ func endAuthenticate(span trace.Span, session resolve.Session, status int, err e
 	}
 }
 
-// startSpan starts a span of the request in ctx; with tracing off it starts nothing and returns the no-op span
-// ctx has, so that tracing off costs a nil check.
+// startSpan starts a span of the request in ctx; with tracing off it starts nothing and returns a no-op span,
+// so that tracing off costs a nil check: not a look through ctx, whose span, if an embedding program's handler
+// put one there, is not pgreflect's to annotate or to end.
 func (s *Server) startSpan(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	if s.tracer == nil {
-		return ctx, trace.SpanFromContext(ctx)
+		return ctx, noop.Span{}
 	}
 	return s.tracer.Start(ctx, name, opts...)
 }
@@ -67,7 +72,7 @@ func applicationName(span trace.Span) string {
 // statements).
 func (s *Server) startExecute(ctx context.Context, op, name string, replica bool) (context.Context, trace.Span) {
 	if s.tracer == nil {
-		return ctx, trace.SpanFromContext(ctx) // off: not even the attributes
+		return ctx, noop.Span{} // off: not even the attributes (see startSpan)
 	}
 	return s.tracer.Start(ctx, "graphql.execute", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		attribute.String("db.system.name", "postgresql"), attribute.String("graphql.operation.type", op),

@@ -323,3 +323,25 @@ func TestTracedRequestsReusePreparedStatements(t *testing.T) {
 		t.Errorf("prepared statements after the first trace's request %d, after the second's %d: want the same, not 0", counts[0], counts[1])
 	}
 }
+
+// With tracing off, a span an embedding program's handler started around the server is left to that handler:
+// the server neither ends it nor takes it for its own spans.
+func TestUntracedServerLeavesAnOuterSpanAlone(t *testing.T) {
+	f := newFixture(t, "")
+	tp := sdktrace.NewTracerProvider()
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	tracer := tp.Tracer("embedder")
+	req := httptest.NewRequest(http.MethodPost, "/graphql/v1", strings.NewReader(`{"query":"{ __typename }"}`))
+	req.Header.Set("apikey", f.anon)
+	req.Header.Set("Content-Type", "application/json")
+	ctx, outer := tracer.Start(req.Context(), "embedder's request")
+	w := httptest.NewRecorder()
+	f.server.ServeHTTP(w, req.WithContext(ctx))
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"__typename": "Query"`) {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	if !outer.IsRecording() {
+		t.Error("the server ended the embedder's span")
+	}
+	outer.End()
+}

@@ -49,8 +49,9 @@ var apiRoles = map[string]bool{"anon": true, "authenticated": true, "service_rol
 // line written to logger, the request counted and timed in Prometheus metrics (obs.Handler, pgreflect's own),
 // the CORS and version headers of every answer, a bound on the wait for a pool connection (DefaultPoolTimeout)
 // and on the statements (the statement timeout and the grace after it, each a deadline context, as pgreflect's
-// pool wait and engine make them), and the statement timeout set in the transaction. pgreflect against it
-// measures what the GraphQL engine costs; against the plain ceiling, the engine and the duties together.
+// pool wait and engine make them), and the statement timeout set in the transaction; the HTTP server's limits
+// are the server's (cmd/benchcmp). pgreflect against it measures what the GraphQL engine costs; against the
+// plain ceiling, the engine and the duties together.
 func (c *Ceiling) WithDuties(logger *slog.Logger) http.Handler {
 	d := &Ceiling{pool: c.pool, tokens: c.tokens, apiKeys: c.apiKeys, queries: c.queries, duties: true}
 	return obs.Handler(logger, obs.NewMetrics(), d)

@@ -12,14 +12,18 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/net/netutil"
 
 	"github.com/pgreflect/pgreflect/auth"
 	"github.com/pgreflect/pgreflect/internal/devtools/benchcmp"
 	"github.com/pgreflect/pgreflect/internal/obs"
+	"github.com/pgreflect/pgreflect/internal/stack"
 )
 
 // serveCeiling serves the ceiling on port until ctx is done; with duties, WithDuties (its request lines on
-// stderr, gathered as pgreflect's binary gathers them).
+// stderr, gathered as pgreflect's binary gathers them) behind the HTTP limits pgreflect's server has by default
+// (read, write and idle timeouts, which set a connection's deadlines for every request, and the connection
+// cap).
 func serveCeiling(ctx context.Context, port, accounts, poolSize int, duties bool, dbURL, secret string, apiKeys auth.APIKeys) error {
 	if dbURL == "" || secret == "" || apiKeys.Anon == "" {
 		return errors.New("the ceiling needs BENCH_DATABASE_URL, BENCH_JWT_SECRET and BENCH_ANON_KEY")
@@ -47,13 +51,16 @@ func serveCeiling(ctx context.Context, port, accounts, poolSize int, duties bool
 		return err
 	}
 	ceiling := benchcmp.NewCeiling(pool, keys, apiKeys, accounts)
-	var handler http.Handler = ceiling
+	srv := &http.Server{Handler: ceiling, ReadHeaderTimeout: 10 * time.Second}
 	if duties {
 		logs := obs.NewLineWriter(os.Stderr)
 		defer logs.Close()
-		handler = ceiling.WithDuties(slog.New(obs.NewTextHandler(logs)))
+		limits := stack.DefaultLimits()
+		srv = &http.Server{Handler: ceiling.WithDuties(slog.New(obs.NewTextHandler(logs))),
+			ReadHeaderTimeout: limits.ReadHeaderTimeout, ReadTimeout: limits.ReadTimeout,
+			WriteTimeout: limits.WriteTimeout, IdleTimeout: limits.IdleTimeout}
+		l = netutil.LimitListener(l, limits.MaxConnections)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

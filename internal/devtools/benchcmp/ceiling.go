@@ -64,8 +64,8 @@ const (
 	dutyBudget           = 10 * time.Second
 )
 
-// The headers pgreflect puts on every /graphql/v1 answer beside the ceiling's (httpapi's route), with values of
-// their length; set as route sets them, shared slices.
+// The headers pgreflect puts on every /graphql/v1 answer beside the ceiling's (httpapi's route), with the same
+// values but for the version; set as route sets them, shared slices.
 var dutyHeaders = http.Header{
 	"Access-Control-Allow-Origin":   {"*"},
 	"Access-Control-Expose-Headers": {"X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, ETag, " + httpapi.VersionHeader},
@@ -93,7 +93,6 @@ func (c *Ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "JWT role may not be assumed")
 		return
 	}
-
 	var req struct {
 		OperationName string         `json:"operationName"`
 		Variables     map[string]any `json:"variables"`
@@ -134,14 +133,16 @@ func (c *Ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, out)
 }
 
+// ceilingPrelude switches the transaction to the request's role, search path and claims.
+const ceilingPrelude = `select set_config('role', $1, true), set_config('search_path', 'public', true),
+		set_config('request.jwt.claims', $2, true)`
+
 func (c *Ceiling) run(ctx context.Context, role, claims, sql string, args []any) ([]byte, error) {
 	var batch pgx.Batch
 	if c.duties {
-		batch.Queue(`select set_config('role', $1, true), set_config('search_path', 'public', true),
-			set_config('request.jwt.claims', $2, true), set_config('statement_timeout', $3, true)`, role, claims, dutyStatementTimeout)
+		batch.Queue(ceilingPrelude+", set_config('statement_timeout', $3, true)", role, claims, dutyStatementTimeout)
 	} else {
-		batch.Queue(`select set_config('role', $1, true), set_config('search_path', 'public', true),
-			set_config('request.jwt.claims', $2, true)`, role, claims)
+		batch.Queue(ceilingPrelude, role, claims)
 	}
 	var data []byte
 	batch.Queue(sql, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&data) })

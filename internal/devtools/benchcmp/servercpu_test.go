@@ -15,9 +15,10 @@ import (
 )
 
 // BenchmarkServerCPU is the comparison's queries served in this process by pgreflect's handler (as the binary
-// runs it: a text request log line, metrics) and by the ceiling, through ServeHTTP without sockets: the CPU
-// each spends per request in the server (server-µs/op: this process, so the requests' building too, alike for
-// both) and in Postgres (pg-µs/op: every process of the cluster). Where make bench gives the ratio of
+// runs it: a text request log line, metrics), by the ceiling and by the ceiling with pgreflect's per-request
+// duties (its request lines discarded as pgreflect's are), through ServeHTTP without sockets: the CPU each spends
+// per request in the server (server-µs/op: this process, so the requests' building too, alike for all) and in
+// Postgres (pg-µs/op: every process of the cluster). Where make bench gives the ratio of
 // throughput, this says on which side of the wire the difference is, and -cpuprofile on one contender's
 // sub-benchmark (e.g. -bench 'ServerCPU/Q1/pgreflect') shows where.
 func BenchmarkServerCPU(b *testing.B) {

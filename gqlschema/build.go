@@ -332,7 +332,7 @@ func (b *builder) relationships(tables []*Table) map[*Table]*tableRelationships 
 		})
 		// Reverse field on the foreign table: to-one when the local columns cover a unique index.
 		rel := &Relationship{FK: fk, From: foreign, To: local, FromColumns: fk.ForeignColumns, ToColumns: fk.LocalColumns}
-		if coversUniqueIndex(local.Rel, fk.LocalColumns) {
+		if local.Rel.UniqueIndexWithin(fk.LocalColumns) {
 			rname := fk.Directives.LocalName
 			if rname == "" {
 				rname = relationshipName(fk.ForeignColumns, local, local.Inflect) // pg_graphql takes the flag of the table the field leads to
@@ -359,26 +359,6 @@ func selectable(t *Table, cols []string) bool {
 		}
 	}
 	return true
-}
-
-func coversUniqueIndex(r *reflect.Relation, cols []string) bool {
-	have := map[string]bool{}
-	for _, c := range cols {
-		have[c] = true
-	}
-	for _, idx := range append(r.UniqueIndexes, r.PrimaryKey) {
-		if len(idx) == 0 {
-			continue
-		}
-		all := true
-		for _, c := range idx {
-			all = all && have[c]
-		}
-		if all {
-			return true
-		}
-	}
-	return false
 }
 
 // tableFeatures is the server's features with those the schema's and the table's directives add.

@@ -24,6 +24,7 @@ import (
 	"io"
 	goreflect "reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -230,6 +231,23 @@ func (r *Relation) Column(name string) *Column {
 		}
 	}
 	return nil
+}
+
+// UniqueIndexWithin reports whether cols hold every column of one of r's unique column sets or of its primary
+// key (a primary_key_columns directive's too): what makes a relationship to r one record for pg_graphql.
+func (r *Relation) UniqueIndexWithin(cols []string) bool {
+	return keyWithin(r.PrimaryKey, cols) || slices.ContainsFunc(r.UniqueIndexes, func(key []string) bool { return keyWithin(key, cols) })
+}
+
+// UniqueKeyWithin reports whether cols hold every column of one of r's UniqueKeys: rows of r equal on cols are
+// then one row, as Postgres enforces at every statement.
+func (r *Relation) UniqueKeyWithin(cols []string) bool {
+	return slices.ContainsFunc(r.UniqueKeys, func(key UniqueKey) bool { return keyWithin(key.Columns, cols) })
+}
+
+// keyWithin reports whether key has columns and all of them are in cols.
+func keyWithin(key, cols []string) bool {
+	return len(key) > 0 && !slices.ContainsFunc(key, func(c string) bool { return !slices.Contains(cols, c) })
 }
 
 // DirectiveError is a comment directive that does not fit its key's type; every request then fails with it,

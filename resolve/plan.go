@@ -100,8 +100,10 @@ func (r *request) node(sel *selection, t *gqlschema.Table, style unknownFieldSty
 			if err != nil {
 				return nf, err
 			}
-			nf.Record = &sqlgen.Record{Source: sqlgen.Source{Relation: r.relation(f.Table)},
-				Join: joins(f.Relationship), Node: child, Joinable: r.joinRecords && endsAtUniqueKey(f.Relationship)}
+			// Joined only at a key Postgres enforces (a foreign key's referenced key always is one): a
+			// primary_key_columns directive, or a view's foreign_keys directive, promises nothing.
+			nf.Record = &sqlgen.Record{Source: sqlgen.Source{Relation: r.relation(f.Table)}, Join: joins(f.Relationship),
+				Node: child, Joinable: r.joinRecords && f.Relationship.To.Rel.UniqueKeyWithin(f.Relationship.ToColumns)}
 		case gqlschema.FieldToMany:
 			nf.Connection, err = r.connection(c, f, sqlgen.Source{Relation: r.relation(f.Table)}, joins(f.Relationship))
 		case gqlschema.FieldComputed:
@@ -190,18 +192,6 @@ func joins(rel *gqlschema.Relationship) []sqlgen.Join {
 		out[i] = sqlgen.Join{Child: rel.ToColumns[i], Parent: rel.FromColumns[i]}
 	}
 	return out
-}
-
-// endsAtUniqueKey says whether rel's columns on the side it leads to hold a unique key that Postgres enforces
-// (a foreign key's referenced key always does): a primary_key_columns directive, or a view's foreign_keys
-// directive, promises nothing.
-func endsAtUniqueKey(rel *gqlschema.Relationship) bool {
-	for _, key := range rel.To.Rel.UniqueKeys {
-		if !slices.ContainsFunc(key.Columns, func(c string) bool { return !slices.Contains(rel.ToColumns, c) }) {
-			return true
-		}
-	}
-	return false
 }
 
 // functionField plans a computed field or a root function into nf.

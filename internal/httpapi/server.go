@@ -309,6 +309,9 @@ func (s *Server) SetGraphQLVersion(v gqlschema.Version) { s.engine.SetVersion(v)
 
 var corsHeaders = "authorization, x-client-info, apikey, content-type, x-supabase-api-version, accept, accept-profile, content-profile, prefer, x-upsert"
 
+// ExposedHeaders are the headers of an answer that a browser's script may read (Access-Control-Expose-Headers).
+const ExposedHeaders = "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, ETag, " + VersionHeader
+
 // crossOriginHeaders are the CORS headers of the API's and the auth routes' answers, made once: route puts
 // their values into each answer's header as they are (net/http only reads them, and an Add appends to a copy,
 // the values' capacity being their length), instead of a slice per header and request. Every answer gets
@@ -318,7 +321,7 @@ var corsHeaders = "authorization, x-client-info, apikey, content-type, x-supabas
 func crossOriginHeaders() (crossOrigin, preflight http.Header) {
 	crossOrigin = http.Header{}
 	crossOrigin.Set("Access-Control-Allow-Origin", "*")
-	crossOrigin.Set("Access-Control-Expose-Headers", "X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, ETag, "+VersionHeader)
+	crossOrigin.Set("Access-Control-Expose-Headers", ExposedHeaders)
 	preflight = http.Header{}
 	preflight.Set("Access-Control-Allow-Headers", corsHeaders)
 	preflight.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
@@ -337,12 +340,13 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		r = r.WithContext(ctx)
 	}
-	if r.URL.Path != "/graphql/v1" && !strings.HasPrefix(r.URL.Path, "/auth/v1/") {
+	api := r.URL.Path == "/graphql/v1"
+	if !api && !strings.HasPrefix(r.URL.Path, "/auth/v1/") {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
 	h := w.Header()
-	if r.URL.Path == "/graphql/v1" {
+	if api {
 		h[VersionHeader] = s.version
 	}
 	for name, value := range s.crossOrigin {
@@ -355,7 +359,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	if r.URL.Path == "/graphql/v1" {
+	if api {
 		// The API's path, served without the mux's pattern matching, which cost every request a microsecond.
 		s.graphql(w, r)
 		return

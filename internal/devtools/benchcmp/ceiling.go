@@ -68,7 +68,7 @@ const (
 // values but for the version; set as route sets them, shared slices.
 var dutyHeaders = http.Header{
 	"Access-Control-Allow-Origin":   {"*"},
-	"Access-Control-Expose-Headers": {"X-Total-Count, Link, X-Supabase-Api-Version, Content-Range, X-Request-Id, ETag, " + httpapi.VersionHeader},
+	"Access-Control-Expose-Headers": {httpapi.ExposedHeaders},
 	httpapi.VersionHeader:           {"devel"},
 }
 

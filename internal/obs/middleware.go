@@ -1,6 +1,7 @@
 package obs
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -30,27 +31,13 @@ func Handler(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 		elapsed := time.Since(start)
 		route := Route(r.URL.Path)
 		m.observeRequest(route, req.Operation, status, elapsed.Seconds())
-		// Room for every attribute the line may get, so that appending the optional ones does not copy the
-		// slice to the heap.
-		attrs := append(make([]slog.Attr, 0, 10),
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
-			slog.Int("status", status),
-			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
-			slog.String("role", req.Role),
-			slog.String("request_id", req.ID),
-			slog.String("client", r.RemoteAddr),
-		)
-		if req.Operation != "" {
-			attrs = append(attrs, slog.String("operation", req.Operation))
-		}
-		if req.Persisted != "" {
-			attrs = append(attrs, slog.String("persisted_query", req.Persisted))
-		}
+		line := requestLine{method: r.Method, path: r.URL.Path, status: status,
+			durationMS: float64(elapsed.Microseconds()) / 1000, role: req.Role, id: req.ID, client: r.RemoteAddr,
+			operation: req.Operation, persisted: req.Persisted}
 		// An outer handler may have started a trace span (httpapi's tracing): the line names its trace, and the
 		// span gets what the line has.
 		if span := trace.SpanFromContext(r.Context()); span.SpanContext().IsValid() {
-			attrs = append(attrs, slog.String("trace_id", span.SpanContext().TraceID().String()))
+			line.traceID = span.SpanContext().TraceID().String()
 			span.SetAttributes(attribute.String("pgreflect.request_id", req.ID), attribute.Int("http.response.status_code", status),
 				attribute.String("http.route", route), attribute.String("pgreflect.role", req.Role))
 			if req.Operation != "" {
@@ -60,14 +47,48 @@ func Handler(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 				span.SetStatus(codes.Error, http.StatusText(status))
 			}
 		}
-		// The record is made here rather than by LogAttrs, which looks up its caller's program counter for every
-		// line whether or not the handler shows the source.
-		if h := logger.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
-			rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
-			rec.AddAttrs(attrs...)
-			_ = h.Handle(r.Context(), rec)
-		}
+		line.log(r.Context(), logger.Handler())
 	})
+}
+
+// requestLine is what the log line of a request says.
+type requestLine struct {
+	method, path                  string
+	status                        int
+	durationMS                    float64
+	role, id, client              string
+	operation, persisted, traceID string
+}
+
+// log writes the line to h: straight in the text handler's format where h is NewTextHandler's and every value
+// is written as it is (a busy server's most frequent line, without a record and its attributes), else as a
+// record. The record is made here rather than by LogAttrs, which looks up its caller's program counter for every
+// line whether or not the handler shows the source.
+func (l *requestLine) log(ctx context.Context, h slog.Handler) {
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	now := time.Now()
+	if text, ok := h.(*textHandler); ok && text.writeRequestLine(now, l) {
+		return
+	}
+	// Room for every attribute, so that appending the optional ones does not copy the slice to the heap.
+	attrs := append(make([]slog.Attr, 0, 10), slog.String("method", l.method), slog.String("path", l.path),
+		slog.Int("status", l.status), slog.Float64("duration_ms", l.durationMS), slog.String("role", l.role),
+		slog.String("request_id", l.id), slog.String("client", l.client))
+	for _, a := range l.optional() {
+		if a.value != "" {
+			attrs = append(attrs, slog.String(a.key, a.value))
+		}
+	}
+	rec := slog.NewRecord(now, slog.LevelInfo, "request", 0)
+	rec.AddAttrs(attrs...)
+	_ = h.Handle(ctx, rec)
+}
+
+// optional are the line's attributes that it has only when they are not empty, in their order.
+func (l *requestLine) optional() [3]struct{ key, value string } {
+	return [3]struct{ key, value string }{{"operation", l.operation}, {"persisted_query", l.persisted}, {"trace_id", l.traceID}}
 }
 
 // serve runs next and turns a panic that its own handler did not catch (the GraphQL handler catches its own)

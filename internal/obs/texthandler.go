@@ -48,12 +48,7 @@ func (h *textHandler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	bp := linePool.Get().(*[]byte)
 	defer linePool.Put(bp)
-	b := append((*bp)[:0], "time="...)
-	b = appendRFC3339Millis(b, r.Time)
-	b = append(b, " level="...)
-	b = append(b, r.Level.String()...)
-	b = append(b, " msg="...)
-	b = append(b, r.Message...)
+	b := appendLineStart((*bp)[:0], r.Time, r.Level, r.Message)
 	plain := true
 	r.Attrs(func(a slog.Attr) bool {
 		if !plainWord(a.Key) {
@@ -86,6 +81,48 @@ func (h *textHandler) Handle(ctx context.Context, r slog.Record) error {
 	*bp = b
 	_, err := h.w.Write(b)
 	return err
+}
+
+// writeRequestLine writes l as Handle writes its record (obs.Handler's attributes, in their order), without
+// making the record; false, having written nothing, where a value would need quoting.
+func (h *textHandler) writeRequestLine(t time.Time, l *requestLine) bool {
+	bp := linePool.Get().(*[]byte)
+	defer linePool.Put(bp)
+	b := appendLineStart((*bp)[:0], t, slog.LevelInfo, "request")
+	plain := true
+	word := func(key, value string) {
+		plain = plain && plainWord(value)
+		b = append(append(append(append(b, ' '), key...), '='), value...)
+	}
+	word("method", l.method)
+	word("path", l.path)
+	b = strconv.AppendInt(append(b, " status="...), int64(l.status), 10)
+	b = strconv.AppendFloat(append(b, " duration_ms="...), l.durationMS, 'g', -1, 64)
+	word("role", l.role)
+	word("request_id", l.id)
+	word("client", l.client)
+	for _, a := range l.optional() {
+		if a.value != "" {
+			word(a.key, a.value)
+		}
+	}
+	if !plain {
+		return false
+	}
+	b = append(b, '\n')
+	*bp = b
+	_, _ = h.w.Write(b)
+	return true
+}
+
+// appendLineStart writes the time, level and message of a line.
+func appendLineStart(b []byte, t time.Time, level slog.Level, msg string) []byte {
+	b = append(b, "time="...)
+	b = appendRFC3339Millis(b, t)
+	b = append(b, " level="...)
+	b = append(b, level.String()...)
+	b = append(b, " msg="...)
+	return append(b, msg...)
 }
 
 // plainWord reports whether slog's text handler writes s as it is: not empty, and only letters, digits and a

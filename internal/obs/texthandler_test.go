@@ -3,6 +3,7 @@ package obs
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"math"
 	"strings"
@@ -32,7 +33,7 @@ func TestTextHandlerWritesAsSlog(t *testing.T) {
 	messages := []string{"request", "a message", "", "schema reloaded"}
 	for _, msg := range messages {
 		for _, attrs := range records {
-			for _, tm := range []time.Time{at, {}} {
+			for _, tm := range []time.Time{at, {}, at.In(time.FixedZone("Y", -(3*3600 + 30*60))), at.UTC(), at.AddDate(8000, 0, 0)} {
 				var want, got bytes.Buffer
 				rec := slog.NewRecord(tm, slog.LevelInfo, msg, 0)
 				rec.AddAttrs(attrs...)
@@ -81,4 +82,53 @@ func FuzzTextHandler(f *testing.F) {
 			t.Errorf("got  %q\nwant %q", got.String(), want.String())
 		}
 	})
+}
+
+// The request line written without a record is what slog's TextHandler writes of the record obs.Handler would
+// make, byte for byte after the time; a value that needs quoting goes through the record.
+func TestRequestLineWritesAsSlog(t *testing.T) {
+	plain := requestLine{method: "POST", path: "/graphql/v1", status: 200, durationMS: 1.234, role: "anon",
+		id: "3f1c2a9e-8f0b-4c55-a1e3-2b7d9c0e4f11", client: "127.0.0.1:53412"}
+	full := plain
+	full.operation, full.persisted, full.traceID = "mutation", "ecf4edb46db40b5132295c0291d62fb65d6759a9eedfa4d5d612dd5a5d0f8f5e", "4bf92f3577b34da6a3ce929d0e0e4736"
+	quoted, unsigned, slow := plain, plain, plain
+	quoted.path = "/graphql/v1 x"
+	unsigned.role = ""
+	slow.status, slow.durationMS = 503, 10012.5
+	for _, l := range []requestLine{plain, full, quoted, unsigned, slow} {
+		var want, got bytes.Buffer
+		l.log(context.Background(), slog.NewTextHandler(&want, nil))
+		l.log(context.Background(), NewTextHandler(&got))
+		_, w, _ := strings.Cut(want.String(), " ")
+		_, g, _ := strings.Cut(got.String(), " ")
+		if g != w || !strings.HasPrefix(got.String(), "time=") {
+			t.Errorf("got  %q\nwant %q (after the time)", got.String(), want.String())
+		}
+	}
+	// Below the handler's level nothing is written.
+	var none bytes.Buffer
+	plain.log(context.Background(), slog.NewTextHandler(&none, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if none.Len() != 0 {
+		t.Errorf("written below the level: %q", none.String())
+	}
+}
+
+// BenchmarkRequestLine is obs.Handler's request line through NewTextHandler onto a LineWriter: written straight,
+// and as the record any other handler gets.
+func BenchmarkRequestLine(b *testing.B) {
+	lw := NewLineWriter(io.Discard)
+	defer lw.Close()
+	l := requestLine{method: "POST", path: "/graphql/v1", status: 200, durationMS: 1.234, role: "anon",
+		id: "3f1c2a9e-8f0b-4c55-a1e3-2b7d9c0e4f11", client: "127.0.0.1:53412", operation: "query"}
+	for _, c := range []struct {
+		name string
+		h    slog.Handler
+	}{{"straight", NewTextHandler(lw)}, {"record", struct{ slog.Handler }{NewTextHandler(lw)}}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				l.log(context.Background(), c.h)
+			}
+		})
+	}
 }

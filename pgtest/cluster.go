@@ -93,10 +93,18 @@ func Freeze(t testing.TB, c *pgcluster.Cluster) (thaw func()) {
 		})
 	}
 	t.Cleanup(thaw)
+	// kill returns before the signal has stopped the postmaster: one in the middle of a fork (a pool opening a
+	// connection) makes its child after the listing below, and that backend then answers queries while the rest is
+	// frozen (CI saw a frozen replica answer two queries). Once the postmaster is stopped, every child it made is
+	// listed; each is awaited too, so that the caller's next request meets a frozen server.
+	waitStopped(t, postmaster)
 	for _, pid := range childrenOf(t, postmaster) {
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err == nil {
 			pids = append(pids, pid)
 		}
+	}
+	for _, pid := range pids[1:] {
+		waitStopped(t, pid)
 	}
 	// A test binary that dies (a panic, go test's -timeout) runs no cleanup: a process of its own, which
 	// outlives it, thaws the server after maxFrozen whatever happens.
@@ -130,17 +138,50 @@ func childrenOf(t testing.TB, pid int) []int {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // it has exited
-		}
-		// The fields after the command's parenthesis: state, then the parent's pid.
-		_, rest, ok := strings.Cut(string(stat), ") ")
-		if fields := strings.Fields(rest); ok && len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+		if _, parent, ok := processState(child); ok && parent == pid {
 			out = append(out, child)
 		}
 	}
 	return out
+}
+
+// waitStopped waits until process pid is stopped by a signal, or has exited.
+func waitStopped(t testing.TB, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		state, _, ok := processState(pid)
+		if !ok || state == 'T' || state == 't' || state == 'Z' || state == 'X' {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pgtest: process %d is not stopped after 10s (state %c)", pid, state)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// processState reads a process's state letter and its parent's pid from /proc; ok is false once it has exited.
+func processState(pid int) (state byte, parent int, ok bool) {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, 0, false
+	}
+	// The fields after the command's parenthesis (the last one: a command may hold one): state, then the
+	// parent's pid.
+	i := strings.LastIndex(string(stat), ") ")
+	if i < 0 {
+		return 0, 0, false
+	}
+	fields := strings.Fields(string(stat[i+2:]))
+	if len(fields) < 2 || len(fields[0]) != 1 {
+		return 0, 0, false
+	}
+	parent, err = strconv.Atoi(fields[1])
+	if err != nil {
+		return 0, 0, false
+	}
+	return fields[0][0], parent, true
 }
 
 // clusterDir is a directory for a cluster of the test, removed when it ends. Not t.TempDir: its parent is

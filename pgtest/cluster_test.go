@@ -6,7 +6,9 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -89,5 +91,44 @@ func TestStartMovesOffAPortTakenMeanwhile(t *testing.T) {
 		func(ctx context.Context, c *pgcluster.Cluster) error { return c.Init(ctx) }, always)
 	if err == nil || !strings.Contains(err.Error(), "attempt 5") {
 		t.Errorf("a port that stays taken: %v", err)
+	}
+}
+
+// Freeze leaves no process of the server running, even while clients open connections (the postmaster forking):
+// CI once saw a frozen replica answer two queries, on a backend forked while the freeze listed the processes.
+func TestFreezeStopsEveryProcessWhileConnectionsOpen(t *testing.T) {
+	c := StartCluster(t)
+	postmaster, err := c.PostmasterPID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				connectCtx, cancelConnect := context.WithTimeout(ctx, 100*time.Millisecond)
+				if conn, err := pgx.Connect(connectCtx, c.URL("postgres")); err == nil {
+					conn.Close(connectCtx)
+				}
+				cancelConnect()
+			}
+		})
+	}
+	for round := range 40 {
+		time.Sleep(5 * time.Millisecond)
+		thaw := Freeze(t, c)
+		children := childrenOf(t, postmaster)
+		for _, pid := range append(children, postmaster) {
+			if state, _, ok := processState(pid); ok && state != 'T' && state != 'Z' {
+				t.Errorf("round %d: process %d of the frozen server is in state %c", round, pid, state)
+			}
+		}
+		thaw()
+		if t.Failed() {
+			return
+		}
 	}
 }

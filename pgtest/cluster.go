@@ -63,11 +63,11 @@ func startCluster(t testing.TB, init func(context.Context, *pgcluster.Cluster) e
 	return c
 }
 
-// Freeze stops the postmaster of c and every process it started with SIGSTOP: the server keeps its sockets
-// open and the kernel keeps accepting and acknowledging, but nothing answers, as with a stuck host or a
-// network partition. The returned thaw (SIGCONT) is also registered to run when the test ends, so that no
-// server stays stopped (and a watchdog process thaws it after maxFrozen should the test binary die); calling it
-// more than once is harmless.
+// Freeze stops the postmaster of c and every process it started with SIGSTOP, and returns once each is
+// stopped: the server keeps its sockets open and the kernel keeps accepting and acknowledging, but nothing
+// answers, as with a stuck host or a network partition. The returned thaw (SIGCONT) is also registered to run
+// when the test ends, so that no server stays stopped (and a watchdog process thaws it after maxFrozen should
+// the test binary die); calling it more than once is harmless.
 func Freeze(t testing.TB, c *pgcluster.Cluster) (thaw func()) {
 	t.Helper()
 	postmaster, err := c.PostmasterPID()

@@ -30,7 +30,9 @@ import (
 
 // serverFlags are the flags `start` and `serve` share: limits, logging and metrics.
 type serverFlags struct {
-	logFormat   string
+	logFormat string
+	// logLevel is the least level written: info writes a line per request, warn and error only problems.
+	logLevel    string
 	metricsAddr string
 	poolSize    int
 	// poolTimeout, poolShare, shareByRole, shareByAddress, slowShare and slowThreshold bound the wait for a
@@ -62,6 +64,7 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 	f := &serverFlags{}
 	d := stack.DefaultLimits()
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text (for a terminal) or json")
+	fs.StringVar(&f.logLevel, "log-level", "info", "least level of the lines logged: debug, info (a line per request), warn or error (only problems, each with its request id; for a proxy in front that logs every request)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "also serve Prometheus /metrics without a key on this address, e.g. 127.0.0.1:9100 (on the API port /metrics needs the service_role key)")
 	fs.IntVar(&f.poolSize, "pool-size", 0, fmt.Sprintf("most database connections of API requests (default: [db.pool] pool_size of supabase/config.toml, else %d on this machine)", stack.DefaultPoolSize()))
 	fs.DurationVar(&f.poolTimeout, "pool-timeout", httpapi.DefaultPoolTimeout, "longest wait of a request for a database connection; then 503 \"Database busy\"")
@@ -135,6 +138,9 @@ func (f *serverFlags) configure(cfg *config.Config) {
 func (f *serverFlags) check() error {
 	if f.logFormat != "text" && f.logFormat != "json" {
 		return fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
+	}
+	if _, ok := logLevels[f.logLevel]; !ok {
+		return fmt.Errorf("--log-level must be debug, info, warn or error, not %q", f.logLevel)
 	}
 	if _, err := httpapi.ParseTrustedMode(f.trustedDocuments); err != nil {
 		return fmt.Errorf("--trusted-documents: %w", err)
@@ -219,11 +225,15 @@ func (f *serverFlags) newStack(ctx context.Context, stderr io.Writer, p servedPr
 // logger writes to stderr in the chosen format. JSON logs write durations as the text logs do ("10s"), not
 // as slog's default integer of nanoseconds, which no reader of a log takes for ten seconds.
 func (f *serverFlags) logger(stderr io.Writer) *slog.Logger {
+	level := logLevels[f.logLevel]
 	if f.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{ReplaceAttr: durationAsText}))
+		return slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level, ReplaceAttr: durationAsText}))
 	}
-	return slog.New(obs.NewTextHandler(stderr))
+	return slog.New(obs.NewTextHandler(stderr, level))
 }
+
+// logLevels are --log-level's values.
+var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 
 func durationAsText(_ []string, a slog.Attr) slog.Attr {
 	if a.Value.Kind() == slog.KindDuration {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -36,7 +37,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestServerFlags(t *testing.T) {
-	for _, args := range [][]string{{"--log-format", "xml"}, {"--pool-size", "-1"}, {"--read-timeout", "-1s"}, {"--statement-mode", "named"}} {
+	for _, args := range [][]string{{"--log-format", "xml"}, {"--log-level", "verbose"}, {"--log-level", "WARN+1"}, {"--pool-size", "-1"}, {"--read-timeout", "-1s"}, {"--statement-mode", "named"}} {
 		fs := newFlagSet("serve", &bytes.Buffer{})
 		f := addServerFlags(fs)
 		if err := fs.Parse(args); err != nil {
@@ -68,5 +69,33 @@ func TestServerFlags(t *testing.T) {
 	// Issue 22: JSON logs printed durations as nanoseconds (10000000000) where text logs print 10s.
 	if !strings.Contains(logs.String(), `"grace":"10s"`) || !strings.Contains(logs.String(), `"limits":{"read_timeout":"1.5s"}`) {
 		t.Errorf("json log durations: %q", logs.String())
+	}
+}
+
+// --log-level: in both formats a line below the level is not written, one at or above it is; the default writes
+// info lines (a request line per request) but not debug ones.
+func TestLogLevelFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args        []string
+		wrote, left slog.Level
+	}{
+		{nil, slog.LevelInfo, slog.LevelDebug},
+		{[]string{"--log-level", "debug"}, slog.LevelDebug, slog.LevelDebug - 1},
+		{[]string{"--log-level", "warn"}, slog.LevelWarn, slog.LevelInfo},
+		{[]string{"--log-level", "error", "--log-format", "json"}, slog.LevelError, slog.LevelWarn},
+		{[]string{"--log-level", "warn", "--log-format", "json"}, slog.LevelWarn, slog.LevelInfo},
+	} {
+		fs := newFlagSet("serve", &bytes.Buffer{})
+		f := addServerFlags(fs)
+		if err := fs.Parse(tc.args); err != nil || f.check() != nil {
+			t.Fatalf("%v: %v %v", tc.args, err, f.check())
+		}
+		var logs bytes.Buffer
+		logger := f.logger(&logs)
+		logger.Log(context.Background(), tc.left, "left out")
+		logger.Log(context.Background(), tc.wrote, "written")
+		if out := logs.String(); strings.Contains(out, "left out") || !strings.Contains(out, "written") {
+			t.Errorf("%v: %q, want only the %s line", tc.args, out, tc.wrote)
+		}
 	}
 }

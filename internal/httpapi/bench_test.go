@@ -146,7 +146,7 @@ func benchRequest(b *testing.B, client *http.Client, url, anon string) bool {
 // the wall time.
 func BenchmarkServeHTTP(b *testing.B) {
 	f := newFixtureOn(b, pgtest.NewDB(b), benchSchema, 8,
-		Options{Logger: slog.New(obs.NewTextHandler(io.Discard)), Metrics: obs.NewMetrics()})
+		Options{Logger: slog.New(obs.NewTextHandler(io.Discard, slog.LevelInfo)), Metrics: obs.NewMetrics()})
 	body := `{"query": "query Q1 { accountCollection(first: 1) { edges { node { id } } } }", "variables": {}}`
 	b.ReportAllocs()
 	b.SetParallelism(4)

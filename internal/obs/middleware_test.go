@@ -118,3 +118,27 @@ func TestRequestsCountedPerSeries(t *testing.T) {
 		}
 	}
 }
+
+// Under a handler whose level is above info (--log-level warn), a request gets no line, and what the request's
+// handler logs at warn or above still gets one, with the request id.
+func TestRequestLineFollowsTheLevel(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelWarn} {
+		var out bytes.Buffer
+		logger := slog.New(NewTextHandler(&out, level))
+		h := Handler(logger, NewMetrics(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			Logger(r.Context(), logger).WarnContext(r.Context(), "provider unreachable")
+			w.WriteHeader(http.StatusBadGateway)
+		}))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/auth/v1/authorize", nil))
+		id := rec.Header().Get(RequestIDHeader)
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if !strings.Contains(lines[0], "level=WARN msg=\"provider unreachable\" request_id="+id) {
+			t.Errorf("level %s: the warning %q", level, lines[0])
+		}
+		if got, want := len(lines), map[slog.Level]int{slog.LevelInfo: 2, slog.LevelWarn: 1}[level]; got != want ||
+			(level == slog.LevelInfo && !strings.Contains(lines[1], "msg=request method=GET path=/auth/v1/authorize status=502")) {
+			t.Errorf("level %s: %d lines, want %d:\n%s", level, got, want, out.String())
+		}
+	}
+}

@@ -14,10 +14,10 @@ import (
 // exactly the bytes slog's handler writes, without its generic machinery (per-attribute quoting checks through
 // an interface, a pooled state, a lock around the formatting); any other record (groups, handler attributes,
 // values that need quoting, times, durations, any value) goes to slog's own handler. Both write each line with
-// one call to w, under one lock.
-func NewTextHandler(w io.Writer) slog.Handler {
+// one call to w, under one lock. Records below level are not written.
+func NewTextHandler(w io.Writer, level slog.Leveler) slog.Handler {
 	lw := &lockedWriter{w: w}
-	return &textHandler{std: slog.NewTextHandler(lw, nil), w: lw}
+	return &textHandler{std: slog.NewTextHandler(lw, &slog.HandlerOptions{Level: level}), w: lw}
 }
 
 type textHandler struct {

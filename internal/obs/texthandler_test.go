@@ -40,7 +40,7 @@ func TestTextHandlerWritesAsSlog(t *testing.T) {
 				if err := slog.NewTextHandler(&want, nil).Handle(context.Background(), rec.Clone()); err != nil {
 					t.Fatal(err)
 				}
-				if err := NewTextHandler(&got).Handle(context.Background(), rec.Clone()); err != nil {
+				if err := NewTextHandler(&got, slog.LevelInfo).Handle(context.Background(), rec.Clone()); err != nil {
 					t.Fatal(err)
 				}
 				if got.String() != want.String() {
@@ -52,12 +52,12 @@ func TestTextHandlerWritesAsSlog(t *testing.T) {
 	// Handler attributes and groups go through slog's handler.
 	var want, got bytes.Buffer
 	slog.New(slog.NewTextHandler(&want, &slog.HandlerOptions{ReplaceAttr: dropTime})).With("a", 1).WithGroup("g").Info("m", "k", "v")
-	slog.New(NewTextHandler(&got)).With("a", 1).WithGroup("g").Info("m", "k", "v")
+	slog.New(NewTextHandler(&got, slog.LevelInfo)).With("a", 1).WithGroup("g").Info("m", "k", "v")
 	if _, g, _ := strings.Cut(got.String(), " "); g != want.String() {
 		t.Errorf("with attributes and groups:\ngot  %q\nwant %q (after the time)", g, want.String())
 	}
 	// Below the handler's level nothing is written.
-	if NewTextHandler(&got).Enabled(context.Background(), slog.LevelDebug) {
+	if NewTextHandler(&got, slog.LevelInfo).Enabled(context.Background(), slog.LevelDebug) {
 		t.Error("debug enabled by default")
 	}
 }
@@ -77,7 +77,7 @@ func FuzzTextHandler(f *testing.F) {
 		rec.AddAttrs(slog.String(key, value), slog.Int64("n", n), slog.Float64("x", x), slog.String("v", value))
 		var want, got bytes.Buffer
 		_ = slog.NewTextHandler(&want, nil).Handle(context.Background(), rec.Clone())
-		_ = NewTextHandler(&got).Handle(context.Background(), rec.Clone())
+		_ = NewTextHandler(&got, slog.LevelInfo).Handle(context.Background(), rec.Clone())
 		if got.String() != want.String() {
 			t.Errorf("got  %q\nwant %q", got.String(), want.String())
 		}
@@ -98,7 +98,7 @@ func TestRequestLineWritesAsSlog(t *testing.T) {
 	for _, l := range []requestLine{plain, full, quoted, unsigned, slow} {
 		var want, got bytes.Buffer
 		l.log(context.Background(), slog.NewTextHandler(&want, nil))
-		l.log(context.Background(), NewTextHandler(&got))
+		l.log(context.Background(), NewTextHandler(&got, slog.LevelInfo))
 		_, w, _ := strings.Cut(want.String(), " ")
 		_, g, _ := strings.Cut(got.String(), " ")
 		if g != w || !strings.HasPrefix(got.String(), "time=") {
@@ -123,7 +123,7 @@ func BenchmarkRequestLine(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		h    slog.Handler
-	}{{"straight", NewTextHandler(lw)}, {"record", struct{ slog.Handler }{NewTextHandler(lw)}}} {
+	}{{"straight", NewTextHandler(lw, slog.LevelInfo)}, {"record", struct{ slog.Handler }{NewTextHandler(lw, slog.LevelInfo)}}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

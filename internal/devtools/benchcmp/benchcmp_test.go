@@ -168,7 +168,7 @@ func newContenders(tb testing.TB, accounts int, opts ...func(*httpapi.Options)) 
 	return contenders{
 		pgreflect:  api,
 		ceiling:    ceiling,
-		duties:     ceiling.WithDuties(slog.New(obs.NewTextHandler(io.Discard))),
+		duties:     ceiling.WithDuties(slog.New(obs.NewTextHandler(io.Discard, slog.LevelInfo))),
 		tokens:     Tokens{Keys: keys, AnonKey: anonKey, UserID: func(a int) (string, error) { return benchdata.UserID(ctx, conn, a) }},
 		postmaster: postmaster,
 	}
@@ -180,7 +180,7 @@ func TestCeilingWithDutiesDoesThem(t *testing.T) {
 	const accounts = 50
 	c := newContenders(t, accounts)
 	var log bytes.Buffer
-	h := c.ceiling.WithDuties(slog.New(obs.NewTextHandler(&log)))
+	h := c.ceiling.WithDuties(slog.New(obs.NewTextHandler(&log, slog.LevelInfo)))
 	for i, q := range Queries(accounts)[:2] {
 		r, err := (Target{}).Request(q, 0, c.tokens)
 		if err != nil {

@@ -24,7 +24,7 @@ import (
 func BenchmarkServerCPU(b *testing.B) {
 	const accounts = 2000
 	c := newContenders(b, accounts, func(o *httpapi.Options) {
-		o.Logger = slog.New(obs.NewTextHandler(io.Discard))
+		o.Logger = slog.New(obs.NewTextHandler(io.Discard, slog.LevelInfo))
 		o.Metrics = obs.NewMetrics()
 	})
 	for _, q := range Queries(accounts) {

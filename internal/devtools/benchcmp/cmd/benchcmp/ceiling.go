@@ -56,7 +56,7 @@ func serveCeiling(ctx context.Context, port, accounts, poolSize int, duties bool
 		logs := obs.NewLineWriter(os.Stderr)
 		defer logs.Close()
 		limits := stack.DefaultLimits()
-		srv = &http.Server{Handler: ceiling.WithDuties(slog.New(obs.NewTextHandler(logs))),
+		srv = &http.Server{Handler: ceiling.WithDuties(slog.New(obs.NewTextHandler(logs, slog.LevelInfo))),
 			ReadHeaderTimeout: limits.ReadHeaderTimeout, ReadTimeout: limits.ReadTimeout,
 			WriteTimeout: limits.WriteTimeout, IdleTimeout: limits.IdleTimeout}
 		l = netutil.LimitListener(l, limits.MaxConnections)

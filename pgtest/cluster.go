@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pgreflect/pgreflect/internal/pgcluster"
+	"github.com/pgreflect/pgreflect/internal/procstat"
 )
 
 // StartCluster starts a cluster of the calling test's own, for a test that stops, crashes or freezes its
@@ -98,7 +99,11 @@ func Freeze(t testing.TB, c *pgcluster.Cluster) (thaw func()) {
 	// frozen (CI saw a frozen replica answer two queries). Once the postmaster is stopped, every child it made is
 	// listed; each is awaited too, so that the caller's next request meets a frozen server.
 	waitStopped(t, postmaster)
-	for _, pid := range childrenOf(t, postmaster) {
+	children, err := procstat.Children(postmaster)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	for pid := range children {
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err == nil {
 			pids = append(pids, pid)
 		}
@@ -125,63 +130,20 @@ func Freeze(t testing.TB, c *pgcluster.Cluster) (thaw func()) {
 // maxFrozen bounds how long Freeze leaves a server stopped when the test cannot thaw it.
 const maxFrozen = 2 * time.Minute
 
-// childrenOf lists the processes whose parent is pid, from /proc.
-func childrenOf(t testing.TB, pid int) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatalf("pgtest: list processes: %v", err)
-	}
-	var out []int
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if _, parent, ok := processState(child); ok && parent == pid {
-			out = append(out, child)
-		}
-	}
-	return out
-}
-
 // waitStopped waits until process pid is stopped by a signal, or has exited.
 func waitStopped(t testing.TB, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		state, _, ok := processState(pid)
-		if !ok || state == 'T' || state == 't' || state == 'Z' || state == 'X' {
+		s, err := procstat.Read(pid)
+		if err != nil || s.Stopped() {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pgtest: process %d is not stopped after 10s (state %c)", pid, state)
+			t.Fatalf("pgtest: process %d is not stopped after 10s (state %c)", pid, s.State)
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// processState reads a process's state letter and its parent's pid from /proc; ok is false once it has exited.
-func processState(pid int) (state byte, parent int, ok bool) {
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, 0, false
-	}
-	// The fields after the command's parenthesis (the last one: a command may hold one): state, then the
-	// parent's pid.
-	i := strings.LastIndex(string(stat), ") ")
-	if i < 0 {
-		return 0, 0, false
-	}
-	fields := strings.Fields(string(stat[i+2:]))
-	if len(fields) < 2 || len(fields[0]) != 1 {
-		return 0, 0, false
-	}
-	parent, err = strconv.Atoi(fields[1])
-	if err != nil {
-		return 0, 0, false
-	}
-	return fields[0][0], parent, true
 }
 
 // clusterDir is a directory for a cluster of the test, removed when it ends. Not t.TempDir: its parent is

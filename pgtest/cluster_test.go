@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgreflect/pgreflect/internal/pgcluster"
+	"github.com/pgreflect/pgreflect/internal/procstat"
 )
 
 // TestCrashKeepsWhatWasCommitted: a test's own cluster is there to be crashed, so what a test committed before
@@ -120,10 +121,16 @@ func TestFreezeStopsEveryProcessWhileConnectionsOpen(t *testing.T) {
 	for round := range 40 {
 		time.Sleep(5 * time.Millisecond)
 		thaw := Freeze(t, c)
-		children := childrenOf(t, postmaster)
-		for _, pid := range append(children, postmaster) {
-			if state, _, ok := processState(pid); ok && state != 'T' && state != 'Z' {
-				t.Errorf("round %d: process %d of the frozen server is in state %c", round, pid, state)
+		children, err := procstat.Children(postmaster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err := procstat.Read(postmaster); err == nil {
+			children[postmaster] = s
+		}
+		for pid, s := range children {
+			if s.State != 'T' && s.State != 'Z' {
+				t.Errorf("round %d: process %d of the frozen server is in state %c", round, pid, s.State)
 			}
 		}
 		thaw()

@@ -21,6 +21,7 @@ import (
 	"github.com/pgreflect/pgreflect/internal/devtools/benchdata"
 	"github.com/pgreflect/pgreflect/internal/httpapi"
 	"github.com/pgreflect/pgreflect/internal/obs"
+	"github.com/pgreflect/pgreflect/internal/procstat"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/resolve"
 )
@@ -136,10 +137,11 @@ func newContenders(tb testing.TB, accounts int, opts ...func(*httpapi.Options)) 
 	if err := conn.QueryRow(ctx, "select pg_backend_pid()").Scan(&backend); err != nil {
 		tb.Fatal(err)
 	}
-	postmaster, _, err := procStat(backend)
+	backendStat, err := procstat.Read(backend)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	postmaster := backendStat.Parent
 	u, _ := url.Parse(superURL)
 	u.User = url.User("authenticator")
 	pool, err := pgxpool.New(ctx, u.String())

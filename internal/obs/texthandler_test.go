@@ -58,7 +58,7 @@ func TestTextHandlerWritesAsSlog(t *testing.T) {
 	}
 	// Below the handler's level nothing is written.
 	if NewTextHandler(&got, slog.LevelInfo).Enabled(context.Background(), slog.LevelDebug) {
-		t.Error("debug enabled by default")
+		t.Error("debug enabled at level info")
 	}
 }
 

@@ -338,7 +338,7 @@ func stringEnd(raw []byte, from int) int {
 func plainInteger(tok []byte) bool {
 	if len(tok) > 0 && tok[0] == '-' {
 		tok = tok[1:]
-		if len(tok) > 0 && len(bytes.TrimLeft(tok, "0")) == 0 {
+		if len(bytes.TrimLeft(tok, "0")) == 0 {
 			return false // a negative zero ("-0", and "-00" as serdeNumber reads it), which numeric reads as 0
 		}
 	}

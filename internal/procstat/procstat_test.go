@@ -24,6 +24,8 @@ func TestParseACommandWithParentheses(t *testing.T) {
 
 // The test's own process and a child it starts, stopped with SIGSTOP, as /proc shows them.
 func TestReadAndChildren(t *testing.T) {
+	// /proc counts CPU time in clock ticks (10 ms): a test binary that has just started may not have one yet.
+	useCPU(t, 50*time.Millisecond)
 	self, err := Read(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -56,5 +58,25 @@ func TestReadAndChildren(t *testing.T) {
 	}
 	if _, err := Read(1 << 30); err == nil {
 		t.Error("a pid beyond pid_max was read")
+	}
+}
+
+// useCPU spins until this process has used at least d of CPU time, as getrusage counts it.
+func useCPU(t *testing.T, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		if time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) >= d {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the process used under %s of CPU in 10 s", d)
+		}
+		for i := 0; i < 1e6; i++ {
+		}
 	}
 }

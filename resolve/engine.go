@@ -294,8 +294,9 @@ func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Requ
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInternal, err)
 	}
-	ctx, cancel := withBudget(ctx, rs.budget)
-	defer cancel()
+	if deadline, bounded := budgetDeadline(ctx, rs.budget); bounded {
+		defer withSocketDeadline(conn, deadline)()
+	}
 	body, err := e.run(ctx, conn, rs.schema, req, batch{role: s.Role, prelude: []statement{prelude}, retryable: true})
 	if errors.Is(err, ErrUnavailable) {
 		return nil, unusable(conn, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgreflect/pgreflect/reflect"
@@ -22,9 +23,9 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 type deadlineKey struct{}
 
 // WithDeadline returns a context carrying a deadline for all of a request's database work (the schema load and
-// the statements), beside the statement timeout: Answer applies the sooner of the two with the one context it
-// makes anyway, where a context.WithDeadline of the caller's would cost every request a timer and a context
-// more.
+// the statements), beside the statement timeout: Answer applies the sooner of the two to the connection's
+// socket (withSocketDeadline), where a context.WithDeadline of the caller's would cost every request a timer
+// and a context more.
 func WithDeadline(ctx context.Context, deadline time.Time) context.Context {
 	return context.WithValue(ctx, deadlineKey{}, deadline)
 }
@@ -32,16 +33,38 @@ func WithDeadline(ctx context.Context, deadline time.Time) context.Context {
 // withBudget returns ctx bounded by d from now (none when d <= 0) and by the deadline WithDeadline put in ctx,
 // whichever comes first, or ctx itself when neither applies.
 func withBudget(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	deadline, bounded := ctx.Value(deadlineKey{}).(time.Time)
+	deadline, bounded := budgetDeadline(ctx, d)
+	if !bounded {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, deadline)
+}
+
+// budgetDeadline is the sooner of d from now (none when d <= 0) and the deadline WithDeadline put in ctx;
+// bounded is false when neither applies.
+func budgetDeadline(ctx context.Context, d time.Duration) (deadline time.Time, bounded bool) {
+	deadline, bounded = ctx.Value(deadlineKey{}).(time.Time)
 	if d > 0 {
 		if own := time.Now().Add(d); !bounded || own.Before(deadline) {
 			deadline, bounded = own, true
 		}
 	}
-	if !bounded {
-		return ctx, func() {}
+	return deadline, bounded
+}
+
+// withSocketDeadline bounds all reading and writing on conn by deadline until the returned function is called.
+// For the statements of a request this does what a deadline context does under pgx's default context watcher,
+// which sets the socket's deadline when the context ends and so closes the connection, but without the
+// context, its timer and the watch that every request would pay for. The reset leaves a connection that a
+// failure closed alone: pgx's closing goroutine has set a deadline of its own for its last words to the server.
+func withSocketDeadline(conn *pgx.Conn, deadline time.Time) (reset func()) {
+	socket := conn.PgConn().Conn()
+	_ = socket.SetDeadline(deadline)
+	return func() {
+		if !conn.IsClosed() {
+			_ = socket.SetDeadline(time.Time{})
+		}
 	}
-	return context.WithDeadline(ctx, deadline)
 }
 
 // RequestID returns the request id WithRequestID put in ctx, or "".

@@ -128,6 +128,9 @@ func runGroups(ctx context.Context, conn *pgx.Conn, mode StatementMode, role str
 // isForgottenStatement reports whether err says a prepared statement the cache knew of does not exist
 // (invalid_sql_statement_name).
 func isForgottenStatement(err error) bool {
+	if err == nil {
+		return false // without the errors.As below, whose target escapes
+	}
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "26000"
 }

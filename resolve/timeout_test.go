@@ -36,3 +36,20 @@ func TestAnswerReportsAnInternalFailure(t *testing.T) {
 		t.Errorf("ExecuteAs: %s", got)
 	}
 }
+
+// The request's deadline bounds its statements on the connection's socket (withSocketDeadline), and only
+// them: the connection a request leaves is not cut when that deadline passes later.
+func TestAnswerDeadlineEndsWithTheRequest(t *testing.T) {
+	d := newTestDB(t, `create table t(id int primary key); insert into t values (1);`)
+	s := Session{Role: "service_role", Claims: map[string]any{"role": "service_role"}, SearchPath: []string{"public"}}
+	deadline := time.Now().Add(300 * time.Millisecond)
+	body, err := d.engine.Answer(WithDeadline(context.Background(), deadline), d.conn, s, Request{Query: `{ tCollection { edges { node { id } } } }`})
+	if err != nil || string(body) != `{"data": {"tCollection": {"edges": [{"node": {"id": 1}}]}}}` {
+		t.Fatalf("Answer: %s, %v", body, err)
+	}
+	time.Sleep(time.Until(deadline) + 100*time.Millisecond)
+	var one int
+	if err := d.conn.QueryRow(context.Background(), "select 1").Scan(&one); err != nil || one != 1 {
+		t.Errorf("the connection after the request's deadline: %d, %v", one, err)
+	}
+}

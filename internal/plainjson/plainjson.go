@@ -6,6 +6,7 @@
 package plainjson
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"unicode/utf8"
@@ -120,7 +121,15 @@ func (r *Reader) String(v *string) bool {
 	start := r.At
 	var out []byte // nil until the first escape: most strings are a slice of Data
 	ascii := true
-	for ; r.At < len(r.Data); r.At++ {
+	for {
+		run := r.At
+		r.skipPlain()
+		if out != nil {
+			out = append(out, r.Data[run:r.At]...)
+		}
+		if r.At == len(r.Data) {
+			return false
+		}
 		switch c := r.Data[r.At]; {
 		case c == '"':
 			if !ascii && !utf8.Valid(r.Data[start:r.At]) {
@@ -137,29 +146,63 @@ func (r *Reader) String(v *string) bool {
 			if out == nil {
 				out = append(make([]byte, 0, len(r.Data)-start), r.Data[start:r.At]...)
 			}
-			if r.At++; r.At == len(r.Data) {
+			if r.At++; r.At == len(r.Data) || unescape[r.Data[r.At]] == 0 {
 				return false
 			}
-			e, ok := unescape[r.Data[r.At]]
-			if !ok {
-				return false
-			}
-			out = append(out, e)
+			out = append(out, unescape[r.Data[r.At]])
 		case c < 0x20:
 			return false
-		default:
-			if c >= utf8.RuneSelf {
-				ascii = false
-			}
+		default: // not ASCII
+			ascii = false
 			if out != nil {
 				out = append(out, c)
 			}
 		}
+		r.At++
 	}
-	return false
 }
 
-var unescape = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+// Key reads a string without escapes, as an object's keys nearly always are, and returns its text: a slice of
+// Data, which a switch on string(key) reads without copying. False for any other string.
+func (r *Reader) Key() ([]byte, bool) {
+	if !r.Byte('"') {
+		return nil, false
+	}
+	start := r.At
+	r.skipPlain()
+	if r.At == len(r.Data) || r.Data[r.At] != '"' {
+		return nil, false
+	}
+	r.At++
+	return r.Data[start : r.At-1], true
+}
+
+// skipPlain moves At past printable ASCII other than the quote and the backslash, eight bytes at a time while
+// it can: most of a GraphQL document is such text.
+func (r *Reader) skipPlain() {
+	for r.At+8 <= len(r.Data) && !anySpecial(binary.LittleEndian.Uint64(r.Data[r.At:])) {
+		r.At += 8
+	}
+	for r.At < len(r.Data) && plainByte(r.Data[r.At]) {
+		r.At++
+	}
+}
+
+func plainByte(c byte) bool { return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' }
+
+// anySpecial reports whether one of w's eight bytes is not a plainByte. With no byte at 0x80 or above, a byte
+// below 0x20, or equal to the quote or the backslash (zero after the xor), is the only one whose subtraction
+// leaves its top bit set or borrows from the byte above it: the test is exact.
+func anySpecial(w uint64) bool {
+	const ones, tops = 0x0101010101010101, 0x8080808080808080
+	if w&tops != 0 {
+		return true
+	}
+	return ((w-ones*0x20)|(w^(ones*'"')-ones)|(w^(ones*'\\')-ones))&tops != 0
+}
+
+// unescape is the byte each one-letter escape stands for, 0 where a letter is not one.
+var unescape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // OptionalString reads null (v nil) or a string.
 func (r *Reader) OptionalString(v **string) bool {

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 )
 
 // What the reader reads, it reads as encoding/json does; where it refuses, encoding/json may still read.
 func TestReadsAsEncodingJSON(t *testing.T) {
-	read := []string{`"plain"`, ` "tab\tnew\nline \"q\" \\ \/ \b\f\r" `, `"é ✓"`, `""`, `0`, `-12`, `4294967295`,
+	read := []string{`"plain"`, `"query Q1 { accountCollection(first: 1) { edges { node { id } } } }"`,
+		"\"0123456789abcdef\\\"0123456789\\\\abcdefgh\\nijklmnop\u00e9qrstuvwx\"", "\"\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f~~\"", ` "tab\tnew\nline \"q\" \\ \/ \b\f\r" `, `"é ✓"`, `""`, `0`, `-12`, `4294967295`,
 		`true`, `false`, `null`, `{"a": [1, {"b": "]}"}]}`, `[]`, ` [ "x" , null ] `}
-	refused := []string{`"\u00e9"`, "\"\xff\"", "\"a\x01\"", `"open`, `"\q"`, `01`, `1.5`, `1e3`, `12345678901`,
+	refused := []string{`"\u00e9"`, "\"01234567890\x01bcdefgh\"", "\"0123456789abcdef\xff\"", `"0123456789abcdef`, "\"\xff\"", "\"a\x01\"", `"open`, `"\q"`, `01`, `1.5`, `1e3`, `12345678901`,
 		`tru`, `{"a": }`, `{]`, `[1,]`, `"x`}
 	for _, in := range read {
 		if !agree(t, []byte(in)) {
@@ -31,12 +33,23 @@ func agree(t *testing.T, data []byte) bool {
 	r := Reader{Data: data}
 	switch r.Peek() {
 	case '"':
+		k := Reader{Data: data}
+		key, keyOK := k.Key()
 		var got, want string
 		if !r.String(&got) || !r.End() {
+			if keyOK && k.End() {
+				t.Errorf("%q: read as a key %q, not as a string", data, key)
+			}
 			return false
 		}
 		if err := json.Unmarshal(data, &want); err != nil || got != want {
 			t.Errorf("%q: read %q, encoding/json %q, %v", data, got, want, err)
+		}
+		if keyOK && k.End() && string(key) != got {
+			t.Errorf("%q: read as a key %q, as a string %q", data, key, got)
+		}
+		if ascii := bytes.IndexFunc(data, func(c rune) bool { return c >= utf8.RuneSelf }) < 0; !keyOK && ascii && !bytes.Contains(data, []byte(`\`)) {
+			t.Errorf("%q: a string of plain ASCII refused as a key", data)
 		}
 	case 't', 'f':
 		var got, want bool
@@ -69,7 +82,7 @@ func agree(t *testing.T, data []byte) bool {
 }
 
 func FuzzReader(f *testing.F) {
-	for _, s := range []string{`"a\nb"`, `-7`, `{"a":[1,"}"]}`, `null`, `true`, `"é"`} {
+	for _, s := range []string{`"a\nb"`, `"query Q1 { accountCollection(first: 1) { edges { node { id } } } }"`, "\"0123456789\x1fabcdef\"", `-7`, `{"a":[1,"}"]}`, `null`, `true`, `"é"`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { agree(t, data) })

@@ -32,7 +32,7 @@ func Handler(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 		route := Route(r.URL.Path)
 		m.observeRequest(route, req.Operation, status, elapsed.Seconds())
 		line := requestLine{method: r.Method, path: r.URL.Path, status: status,
-			durationMS: float64(elapsed.Microseconds()) / 1000, role: req.Role, id: req.ID, client: r.RemoteAddr,
+			micros: elapsed.Microseconds(), role: req.Role, id: req.ID, client: r.RemoteAddr,
 			operation: req.Operation, persisted: req.Persisted}
 		// An outer handler may have started a trace span (httpapi's tracing): the line names its trace, and the
 		// span gets what the line has.
@@ -55,7 +55,7 @@ func Handler(logger *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 type requestLine struct {
 	method, path                  string
 	status                        int
-	durationMS                    float64
+	micros                        int64 // the duration, logged as duration_ms
 	role, id, client              string
 	operation, persisted, traceID string
 }
@@ -74,7 +74,7 @@ func (l *requestLine) log(ctx context.Context, h slog.Handler) {
 	}
 	// Room for every attribute, so that appending the optional ones does not copy the slice to the heap.
 	attrs := append(make([]slog.Attr, 0, 10), slog.String("method", l.method), slog.String("path", l.path),
-		slog.Int("status", l.status), slog.Float64("duration_ms", l.durationMS), slog.String("role", l.role),
+		slog.Int("status", l.status), slog.Float64("duration_ms", float64(l.micros)/1000), slog.String("role", l.role),
 		slog.String("request_id", l.id), slog.String("client", l.client))
 	for _, a := range l.optional() {
 		if a.value != "" {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,45 @@ func TestTextHandlerWritesAsSlog(t *testing.T) {
 	}
 }
 
+// One handler's lines share the text of their second (appendTime): each line's time is still slog's, whatever
+// line came before it (the same second, the next, another zone of the same instant, another year).
+func TestTextHandlerTimeOfConsecutiveLines(t *testing.T) {
+	at := time.Date(2026, 11, 27, 10, 21, 30, 835211544, time.UTC)
+	east, west := time.FixedZone("E", 5*3600+45*60), time.FixedZone("W", -3600)
+	times := []time.Time{at, at.Add(time.Millisecond), at.Add(164 * time.Millisecond), at.In(east), at.Add(time.Millisecond).In(east),
+		at.In(west), at.Add(time.Second), at.Add(time.Second - time.Nanosecond), at.Add(-at.Sub(at.Truncate(time.Second))),
+		at.AddDate(8000, 0, 0), at.AddDate(8000, 0, 0).Add(time.Millisecond), at.AddDate(-2000, 0, 0), at.Local(), at}
+	h := NewTextHandler(io.Discard, slog.LevelInfo).(*textHandler)
+	for _, tm := range times {
+		var got, want bytes.Buffer
+		h.w = &lockedWriter{w: &got}
+		rec := slog.NewRecord(tm, slog.LevelInfo, "request", 0)
+		if err := h.Handle(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+		_ = slog.NewTextHandler(&want, nil).Handle(context.Background(), rec)
+		if got.String() != want.String() {
+			t.Errorf("after the line before: got %q, want %q", got.String(), want.String())
+		}
+	}
+}
+
+// A request's duration is written as slog writes float64(micros)/1000, for every microsecond below ten
+// seconds and at the edges of the fast path.
+func TestAppendMillisAsSlog(t *testing.T) {
+	check := func(us int64) {
+		if got, want := string(appendMillis(nil, us)), strconv.FormatFloat(float64(us)/1000, 'g', -1, 64); got != want {
+			t.Errorf("%d µs: %s, want %s", us, got, want)
+		}
+	}
+	for us := int64(0); us < 10_000_000; us += 1 + us/100_000 {
+		check(us)
+	}
+	for _, us := range []int64{999_999_999, 1e9, 1e9 + 1, 123_456_789_012, -1, -1500, math.MaxInt64, math.MinInt64} {
+		check(us)
+	}
+}
+
 func dropTime(groups []string, a slog.Attr) slog.Attr {
 	if len(groups) == 0 && a.Key == slog.TimeKey {
 		return slog.Attr{}
@@ -87,14 +127,14 @@ func FuzzTextHandler(f *testing.F) {
 // The request line written without a record is what slog's TextHandler writes of the record obs.Handler would
 // make, byte for byte after the time; a value that needs quoting goes through the record.
 func TestRequestLineWritesAsSlog(t *testing.T) {
-	plain := requestLine{method: "POST", path: "/graphql/v1", status: 200, durationMS: 1.234, role: "anon",
+	plain := requestLine{method: "POST", path: "/graphql/v1", status: 200, micros: 1234, role: "anon",
 		id: "3f1c2a9e-8f0b-4c55-a1e3-2b7d9c0e4f11", client: "127.0.0.1:53412"}
 	full := plain
 	full.operation, full.persisted, full.traceID = "mutation", "ecf4edb46db40b5132295c0291d62fb65d6759a9eedfa4d5d612dd5a5d0f8f5e", "4bf92f3577b34da6a3ce929d0e0e4736"
 	quoted, unsigned, slow := plain, plain, plain
 	quoted.path = "/graphql/v1 x"
 	unsigned.role = ""
-	slow.status, slow.durationMS = 503, 10012.5
+	slow.status, slow.micros = 503, 10012500
 	for _, l := range []requestLine{plain, full, quoted, unsigned, slow} {
 		var want, got bytes.Buffer
 		l.log(context.Background(), slog.NewTextHandler(&want, nil))
@@ -118,7 +158,7 @@ func TestRequestLineWritesAsSlog(t *testing.T) {
 func BenchmarkRequestLine(b *testing.B) {
 	lw := NewLineWriter(io.Discard)
 	defer lw.Close()
-	l := requestLine{method: "POST", path: "/graphql/v1", status: 200, durationMS: 1.234, role: "anon",
+	l := requestLine{method: "POST", path: "/graphql/v1", status: 200, micros: 1234, role: "anon",
 		id: "3f1c2a9e-8f0b-4c55-a1e3-2b7d9c0e4f11", client: "127.0.0.1:53412", operation: "query"}
 	for _, c := range []struct {
 		name string

@@ -98,34 +98,47 @@ func (g gate) keys(r *http.Request, role string, class admission.Class, opts *Op
 func (g gate) slowKey() admission.Key { return admission.Key{Name: slowOperations, Max: g.slow} }
 
 // acquire admits the request of operation op (see Options.PoolShare and Options.SlowShare) and takes a
-// connection of g's pool, both within PoolTimeout and before the request's deadline (none when zero); release
-// gives both back and notes how long op held the connection.
-func (s *Server) acquire(ctx context.Context, r *http.Request, g gate, role string, op admission.Operation, deadline time.Time) (_ *pgxpool.Conn, release func(), err error) {
+// connection of g's pool, both within PoolTimeout and before the request's deadline (none when zero); the
+// connection's release gives both back and notes how long op held the connection.
+func (s *Server) acquire(r *http.Request, g gate, role string, op admission.Operation, deadline time.Time) (held, error) {
 	if wait := time.Now().Add(s.opts.PoolTimeout); deadline.IsZero() || wait.Before(deadline) {
 		deadline = wait
 	}
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
+	ctx := s.waits.until(deadline)
 	class := s.costs.Class(op)
-	leave := func() {}
+	h := held{s: s, op: op, leave: func() {}}
 	if keys := g.keys(r, role, class, &s.opts); len(keys) > 0 {
-		if leave, err = g.limiter.Admit(ctx, keys...); err != nil {
-			return nil, nil, err
+		var err error
+		if h.leave, err = g.limiter.Admit(ctx, keys...); err != nil {
+			return held{}, err
 		}
 	}
 	conn, err := g.pool.Acquire(ctx)
 	if err != nil {
-		leave()
-		return nil, nil, err
+		h.leave()
+		return held{}, err
 	}
-	start := time.Now()
-	watch := s.watchSlow(g, class, op)
-	return conn, func() {
-		conn.Release()
-		s.costs.Observe(op, time.Since(start))
-		watch.stop()
-		leave()
-	}, nil
+	h.conn, h.start, h.watch = conn, time.Now(), s.watchSlow(g, class, op)
+	return h, nil
+}
+
+// held is a connection acquire took for a request, with what its release needs: a value rather than a
+// closure, which every request would allocate.
+type held struct {
+	conn  *pgxpool.Conn
+	s     *Server
+	op    admission.Operation
+	start time.Time
+	watch *slowWatch
+	leave func()
+}
+
+// release gives the connection and the request's admission back.
+func (h held) release() {
+	h.conn.Release()
+	h.s.costs.Observe(h.op, time.Since(h.start))
+	h.watch.stop()
+	h.leave()
 }
 
 // slowWatch turns a request that was not known to be slow into a slow one once it has held its connection

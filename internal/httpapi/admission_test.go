@@ -59,6 +59,38 @@ func TestPoolTimeoutIsBusy503(t *testing.T) {
 	}
 }
 
+// A client that gives up while its request waits for a connection costs nothing once one comes: its request
+// gives the connection back at once, unanswered and without running, and the requests after it are served.
+func TestClientGoneWhileWaitingGivesTheConnectionBack(t *testing.T) {
+	f := newFixtureOn(t, pgtest.NewDB(t), slowSchema, 2, Options{PoolShare: 1, PoolTimeout: 5 * time.Second})
+	postGraphQL(t, f.srv.URL, f.anon, cheapQuery)
+	wait := startSlow(t, f, f.anon, 2)
+	impatient := &http.Client{Timeout: 300 * time.Millisecond}
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/graphql/v1", strings.NewReader(`{"query": "{ slow }"}`))
+	req.Header.Set("apikey", f.anon)
+	if resp, err := impatient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("answered %d while every connection was in use", resp.StatusCode)
+	}
+	if got := wait(); got[0] != 200 || got[1] != 200 {
+		t.Errorf("the slow requests: %v", got)
+	}
+	// Had the request of the client that left run its two seconds of statement on the connection it got, one
+	// connection would be held that long.
+	deadline := time.Now().Add(time.Second)
+	for f.pool.Stat().AcquiredConns() != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := f.pool.Stat().AcquiredConns(); n != 0 {
+		t.Errorf("%d connections still held a second after the slow requests", n)
+	}
+	for range 2 {
+		if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, cheapQuery); status != 200 || body != cheapData {
+			t.Errorf("after the client that left: %d %s", status, body)
+		}
+	}
+}
+
 // One API key holds at most its share of the pool: the anon key's slow requests take two of the four
 // connections, a third waits for one of them and is refused (429) when its wait passes the pool timeout,
 // and the service_role key's cheap request is answered at once on a connection anon could not take.

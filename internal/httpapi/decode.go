@@ -30,14 +30,14 @@ func decodeRequestFast(body []byte, req *wireRequest) bool {
 	}
 	var seen [6]bool // a key given twice is json.Unmarshal's to read: the last one wins there
 	for {
-		var key string
-		if !r.String(&key) || !r.Byte(':') {
+		key, ok := r.Key()
+		if !ok || !r.Byte(':') {
 			return false
 		}
 		var text *string
 		var raw *json.RawMessage
 		field := -1
-		switch key {
+		switch string(key) {
 		case "query":
 			field, text = 0, &req.Query
 		case "operationName":
@@ -55,7 +55,6 @@ func decodeRequestFast(body []byte, req *wireRequest) bool {
 			return false
 		}
 		seen[field] = true
-		ok := false
 		if text != nil {
 			ok = r.Literal("null") || r.String(text)
 		} else {

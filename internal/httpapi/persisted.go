@@ -38,8 +38,11 @@ func (r *wireRequest) documentID() string { return cmp.Or(r.DocumentID, r.DocID)
 // persistedHash is the hash of Apollo's protocol the request carries, "" when none (or unreadable, which
 // persistedQueries.resolve reports).
 func (r *wireRequest) persistedHash() string {
+	if len(r.Extensions) == 0 {
+		return "" // before ext, which the decoding moves to the heap
+	}
 	var ext apqExtension
-	if len(r.Extensions) == 0 || json.Unmarshal(r.Extensions, &ext) != nil || ext.PersistedQuery == nil {
+	if json.Unmarshal(r.Extensions, &ext) != nil || ext.PersistedQuery == nil {
 		return ""
 	}
 	return ext.PersistedQuery.SHA256Hash

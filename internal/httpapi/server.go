@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/textproto"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -134,6 +135,8 @@ type Server struct {
 	cancel  context.CancelFunc
 	// watchers is the change feed of the subscriptions (the engine runs the schema watch).
 	watchers sync.WaitGroup
+	// waits bound the waits for a connection.
+	waits waitDeadlines
 	// watches holds slow watches whose timers can be armed again (see slowWatch).
 	watches sync.Pool
 	// gates admit requests to the engine's sources, by resolve.Source.Replica (the primary's first); costs
@@ -156,7 +159,7 @@ type Server struct {
 	tracer trace.Tracer
 	// crossOrigin, preflight and version are the values of route's headers, shared by every answer (see
 	// crossOriginHeaders).
-	crossOrigin, preflight http.Header
+	crossOrigin, preflight fixedHeaders
 	version                []string
 
 	// roles is read by every request without a lock; refreshing serializes only the refreshes.
@@ -211,6 +214,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		tokens: auth.NewTokenCache(opts.Keys, 4096), costs: admission.NewCosts(rememberedOperations, opts.SlowThreshold),
 		crossOrigin: crossOrigin, preflight: preflight, version: []string{opts.BuildVersion},
 		liveLimits: opts.LiveLimits.withDefaults(), persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.Logger)}
+	s.waits.tick = waitTick
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
 	}
@@ -318,15 +322,31 @@ const ExposedHeaders = "X-Total-Count, Link, X-Supabase-Api-Version, Content-Ran
 // crossOrigin; a preflight's answer preflight too. The methods, headers and max age mean something only to a
 // preflight, and, as Supabase's gateway (Kong's cors plugin) and Supabase Auth (rs/cors) do, only its answer
 // carries them: every other answer is two long headers shorter.
-func crossOriginHeaders() (crossOrigin, preflight http.Header) {
-	crossOrigin = http.Header{}
-	crossOrigin.Set("Access-Control-Allow-Origin", "*")
-	crossOrigin.Set("Access-Control-Expose-Headers", ExposedHeaders)
-	preflight = http.Header{}
-	preflight.Set("Access-Control-Allow-Headers", corsHeaders)
-	preflight.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
-	preflight.Set("Access-Control-Max-Age", "86400")
+func crossOriginHeaders() (crossOrigin, preflight fixedHeaders) {
+	crossOrigin = fixedHeaders{}.with("Access-Control-Allow-Origin", "*").with("Access-Control-Expose-Headers", ExposedHeaders)
+	preflight = fixedHeaders{}.with("Access-Control-Allow-Headers", corsHeaders).
+		with("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS").with("Access-Control-Max-Age", "86400")
 	return crossOrigin, preflight
+}
+
+// fixedHeaders are headers with the same values on many answers, in a slice: walking a map of them costs an
+// answer more than putting them.
+type fixedHeaders []fixedHeader
+
+type fixedHeader struct {
+	name  string // canonical
+	value []string
+}
+
+func (f fixedHeaders) with(name, value string) fixedHeaders {
+	return append(f, fixedHeader{name: textproto.CanonicalMIMEHeaderKey(name), value: []string{value}})
+}
+
+// put sets the headers in h, sharing their values (see crossOriginHeaders).
+func (f fixedHeaders) put(h http.Header) {
+	for _, kv := range f {
+		h[kv.name] = kv.value
+	}
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
@@ -349,13 +369,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	if api {
 		h[VersionHeader] = s.version
 	}
-	for name, value := range s.crossOrigin {
-		h[name] = value
-	}
+	s.crossOrigin.put(h)
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-		for name, value := range s.preflight {
-			h[name] = value
-		}
+		s.preflight.put(h)
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
@@ -443,7 +459,8 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g := s.gates[src.Replica]
-	ctx, span := s.startExecute(resolve.WithRequestID(r.Context(), obs.RequestID(r.Context())), op, req.OperationName, src.Replica > 0)
+	// Answer logs nothing with the request id (this handler does, from its errors): no resolve.WithRequestID.
+	ctx, span := s.startExecute(r.Context(), op, req.OperationName, src.Replica > 0)
 	defer span.End()
 	session.ApplicationName = applicationName(span)
 	if s.opts.TraceStatements {
@@ -455,13 +472,13 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		deadline = time.Now().Add(s.opts.RequestTimeout)
 		ctx = resolve.WithDeadline(ctx, deadline)
 	}
-	conn, release, err := s.acquire(ctx, r, g, session.Role, s.costs.Operation(req.Query, req.OperationName), deadline)
+	held, err := s.acquire(r, g, session.Role, s.costs.Operation(req.Query, req.OperationName), deadline)
 	if err != nil {
 		s.writeAcquireFailure(w, r, g.pool, err)
 		return
 	}
-	defer release()
-	body, err := src.Engine.Answer(ctx, conn.Conn(), session, req)
+	defer held.release()
+	body, err := src.Engine.Answer(ctx, held.conn.Conn(), session, req)
 	switch {
 	case err == nil:
 		s.writeAnswer(w, r, body)

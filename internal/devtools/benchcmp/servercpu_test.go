@@ -2,6 +2,7 @@ package benchcmp
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -41,7 +42,11 @@ func BenchmarkServerCPU(b *testing.B) {
 		}{{"pgreflect", c.pgreflect}, {"ceiling", c.ceiling}, {"ceiling-duties", c.duties}} {
 			b.Run(q.Name+"/"+h.name, func(b *testing.B) {
 				serve := func(r Request) bool {
-					req := httptest.NewRequest(http.MethodPost, "/graphql/v1", bytes.NewReader(r.Body))
+					// A cancelable context, as net/http gives every request: what the handlers derive from it
+					// and watch costs what it costs behind a socket.
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/graphql/v1", bytes.NewReader(r.Body))
 					req.Header = r.Header.Clone()
 					w := httptest.NewRecorder()
 					h.handler.ServeHTTP(w, req)

@@ -23,6 +23,8 @@ type statement struct {
 	// verbatim says of each column of the result that it is the answer as it is written (sqlgen's
 	// Statement.Verbatim): the response takes it without the layout pass.
 	verbatim []bool
+	// noRow is the result when the statement returns no row (sqlgen's Statement.NoRow).
+	noRow []byte
 }
 
 // batch is what one request sends in one round trip: the session prelude, the request's statements, and an
@@ -207,7 +209,11 @@ func sendGroups(ctx context.Context, conn *pgx.Conn, cache *statementCache, role
 			}
 		case *pgconn.ResultReader:
 			g := groups[group]
-			row := query < len(g) && g[query].row
+			var row bool
+			var noRow []byte
+			if query < len(g) {
+				row, noRow = g[query].row, g[query].noRow
+			}
 			values, err := firstRow(r, row)
 			if err != nil {
 				errs[group] = err
@@ -219,7 +225,7 @@ func sendGroups(ctx context.Context, conn *pgx.Conn, cache *statementCache, role
 			case len(values) > 0:
 				out[group] = append(out[group], values[0])
 			default:
-				out[group] = append(out[group], nil)
+				out[group] = append(out[group], noRow)
 			}
 			query++
 		case *pgconn.PipelineSync:

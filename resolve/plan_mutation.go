@@ -52,7 +52,7 @@ func (r *request) planMutation() ([]statement, []*rootPlan, error) {
 		if err := r.limits.checkParameters(len(st.Args)); err != nil {
 			return nil, nil, err
 		}
-		stmts = append(stmts, statement{sql: st.SQL, args: st.Args, verbatim: st.Verbatim})
+		stmts = append(stmts, statement{sql: st.SQL, args: st.Args, verbatim: st.Verbatim, noRow: st.NoRow})
 		plans = append(plans, &rootPlan{key: sel.Key, sql: &sqlgen.RootField{}})
 	}
 	return stmts, plans, nil

@@ -80,6 +80,8 @@ var sqlGoldenCases = map[string]sqlGoldenCase{
 		edges { node { address { city big __typename } } } } }`},
 	"insert": {query: `mutation { insertIntoAccountCollection(objects: [{email: "a@x.com"}, {email: null, name: "n"}]) {
 		affectedCount records { nodeId id balance __typename } } }`},
+	"insert_one": {query: `mutation { insertIntoAccountCollection(objects: [{email: "a@x.com"}]) {
+		affectedCount records { nodeId id balance __typename fullName } __typename } }`},
 	"upsert": {query: `mutation {
 		a: insertIntoAccountCollection(objects: [{email: "a@x.com", name: "n"}],
 			onConflict: {constraint: account_email_key, updateColumns: [name, email], filter: {name: {neq: "keep"}}}) { affectedCount }

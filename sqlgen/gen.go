@@ -112,6 +112,9 @@ type Statement struct {
 	// an array, a composite or a JSON object, a value of a type not known), only strings, integers, booleans
 	// and nulls in the separators sqlgen writes.
 	Verbatim []bool
+	// NoRow, when set, is the answer of a statement that returns no row (a one-row insert that wrote
+	// nothing); without it such a statement answers null.
+	NoRow []byte
 }
 
 // RootField is a top-level query field: exactly one of its parts is set.

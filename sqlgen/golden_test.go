@@ -156,6 +156,14 @@ var goldenCases = map[string]func() Statement{
 				{{Value: nil, Cast: "character varying(255)"}, {Value: str("n"), Cast: "text"}}},
 			Fields: []MutationField{{Key: "affectedCount", AffectedCount: true}, {Key: "records", Records: accountNode()}}})
 	},
+	// One row: the answer made in RETURNING, a computed field given the written row whole.
+	"insert_one": func() Statement {
+		node := accountNode()
+		node.Fields = append(node.Fields, NodeField{Key: "fullName", Scalar: &Call{Function: Relation{Schema: "public", Name: "full_name"}, RowArg: true}})
+		return MutationStatement(&Mutation{Relation: account, Columns: []string{"email"},
+			Rows:   [][]Value{{{Value: str("a@x.com"), Cast: "character varying(255)"}}},
+			Fields: []MutationField{{Key: "affectedCount", AffectedCount: true}, {Key: "records", Records: node}, {Key: "__typename", Typename: "AccountInsertResponse"}}})
+	},
 	"upsert": func() Statement {
 		u := MutationStatement(&Mutation{Relation: account, Columns: []string{"email", "name"},
 			Rows: [][]Value{{{Value: str("a@x.com"), Cast: "character varying(255)"}, {Value: str("n"), Cast: "text"}}},

@@ -1,0 +1,3 @@
+insert into "public"."account" as t1 ("email") values (($1::text)::character varying(255)) returning (('{"records": ' || ('[' || (('{"id": ' || coalesce((t1."id")::text, 'null') || ', "nodeId": ' || coalesce('"' || (translate(encode(convert_to(jsonb_build_array('public'::text, 'account'::text, t1."id")::text, 'utf-8'), 'base64'), E'\n', ''))::text || '"', 'null')) || ((', "balance": ' || coalesce('"' || (t1."balance")::text || '"', 'null')) || (', "fullName": ' || coalesce(to_json("public"."full_name"(t1))::text, 'null') || ', "__typename": ' || '"Account"')) || '}') || ']')) || (', "__typename": ' || '"AccountInsertResponse"' || ', "affectedCount": ' || '1') || '}')::text
+-- parameters
+$1 = "a@x.com"

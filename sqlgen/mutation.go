@@ -163,9 +163,9 @@ func (g *gen) affected(m *Mutation, a string, lockedInOrder bool) {
 }
 
 // insertOne renders the insert of one row as the insert alone, its answer made in RETURNING from the row
-// written. Through a CTE and a select over it, as more rows need, Postgres spends about 8 µs more CPU on each
-// such insert (7% of a small insert under row level security; bench/findings.md, "One row written, its answer
-// in RETURNING"). A row that was not written (a BEFORE trigger skipped it; ON CONFLICT DO NOTHING, or DO
+// written. Through a CTE and a select over it, as more rows need, Postgres spent 5-10% more CPU on such an
+// insert (12 µs of a small one under row level security; bench/findings.md, "One row written, its answer in
+// RETURNING"). A row that was not written (a BEFORE trigger skipped it; ON CONFLICT DO NOTHING, or DO
 // UPDATE's WHERE, left the existing one alone) returns nothing: the statement then has no row, and
 // Statement.NoRow is its answer.
 func insertOne(m *Mutation) Statement {

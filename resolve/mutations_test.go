@@ -170,6 +170,56 @@ func TestInsertOfOneRowAnswersAsTheOtherForm(t *testing.T) {
 	}
 }
 
+// An update or delete whose filter fixes a unique key (sqlgen's writeOne) answers as the same mutation
+// written with a filter that does not (a CTE that locks in order and counts against atMost): for a row
+// written, for no row, under row level security, and for atMost 0, which the one row still exceeds.
+func TestMutationOfOneKeyAnswersAsTheOtherForm(t *testing.T) {
+	d := newTestDB(t, `
+		comment on schema public is '@graphql({"inflect_names": true})';
+		create table note(id serial primary key, slug text not null unique, body text not null, owner uuid);
+		create function shout(rec note) returns text stable language sql as $$ select upper(rec.body) $$;
+		alter table note enable row level security;
+		create policy own on note for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid());
+		create policy everyone on note for all to service_role using (true) with check (true);
+		insert into note(slug, body, owner) select 'n' || i, 'note ' || i, '11111111-1111-1111-1111-111111111111' from generate_series(1, 6) i;
+		grant all on all tables in schema public to service_role, authenticated;
+	`)
+	const records = `{ affectedCount records { nodeId id slug body shout } __typename }`
+	for _, tc := range []struct{ name, one, other string }{
+		{"update by primary key", `updateNoteCollection(set: {body: "one"}, filter: {id: {eq: 1}})`, `updateNoteCollection(set: {body: "one"}, filter: {id: {in: [1]}})`},
+		{"update by unique column, with more conditions", `updateNoteCollection(set: {body: "two"}, filter: {slug: {eq: "n2"}, body: {neq: "x"}})`,
+			`updateNoteCollection(set: {body: "two"}, filter: {slug: {in: ["n2"]}, body: {neq: "x"}})`},
+		{"update by nodeId", `updateNoteCollection(set: {body: "three"}, filter: {nodeId: {eq: "WyJwdWJsaWMiLCAibm90ZSIsIDNd"}})`,
+			`updateNoteCollection(set: {body: "three"}, filter: {id: {in: [3]}})`},
+		{"update of no row", `updateNoteCollection(set: {body: "none"}, filter: {id: {eq: 99}})`, `updateNoteCollection(set: {body: "none"}, filter: {id: {in: [99]}})`},
+		{"delete by primary key", `deleteFromNoteCollection(filter: {id: {eq: 4}})`, `deleteFromNoteCollection(filter: {id: {in: [5]}})`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			one := d.query(`mutation { m: ` + tc.one + records + ` }`)
+			other := d.query(`mutation { m: ` + tc.other + records + ` }`)
+			if strings.Contains(tc.name, "delete") {
+				// Two rows alike but for their numbers 4 and 5: compare the answers with those taken out.
+				key := strings.NewReplacer("4", "#", "5", "#", "WyJwdWJsaWMiLCAibm90ZSIsIDRd", "id", "WyJwdWJsaWMiLCAibm90ZSIsIDVd", "id")
+				one, other = key.Replace(one), key.Replace(other)
+			}
+			if one != other || !strings.HasPrefix(one, `{"data": {"m": {"records": [`) {
+				t.Errorf("\n one %s\nother %s", one, other)
+			}
+		})
+	}
+	// Row level security: another user's row is no row, and nothing changes.
+	bob := map[string]any{"role": "authenticated", "sub": "22222222-2222-2222-2222-222222222222"}
+	if got := d.as("authenticated", bob, `mutation { updateNoteCollection(set: {body: "bob"}, filter: {id: {eq: 6}}) { affectedCount records { id } } }`, ""); got != `{"data": {"updateNoteCollection": {"records": [], "affectedCount": 0}}}` {
+		t.Errorf("another user's row: %s", got)
+	}
+	// atMost 0: the one row is too many, and it stays as it was.
+	d.expect(`mutation { updateNoteCollection(set: {body: "zero"}, filter: {id: {eq: 6}}, atMost: 0) { affectedCount } }`,
+		`{"data": null, "errors": [{"message": "update impacts too many records"}]}`)
+	if got := d.scalar("select string_agg(body, ',' order by id) from note"); got != "one,two,three,note 6" {
+		t.Errorf("rows: %s", got)
+	}
+}
+
 func TestMultipleMutationsAreOneTransaction(t *testing.T) {
 	d := newTestDB(t, `
 		comment on schema public is '@graphql({"inflect_names": true})';

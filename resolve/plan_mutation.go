@@ -125,6 +125,7 @@ func (r *request) mutation(sel *selection, f *gqlschema.Field) (*sqlgen.Mutation
 				return nil, err
 			}
 		}
+		m.OneRow = t.Rel.UniqueKeyWithin(fixedColumns(m.Filter, nil))
 	}
 	children, err := r.children(sel, responseName)
 	if err != nil {
@@ -219,6 +220,22 @@ func writeValue(v any, c *gqlschema.Column) (sqlgen.Value, error) {
 
 // pkReadable reports whether the role may read every primary key column: an update locks its rows by key
 // first (sqlgen.Mutation.PK), which reads the key, where a plain update needs only the filter's columns.
+// fixedColumns appends to cols the columns a filter holds equal to a value wherever it matches: the equalities
+// of its conjunctions, outside any OR or NOT.
+func fixedColumns(x sqlgen.Expr, cols []string) []string {
+	switch e := x.(type) {
+	case sqlgen.And:
+		for _, part := range e {
+			cols = fixedColumns(part, cols)
+		}
+	case sqlgen.Compare:
+		if e.Op == "=" && e.Value != nil {
+			cols = append(cols, e.Column)
+		}
+	}
+	return cols
+}
+
 func pkReadable(t *gqlschema.Table) bool {
 	for _, c := range t.PK {
 		if !c.SQL.CanSelect {

@@ -89,6 +89,9 @@ var sqlGoldenCases = map[string]sqlGoldenCase{
 	"nested_insert": {query: `mutation { insertIntoBlogPostCollection(objects: [
 		{title: "p", blog: {name: "b", ownerId: 1}, commentCollection: [{body: "c1"}, {}]}, {title: "q", blogId: 1}]) {
 		affectedCount records { title } } }`},
+	"update_and_delete_one": {query: `mutation {
+		updateAccountCollection(set: {name: "n"}, filter: {id: {eq: 1}}) { affectedCount records { email } }
+		deleteFromAccountCollection(filter: {email: {eq: "a@x.com"}}) { __typename } }`},
 	"update_and_delete": {query: `mutation {
 		updateAccountCollection(set: {email: "b@x.com"}, filter: {id: {lt: 5}}, atMost: 1) { records { email } }
 		deleteFromAccountCollection(atMost: 2) { __typename } }`},

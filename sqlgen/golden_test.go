@@ -193,6 +193,17 @@ var goldenCases = map[string]func() Statement{
 			Fields: []MutationField{{Key: "affectedCount", AffectedCount: true},
 				{Key: "records", Records: &Node{Fields: []NodeField{{Key: "title", Column: &Column{Name: "title"}}}}}}})
 	},
+	// Filters that fix a unique key: the statement alone, its answer made in RETURNING.
+	"update_and_delete_one": func() Statement {
+		u := MutationStatement(&Mutation{Relation: account, Set: []Assignment{{Column: "name", Value: Value{Value: str("n"), Cast: "text"}}},
+			Filter: And{Compare{Column: "id", Op: "=", Value: str("1"), Cast: "integer"}}, AtMost: 1, TooMany: "update impacts too many records",
+			PK: []string{"id"}, OneRow: true,
+			Fields: []MutationField{{Key: "affectedCount", AffectedCount: true}, {Key: "records", Records: &Node{Fields: []NodeField{{Key: "email", Column: &Column{Name: "email"}}}}}}})
+		d := MutationStatement(&Mutation{Relation: account, Delete: true, AtMost: 1, TooMany: "delete impacts too many records", PK: []string{"id"},
+			Filter: And{Compare{Column: "email", Op: "=", Value: str("a@x.com"), Cast: "character varying(255)"}}, OneRow: true,
+			Fields: []MutationField{{Key: "__typename", Typename: "AccountDeleteResponse"}}})
+		return Statement{SQL: u.SQL + ";\n" + d.SQL, Args: append(u.Args, d.Args...)}
+	},
 	"update_and_delete": func() Statement {
 		u := MutationStatement(&Mutation{Relation: account, Set: []Assignment{{Column: "email", Value: Value{Value: str("b@x.com"), Cast: "character varying(255)"}}},
 			Filter: And{Compare{Column: "id", Op: "<", Value: str("5"), Cast: "integer"}}, AtMost: 1, TooMany: "update impacts too many records",

@@ -72,6 +72,10 @@ type Mutation struct {
 	// PK names the key an update or delete locks its rows by, in this order, before writing them; without it
 	// the statement locks rows in whatever order its scan meets them.
 	PK []string
+	// OneRow says that an update's or a delete's filter matches at most one row (it fixes every column of a
+	// unique key): the statement is then written alone, without locking in order or counting against AtMost,
+	// which one row can neither need nor exceed when AtMost is at least 1.
+	OneRow bool
 	// Returning lists the columns the role may read; nil returns every column (needed by computed fields,
 	// which take the whole row).
 	Returning []string
@@ -88,8 +92,8 @@ func (m *Mutation) insert() bool { return m.Rows != nil || m.Objects != nil }
 
 // MutationStatement renders a mutation as one statement returning its response object as JSON text.
 func MutationStatement(m *Mutation) Statement {
-	if len(m.Rows) == 1 {
-		return insertOne(m)
+	if len(m.Rows) == 1 || m.OneRow && m.AtMost >= 1 {
+		return writeOne(m)
 	}
 	g := &gen{sb: &strings.Builder{}, rowCast: map[string]string{}}
 	a := g.alias()
@@ -136,42 +140,62 @@ func (g *gen) affected(m *Mutation, a string, lockedInOrder bool) {
 	case m.Rows != nil:
 		g.insertRows(m, a)
 	case m.Delete:
-		g.w("delete from ", m.Relation.sql(), " ", a)
-		if lockedInOrder {
-			g.w(" using ", a, "_locked")
-			g.whereLocked(m, a)
-		} else {
-			g.where(a, "", nil, m.Filter)
-		}
+		g.deleteRows(m, a, lockedInOrder)
 	default:
-		g.w("update ", m.Relation.sql(), " ", a, " set ")
-		for i, s := range m.Set {
-			if i > 0 {
-				g.w(", ")
-			}
-			g.w(Ident(s.Column), " = ")
-			g.mutationValue(s.Value)
-		}
-		if lockedInOrder {
-			g.w(" from ", a, "_locked")
-			g.whereLocked(m, a)
-		} else {
-			g.where(a, "", nil, m.Filter)
-		}
+		g.updateRows(m, a, lockedInOrder)
 	}
 	g.returning(a, m.Returning)
 }
 
-// insertOne renders the insert of one row as the insert alone, its answer made in RETURNING from the row
-// written. Through a CTE and a select over it, as more rows need, Postgres spent 5-10% more CPU on such an
-// insert (12 µs of a small one under row level security; bench/findings.md, "One row written, its answer in
-// RETURNING"). A row that was not written (a BEFORE trigger skipped it; ON CONFLICT DO NOTHING, or DO
-// UPDATE's WHERE, left the existing one alone) returns nothing: the statement then has no row, and
-// Statement.NoRow is its answer.
-func insertOne(m *Mutation) Statement {
+// deleteRows writes the delete of the rows the mutation's filter selects, joined to the rows locked in order
+// (lockInOrder) when locked is set.
+func (g *gen) deleteRows(m *Mutation, a string, locked bool) {
+	g.w("delete from ", m.Relation.sql(), " ", a)
+	if locked {
+		g.w(" using ", a, "_locked")
+		g.whereLocked(m, a)
+		return
+	}
+	g.where(a, "", nil, m.Filter)
+}
+
+// updateRows writes the update of the rows the mutation's filter selects, joined to the rows locked in order
+// (lockInOrder) when locked is set.
+func (g *gen) updateRows(m *Mutation, a string, locked bool) {
+	g.w("update ", m.Relation.sql(), " ", a, " set ")
+	for i, s := range m.Set {
+		if i > 0 {
+			g.w(", ")
+		}
+		g.w(Ident(s.Column), " = ")
+		g.mutationValue(s.Value)
+	}
+	if locked {
+		g.w(" from ", a, "_locked")
+		g.whereLocked(m, a)
+		return
+	}
+	g.where(a, "", nil, m.Filter)
+}
+
+// writeOne renders a mutation of at most one row (an insert of one object, an update or delete whose filter
+// fixes a unique key) as the insert, update or delete alone, its answer made in RETURNING from the row written.
+// Through a CTE and a select over it, as more rows need, Postgres spent 5-10% more CPU on such an insert or
+// delete (12 µs of a small insert under row level security), and about a fifth more on an update by primary
+// key, which also locked its row first (bench/findings.md, "One row written, its answer in RETURNING"). A row that was not written (a BEFORE
+// trigger skipped it; ON CONFLICT DO NOTHING, or DO UPDATE's WHERE, left the existing one alone; no row
+// matched the filter) returns nothing: the statement then has no row, and Statement.NoRow is its answer.
+func writeOne(m *Mutation) Statement {
 	g := &gen{sb: &strings.Builder{}, rowCast: map[string]string{}}
 	a := g.alias()
-	g.insertRows(m, a)
+	switch {
+	case m.Rows != nil:
+		g.insertRows(m, a)
+	case m.Delete:
+		g.deleteRows(m, a, false)
+	default:
+		g.updateRows(m, a, false)
+	}
 	g.w(" returning ")
 	// The target's alias is the row written: computed fields take it whole, as they take a scanned row.
 	g.answer(m.Fields, func() { g.w("'1'") }, func(n *Node) {

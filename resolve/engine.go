@@ -295,7 +295,8 @@ func (e *Engine) Answer(ctx context.Context, conn *pgx.Conn, s Session, req Requ
 		return nil, fmt.Errorf("%w: %w", ErrInternal, err)
 	}
 	if deadline, bounded := budgetDeadline(ctx, rs.budget); bounded {
-		defer withSocketDeadline(conn, deadline)()
+		setSocketDeadline(conn, deadline)
+		defer clearSocketDeadline(conn)
 	}
 	body, err := e.run(ctx, conn, rs.schema, req, batch{role: s.Role, prelude: []statement{prelude}, retryable: true})
 	if errors.Is(err, ErrUnavailable) {

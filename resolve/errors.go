@@ -24,7 +24,7 @@ type deadlineKey struct{}
 
 // WithDeadline returns a context carrying a deadline for all of a request's database work (the schema load and
 // the statements), beside the statement timeout: Answer applies the sooner of the two to the connection's
-// socket (withSocketDeadline), where a context.WithDeadline of the caller's would cost every request a timer
+// socket (setSocketDeadline), where a context.WithDeadline of the caller's would cost every request a timer
 // and a context more.
 func WithDeadline(ctx context.Context, deadline time.Time) context.Context {
 	return context.WithValue(ctx, deadlineKey{}, deadline)
@@ -52,18 +52,20 @@ func budgetDeadline(ctx context.Context, d time.Duration) (deadline time.Time, b
 	return deadline, bounded
 }
 
-// withSocketDeadline bounds all reading and writing on conn by deadline until the returned function is called.
-// For the statements of a request this does what a deadline context does under pgx's default context watcher,
-// which sets the socket's deadline when the context ends and so closes the connection, but without the
-// context, its timer and the watch that every request would pay for. The reset leaves a connection that a
-// failure closed alone: pgx's closing goroutine has set a deadline of its own for its last words to the server.
-func withSocketDeadline(conn *pgx.Conn, deadline time.Time) (reset func()) {
-	socket := conn.PgConn().Conn()
-	_ = socket.SetDeadline(deadline)
-	return func() {
-		if !conn.IsClosed() {
-			_ = socket.SetDeadline(time.Time{})
-		}
+// setSocketDeadline bounds all reading and writing on conn by deadline until clearSocketDeadline. For the
+// statements of a request this does what a deadline context does under pgx's default context watcher, which
+// sets the socket's deadline when the context ends and so closes the connection, but without the context, its
+// timer and the watch that every request would pay for. Two functions rather than one returning its reset: the
+// reset, a closure, would be one more allocation every request.
+func setSocketDeadline(conn *pgx.Conn, deadline time.Time) {
+	_ = conn.PgConn().Conn().SetDeadline(deadline)
+}
+
+// clearSocketDeadline lifts setSocketDeadline's deadline. It leaves a connection that a failure closed alone:
+// pgx's closing goroutine has set a deadline of its own for its last words to the server.
+func clearSocketDeadline(conn *pgx.Conn) {
+	if !conn.IsClosed() {
+		_ = conn.PgConn().Conn().SetDeadline(time.Time{})
 	}
 }
 

@@ -37,7 +37,7 @@ func TestAnswerReportsAnInternalFailure(t *testing.T) {
 	}
 }
 
-// The request's deadline bounds its statements on the connection's socket (withSocketDeadline), and only
+// The request's deadline bounds its statements on the connection's socket (setSocketDeadline), and only
 // them: the connection a request leaves is not cut when that deadline passes later.
 func TestAnswerDeadlineEndsWithTheRequest(t *testing.T) {
 	d := newTestDB(t, `create table t(id int primary key); insert into t values (1);`)

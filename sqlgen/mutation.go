@@ -186,7 +186,7 @@ func (g *gen) updateRows(m *Mutation, a string, locked bool) {
 // trigger skipped it; ON CONFLICT DO NOTHING, or DO UPDATE's WHERE, left the existing one alone; no row
 // matched the filter) returns nothing: the statement then has no row, and Statement.NoRow is its answer.
 func writeOne(m *Mutation) Statement {
-	g := &gen{sb: &strings.Builder{}, rowCast: map[string]string{}}
+	g := &gen{sb: &strings.Builder{}}
 	a := g.alias()
 	switch {
 	case m.Rows != nil:
@@ -197,7 +197,7 @@ func writeOne(m *Mutation) Statement {
 		g.updateRows(m, a, false)
 	}
 	g.w(" returning ")
-	// The target's alias is the row written: computed fields take it whole, as they take a scanned row.
+	// The target's alias is the row written, of the table's type (no rowCast): computed fields take it whole.
 	g.answer(m.Fields, func() { g.w("'1'") }, func(n *Node) {
 		g.w("('[' || ")
 		g.node(n, a)

@@ -55,8 +55,9 @@ func budgetDeadline(ctx context.Context, d time.Duration) (deadline time.Time, b
 // setSocketDeadline bounds all reading and writing on conn by deadline until clearSocketDeadline. For the
 // statements of a request this does what a deadline context does under pgx's default context watcher, which
 // sets the socket's deadline when the context ends and so closes the connection, but without the context, its
-// timer and the watch that every request would pay for. Two functions rather than one returning its reset: the
-// reset, a closure, would be one more allocation every request.
+// timer and the watch that every request would pay for (the binary's connections keep such a far deadline
+// without a timer at all: internal/connwatch). Two functions rather than one returning its reset: the reset, a
+// closure, would be one more allocation every request.
 func setSocketDeadline(conn *pgx.Conn, deadline time.Time) {
 	_ = conn.PgConn().Conn().SetDeadline(deadline)
 }

@@ -196,7 +196,7 @@ func (s *Stack) requestPools(ctx context.Context, o Options, size int) (primary 
 		// replay positions) are few, and pgx's statement cache names them by a hash of their SQL, which clashes
 		// with another client's on a server session that a pooler the probe missed shares.
 		prepareNothing(cfg.ConnConfig)
-		pool, err := openPool(ctx, cfg, size)
+		pool, err := s.openPool(ctx, cfg, size)
 		if err != nil {
 			if i > 0 {
 				err = fmt.Errorf("%s: %w", urlName(i), err)

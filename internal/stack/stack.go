@@ -27,6 +27,7 @@ import (
 	"github.com/pgreflect/pgreflect/internal/apisettings"
 	"github.com/pgreflect/pgreflect/internal/authapi"
 	"github.com/pgreflect/pgreflect/internal/config"
+	"github.com/pgreflect/pgreflect/internal/connwatch"
 	"github.com/pgreflect/pgreflect/internal/httpapi"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/internal/tracing"
@@ -149,15 +150,21 @@ type Stack struct {
 	keys    *auth.Keys
 	limits  Limits
 	log     *slog.Logger
+	// watch keeps the far deadlines of the HTTP server's connections and of the pools' (the HTTP server sets
+	// four a request, the engine one on its database connection) without a runtime timer each.
+	watch   *connwatch.Watchdog
 	closers []func()
 }
 
 // New connects to the database and assembles the server. Close releases what it holds.
 func New(ctx context.Context, o Options) (_ *Stack, err error) {
-	s := &Stack{metrics: obs.NewMetrics(), limits: o.Limits.withDefaults(), log: o.Logger}
+	s := &Stack{metrics: obs.NewMetrics(), limits: o.Limits.withDefaults(), log: o.Logger,
+		watch: connwatch.New(connwatch.DefaultTick, connwatch.DefaultHorizon)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	// Closed last: every connection it watches is closed before.
+	s.closers = append(s.closers, s.watch.Close)
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -337,7 +344,7 @@ func (s *Stack) adminPool(ctx context.Context, o Options) (*pgxpool.Pool, error)
 		return nil, nil
 	}
 	// The auth service runs a few short statements per sign-in: pgx's default size suits it.
-	pool, pooled, err := newPool(ctx, o.AdminURL, o.StatementMode, 0)
+	pool, pooled, err := s.newPool(ctx, o.AdminURL, o.StatementMode, 0)
 	if err != nil {
 		return nil, fmt.Errorf("auth database: %w", err)
 	}
@@ -380,7 +387,7 @@ func (s *Stack) authService(ctx context.Context, o Options, pool *pgxpool.Pool, 
 // newPool opens a pool of at most size connections (0: pgx's default) with the statement mode (see
 // transactionPooled), checks that it connects, and reports whether it goes through a transaction pooler (as
 // the URL or the mode says, or as its connections show: sharesSessions).
-func newPool(ctx context.Context, connString, mode string, size int) (*pgxpool.Pool, bool, error) {
+func (s *Stack) newPool(ctx context.Context, connString, mode string, size int) (*pgxpool.Pool, bool, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
 		return nil, false, fmt.Errorf("parse database URL: %w", err)
@@ -398,7 +405,7 @@ func newPool(ctx context.Context, connString, mode string, size int) (*pgxpool.P
 	if pooled {
 		prepareNothing(cfg.ConnConfig)
 	}
-	pool, err := openPool(ctx, cfg, size)
+	pool, err := s.openPool(ctx, cfg, size)
 	return pool, pooled, err
 }
 
@@ -413,13 +420,13 @@ const DefaultConnectTimeout = 5 * time.Second
 var keepAlive = net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3}
 
 // openPool opens a pool of at most size connections (0: pgx's default) and checks that it connects.
-func openPool(ctx context.Context, cfg *pgxpool.Config, size int) (*pgxpool.Pool, error) {
+func (s *Stack) openPool(ctx context.Context, cfg *pgxpool.Config, size int) (*pgxpool.Pool, error) {
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "pgreflect"
 	}
 	cfg.ConnConfig.ConnectTimeout = cmp.Or(cfg.ConnConfig.ConnectTimeout, DefaultConnectTimeout)
 	dialer := &net.Dialer{Timeout: cfg.ConnConfig.ConnectTimeout, KeepAliveConfig: keepAlive}
-	cfg.ConnConfig.DialFunc = dialer.DialContext
+	cfg.ConnConfig.DialFunc = s.watch.Dial(dialer.DialContext)
 	if size > 0 {
 		cfg.MaxConns = int32(size)
 	}
@@ -466,7 +473,7 @@ func (s *Stack) Serve(ctx context.Context, l net.Listener) error {
 	s.log.Info("serving", "addr", l.Addr().String(), "read_header_timeout", s.limits.ReadHeaderTimeout,
 		"read_timeout", s.limits.ReadTimeout, "write_timeout", s.limits.WriteTimeout,
 		"idle_timeout", s.limits.IdleTimeout, "max_connections", s.limits.MaxConnections)
-	return serve(ctx, hs, netutil.LimitListener(l, s.limits.MaxConnections), s.log)
+	return serve(ctx, hs, netutil.LimitListener(s.watch.Listener(l), s.limits.MaxConnections), s.log)
 }
 
 // ServeMetrics answers /metrics, without a key, on l (a separate address, for a scraper on a private
@@ -483,7 +490,7 @@ func (s *Stack) ServeMetrics(ctx context.Context, l net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.log.Info("serving metrics", "addr", l.Addr().String())
-	return serve(ctx, hs, l, s.log)
+	return serve(ctx, hs, s.watch.Listener(l), s.log)
 }
 
 func serve(ctx context.Context, hs *http.Server, l net.Listener, log *slog.Logger) error {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/internal/connwatch"
 	"github.com/pgreflect/pgreflect/internal/devtools/benchcmp"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/internal/stack"
@@ -22,8 +23,8 @@ import (
 
 // serveCeiling serves the ceiling on port until ctx is done; with duties, WithDuties (its request lines on
 // stderr, gathered as pgreflect's binary gathers them) behind the HTTP limits pgreflect's server has by default
-// (read, write and idle timeouts, which set a connection's deadlines for every request, and the connection
-// cap).
+// (read, write and idle timeouts, which set a connection's deadlines for every request, kept by a
+// connwatch.Watchdog as pgreflect's, and the connection cap).
 func serveCeiling(ctx context.Context, port, accounts, poolSize int, duties bool, dbURL, secret string, apiKeys auth.APIKeys) error {
 	if dbURL == "" || secret == "" || apiKeys.Anon == "" {
 		return errors.New("the ceiling needs BENCH_DATABASE_URL, BENCH_JWT_SECRET and BENCH_ANON_KEY")
@@ -59,7 +60,9 @@ func serveCeiling(ctx context.Context, port, accounts, poolSize int, duties bool
 		srv = &http.Server{Handler: ceiling.WithDuties(slog.New(obs.NewTextHandler(logs, slog.LevelInfo))),
 			ReadHeaderTimeout: limits.ReadHeaderTimeout, ReadTimeout: limits.ReadTimeout,
 			WriteTimeout: limits.WriteTimeout, IdleTimeout: limits.IdleTimeout}
-		l = netutil.LimitListener(l, limits.MaxConnections)
+		watch := connwatch.New(connwatch.DefaultTick, connwatch.DefaultHorizon)
+		defer watch.Close()
+		l = netutil.LimitListener(watch.Listener(l), limits.MaxConnections)
 	}
 	go func() {
 		<-ctx.Done()

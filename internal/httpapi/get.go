@@ -62,7 +62,8 @@ func requestFromURL(q url.Values) wireRequest {
 }
 
 // writeAnswer sends the engine's answer. A POST's as it is; a GET's with what caches need: an ETag (and 304
-// to a client that has that answer already), Vary on the credentials, and Cache-Control: the configured one
+// to a client that has that answer already), Vary on the credentials and on Origin (whose presence decides
+// the exposed headers: route), and Cache-Control: the configured one
 // for a successful anonymous answer, "private, no-store" for every answer that depends on who asks.
 func (s *Server) writeAnswer(w http.ResponseWriter, r *http.Request, body []byte) {
 	if r.Method != http.MethodGet {
@@ -70,7 +71,7 @@ func (s *Server) writeAnswer(w http.ResponseWriter, r *http.Request, body []byte
 		return
 	}
 	h := w.Header()
-	h.Add("Vary", "Authorization, apikey")
+	h.Add("Vary", "Authorization, apikey, Origin")
 	switch {
 	case !s.anonymous(r):
 		h.Set("Cache-Control", "private, no-store")

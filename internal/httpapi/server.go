@@ -157,10 +157,10 @@ type Server struct {
 	trusted   *trustedDocuments
 	// tracer makes the spans of requests; nil when tracing is off (see startSpan).
 	tracer trace.Tracer
-	// crossOrigin, preflight and version are the values of route's headers, shared by every answer (see
-	// crossOriginHeaders).
-	crossOrigin, preflight fixedHeaders
-	version                []string
+	// anyOrigin, exposeHeaders, preflight and version are the values of route's headers, shared by every answer
+	// (see crossOriginHeaders).
+	anyOrigin, exposeHeaders, preflight fixedHeaders
+	version                             []string
 
 	// roles is read by every request without a lock; refreshing serializes only the refreshes.
 	roles     atomic.Pointer[assumableRoles]
@@ -205,14 +205,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		opts.BuildVersion = "devel"
 	}
 	engine := opts.Engine
-	crossOrigin, preflight := crossOriginHeaders()
+	anyOrigin, exposeHeaders, preflight := crossOriginHeaders()
 	opts.PoolTimeout = cmp.Or(opts.PoolTimeout, DefaultPoolTimeout)
 	opts.PoolShare = cmp.Or(opts.PoolShare, DefaultPoolShare)
 	opts.SlowShare = cmp.Or(opts.SlowShare, DefaultSlowShare)
 	opts.SlowThreshold = cmp.Or(opts.SlowThreshold, DefaultSlowThreshold)
 	s := &Server{opts: opts, log: opts.Logger, engine: engine, mux: http.NewServeMux(),
 		tokens: auth.NewTokenCache(opts.Keys, 4096), costs: admission.NewCosts(rememberedOperations, opts.SlowThreshold),
-		crossOrigin: crossOrigin, preflight: preflight, version: []string{opts.BuildVersion},
+		anyOrigin: anyOrigin, exposeHeaders: exposeHeaders, preflight: preflight, version: []string{opts.BuildVersion},
 		liveLimits: opts.LiveLimits.withDefaults(), persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.Logger)}
 	s.waits.tick = waitTick
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
@@ -319,14 +319,17 @@ const ExposedHeaders = "X-Total-Count, Link, X-Supabase-Api-Version, Content-Ran
 // crossOriginHeaders are the CORS headers of the API's and the auth routes' answers, made once: route puts
 // their values into each answer's header as they are (net/http only reads them, and an Add appends to a copy,
 // the values' capacity being their length), instead of a slice per header and request. Every answer gets
-// crossOrigin; a preflight's answer preflight too. The methods, headers and max age mean something only to a
-// preflight, and, as Supabase's gateway (Kong's cors plugin) and Supabase Auth (rs/cors) do, only its answer
-// carries them: every other answer is two long headers shorter.
-func crossOriginHeaders() (crossOrigin, preflight fixedHeaders) {
-	crossOrigin = fixedHeaders{}.with("Access-Control-Allow-Origin", "*").with("Access-Control-Expose-Headers", ExposedHeaders)
+// anyOrigin, as every answer of Supabase's gateway (Kong's cors plugin) does. The headers a script may read
+// (exposeHeaders) mean something only to a browser's cross-origin request, which always carries an Origin (Fetch
+// standard), and only the answer to one gets them: a server's or a script's request is answered a long header
+// shorter. The methods, headers and max age mean something only to a preflight, and, as the gateway and
+// Supabase Auth (rs/cors) do, only its answer carries them.
+func crossOriginHeaders() (anyOrigin, exposeHeaders, preflight fixedHeaders) {
+	anyOrigin = fixedHeaders{}.with("Access-Control-Allow-Origin", "*")
+	exposeHeaders = fixedHeaders{}.with("Access-Control-Expose-Headers", ExposedHeaders)
 	preflight = fixedHeaders{}.with("Access-Control-Allow-Headers", corsHeaders).
 		with("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS").with("Access-Control-Max-Age", "86400")
-	return crossOrigin, preflight
+	return anyOrigin, exposeHeaders, preflight
 }
 
 // fixedHeaders are headers with the same values on many answers, in a slice: walking a map of them costs an
@@ -369,7 +372,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	if api {
 		h[VersionHeader] = s.version
 	}
-	s.crossOrigin.put(h)
+	s.anyOrigin.put(h)
+	if _, crossOrigin := r.Header["Origin"]; crossOrigin {
+		s.exposeHeaders.put(h)
+	}
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 		s.preflight.put(h)
 		w.WriteHeader(http.StatusNoContent)

@@ -299,6 +299,30 @@ func TestCORSPreflight(t *testing.T) {
 			}
 		}
 	}
+
+	// A request without an Origin is no browser's cross-origin request: its answer allows any origin, as the
+	// gateway's always do, and exposes nothing, which only a browser reads. A GET's answer, which a cache may
+	// keep, varies with the Origin for that.
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		req, _ := http.NewRequest(method, f.srv.URL+"/graphql/v1", strings.NewReader(`{"query":"{ __typename }"}`))
+		if method == http.MethodGet {
+			req, _ = http.NewRequest(method, f.srv.URL+"/graphql/v1?query=%7B__typename%7D", nil)
+		}
+		req.Header.Set("apikey", f.anon)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := resp.Header
+		if resp.StatusCode != http.StatusOK || h.Get("Access-Control-Allow-Origin") != "*" || h.Get("Access-Control-Expose-Headers") != "" {
+			t.Errorf("%s without an Origin: %d, headers %v; want Access-Control-Allow-Origin * and no exposed headers", method, resp.StatusCode, h)
+		}
+		if vary := h.Get("Vary"); method == http.MethodGet && !strings.Contains(vary, "Origin") {
+			t.Errorf("GET: Vary %q does not name Origin", vary)
+		}
+	}
 }
 
 func TestRowLevelSecurityThroughHTTP(t *testing.T) {

@@ -47,11 +47,12 @@ var apiRoles = map[string]bool{"anon": true, "authenticated": true, "service_rol
 // WithDuties is the ceiling doing, beside its work, what pgreflect's contract asks of every request besides its
 // answer, as pgreflect's binary does it (docs/operations.md): a request id in the answer and in one request
 // line written to logger, the request counted and timed in Prometheus metrics (obs.Handler, pgreflect's own),
-// the CORS and version headers of every answer, a bound on the wait for a pool connection (DefaultPoolTimeout)
-// and on the statements (the statement timeout and the grace after it, each a deadline context, as pgreflect's
-// pool wait and engine make them), and the statement timeout set in the transaction; the HTTP server's limits
-// are the server's (cmd/benchcmp). pgreflect against it measures what the GraphQL engine costs; against the
-// plain ceiling, the engine and the duties together.
+// the CORS and version headers of every answer (and the exposed headers of one to a request with an Origin), a
+// bound on the wait for a pool connection (DefaultPoolTimeout) and on the statements (the statement timeout
+// and the grace after it, each a deadline context, as pgreflect's pool wait and engine make them), and the
+// statement timeout set in the transaction; the HTTP server's limits are the server's (cmd/benchcmp).
+// pgreflect against it measures what the GraphQL engine costs; against the plain ceiling, the engine and the
+// duties together.
 func (c *Ceiling) WithDuties(logger *slog.Logger) http.Handler {
 	d := &Ceiling{pool: c.pool, tokens: c.tokens, apiKeys: c.apiKeys, queries: c.queries, duties: true}
 	return obs.Handler(logger, obs.NewMetrics(), d)
@@ -65,18 +66,24 @@ const (
 )
 
 // The headers pgreflect puts on every /graphql/v1 answer beside the ceiling's (httpapi's route), with the same
-// values but for the version; set as route sets them, shared slices.
-var dutyHeaders = http.Header{
-	"Access-Control-Allow-Origin":   {"*"},
-	"Access-Control-Expose-Headers": {httpapi.ExposedHeaders},
-	httpapi.VersionHeader:           {"devel"},
-}
+// values but for the version, and the one it adds to the answer of a request with an Origin; set as route sets
+// them, shared slices.
+var (
+	dutyHeaders = http.Header{
+		"Access-Control-Allow-Origin": {"*"},
+		httpapi.VersionHeader:         {"devel"},
+	}
+	dutyExposed = []string{httpapi.ExposedHeaders}
+)
 
 func (c *Ceiling) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if c.duties {
 		h := w.Header()
 		for name, value := range dutyHeaders {
 			h[name] = value
+		}
+		if _, crossOrigin := r.Header["Origin"]; crossOrigin {
+			h["Access-Control-Expose-Headers"] = dutyExposed
 		}
 	}
 	if r.Method != http.MethodPost || r.URL.Path != "/graphql/v1" {

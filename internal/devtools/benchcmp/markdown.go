@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -95,18 +96,21 @@ func (r *Results) WriteMarkdown(file, note, chart string) error {
 	p("plans it on every execution; near 0, a cached plan is reused.\n\n")
 
 	p("### Ratios (targets of issue 18; Q6–Q8 show what issue 12's extensions cost beside the ceiling)\n\n")
-	p("| query | pgreflect/ceiling req/s (≥ %.2f) | pgreflect/ceiling p99 (≤ %.1f) | pgreflect/ceiling-duties req/s (≥ %.2f) | pgreflect/ceiling-duties p99 (≤ %.1f) | pgreflect/PostGraphile v4 req/s | pgreflect/PostGraphile v5 req/s (≥ %.0f on Q2–Q5) |\n",
+	p("| query | pgreflect/ceiling req/s (≥ %.2f) | the same per round | pgreflect/ceiling p99 (≤ %.1f) | pgreflect/ceiling-duties req/s (≥ %.2f) | pgreflect/ceiling-duties p99 (≤ %.1f) | pgreflect/PostGraphile v4 req/s | pgreflect/PostGraphile v5 req/s (≥ %.0f on Q2–Q5) |\n",
 		TargetVsCeiling, TargetP99VsCeiling, TargetVsCeiling, TargetP99VsCeiling, TargetVsPostGraphile)
-	p("|---|--:|--:|--:|--:|--:|--:|\n")
+	p("|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, ra := range r.Ratios {
-		p("| %s | %s | %s | %s | %s | %s | %s |\n", ra.Query,
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", ra.Query,
 			judged(ra.ThroughputVsCeiling, mark(ra.ThroughputVsCeiling >= TargetVsCeiling)),
+			rounds(ra.RoundsVsCeiling),
 			judged(ra.P99VsCeiling, mark(ra.P99VsCeiling <= TargetP99VsCeiling)),
 			judged(ra.ThroughputVsDuties, mark(ra.ThroughputVsDuties >= TargetVsCeiling)),
 			judged(ra.P99VsDuties, mark(ra.P99VsDuties <= TargetP99VsCeiling)),
 			judged(ra.ThroughputVsPostGraphile, ""),
 			judged(ra.ThroughputVsPostGraphile5, postGraphileMark(ra.Query, ra.ThroughputVsPostGraphile5)))
 	}
+	p("\n\"The same per round\" is pgreflect/ceiling req/s of each round's two slots of the query, run within seconds of\n")
+	p("each other, lowest first: how far the machine moved the ratio within this run.\n")
 	p("\nPeak resident memory of each server over the run (target for pgreflect: < 150 MB):\n\n")
 	for _, rss := range r.PeakRSS {
 		p("- %s: %.0f MB\n", rss.Contender, rss.PeakMB)
@@ -183,6 +187,19 @@ func (r *Results) WriteMarkdown(file, note, chart string) error {
 }
 
 // judged shows a ratio with its verdict, or a dash when the run had no contender to compare with.
+// rounds writes a ratio's value in each round, lowest to highest.
+func rounds(ratios []float64) string {
+	if len(ratios) < 2 {
+		return "–"
+	}
+	sorted := slices.Sorted(slices.Values(ratios))
+	parts := make([]string, len(sorted))
+	for i, r := range sorted {
+		parts[i] = fmt.Sprintf("%.2f", r)
+	}
+	return strings.Join(parts, " ")
+}
+
 func judged(ratio float64, verdict string) string {
 	if ratio == 0 {
 		return "–"

@@ -74,3 +74,27 @@ func TestMarkdownCurves(t *testing.T) {
 		}
 	}
 }
+
+// Each query's ratio to the ceiling comes with its value in each round (the slots of one round run seconds
+// apart), lowest first, so that a reader sees how far the machine moved it within the run.
+func TestMarkdownRatioPerRound(t *testing.T) {
+	r := &Results{Queries: []QueryInfo{{Name: "Q1"}}, Cells: []Cell{
+		{Contender: "pgreflect", Query: "Q1", ReqPerSec: 900, RoundReqPerSec: []float64{1000, 800, 950}, P99Ms: 2},
+		{Contender: "ceiling", Query: "Q1", ReqPerSec: 1000, RoundReqPerSec: []float64{1000, 1000, 1000}, P99Ms: 2},
+	}}
+	r.ComputeRatios()
+	if got := r.Ratios[0].RoundsVsCeiling; len(got) != 3 || got[0] != 1 || got[1] != 0.8 || got[2] != 0.95 {
+		t.Fatalf("ratios per round %v, want [1 0.8 0.95]", got)
+	}
+	path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	if err := r.WriteMarkdown(path, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| Q1 | 0.90 (missed) | 0.80 0.95 1.00 | 1.00 (met) |"; !strings.Contains(string(md), want) {
+		t.Errorf("no %q in\n%s", want, md)
+	}
+}

@@ -83,8 +83,10 @@ type Cell struct {
 	FirstError string  `json:"first_error,omitempty"`
 	Seconds    float64 `json:"seconds"`
 	ReqPerSec  float64 `json:"req_per_sec"`
-	P50Ms      float64 `json:"p50_ms"`
-	P99Ms      float64 `json:"p99_ms"`
+	// RoundReqPerSec is the req/s of each round's slot, in round order.
+	RoundReqPerSec []float64 `json:"round_req_per_sec,omitempty"`
+	P50Ms          float64   `json:"p50_ms"`
+	P99Ms          float64   `json:"p99_ms"`
 	// ServerCPUus and PostgresCPUus are CPU microseconds per request of the server process and of all the
 	// cluster's processes (/proc utime+stime).
 	ServerCPUus   float64 `json:"server_cpu_us_per_req"`
@@ -116,6 +118,9 @@ type Ratio struct {
 	Query string `json:"query"`
 	// ThroughputVsCeiling is pgreflect's req/s over the ceiling's (target ≥ 0.95).
 	ThroughputVsCeiling float64 `json:"throughput_vs_ceiling"`
+	// RoundsVsCeiling is the same ratio in each round, of two slots run within seconds of each other: their
+	// spread shows how far the machine moved the ratio within the run.
+	RoundsVsCeiling []float64 `json:"rounds_throughput_vs_ceiling,omitempty"`
 	// P99VsCeiling is pgreflect's p99 over the ceiling's (target ≤ 1.2).
 	P99VsCeiling float64 `json:"p99_vs_ceiling"`
 	// ThroughputVsDuties and P99VsDuties are the same against the ceiling doing pgreflect's per-request duties
@@ -169,6 +174,11 @@ func (r *Results) ComputeRatios() {
 		if c != nil {
 			ratio.ThroughputVsCeiling = div(p.ReqPerSec, c.ReqPerSec)
 			ratio.P99VsCeiling = div(p.P99Ms, c.P99Ms)
+			if len(p.RoundReqPerSec) == len(c.RoundReqPerSec) {
+				for i, rate := range p.RoundReqPerSec {
+					ratio.RoundsVsCeiling = append(ratio.RoundsVsCeiling, div(rate, c.RoundReqPerSec[i]))
+				}
+			}
 		}
 		if d != nil {
 			ratio.ThroughputVsDuties = div(p.ReqPerSec, d.ReqPerSec)

@@ -50,7 +50,9 @@ type statement struct {
 
 // cell accumulates one contender's rounds on one query.
 type cell struct {
-	sample           benchcmp.Sample
+	sample benchcmp.Sample
+	// rounds is the req/s of each round's slot, in round order.
+	rounds           []float64
 	serverCPU, pgCPU time.Duration
 	calls, plans     int64
 	pgMS             float64
@@ -501,6 +503,7 @@ func (b *bench) slot(ctx context.Context, s *server, q benchcmp.Query, d time.Du
 		c.maxRSSSeen = max(c.maxRSSSeen, rss)
 	}
 	c.sample.Add(sample)
+	c.rounds = append(c.rounds, float64(sample.Requests)/sample.Elapsed.Seconds())
 	c.serverCPU += serverCPU
 	c.pgCPU += pgCPU
 	logf("%-13s %s %7.0f req/s  p99 %6.2f ms  errors %d", s.name, q.Name,
@@ -733,6 +736,7 @@ func (b *bench) report(ctx context.Context) error {
 				Requests: c.sample.Requests, Errors: c.sample.Errors, FirstError: c.sample.FirstError,
 				Seconds:          c.sample.Elapsed.Seconds(),
 				ReqPerSec:        n / c.sample.Elapsed.Seconds(),
+				RoundReqPerSec:   c.rounds,
 				P50Ms:            ms(c.sample.Percentile(50)),
 				P99Ms:            ms(c.sample.Percentile(99)),
 				ServerCPUus:      float64(c.serverCPU.Microseconds()) / n,

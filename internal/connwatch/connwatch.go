@@ -172,7 +172,6 @@ func (c *Conn) set(t time.Time, read, write bool) error {
 		}
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	var err error
 	if read {
 		err = c.setSide(&c.read, true, t, due)
@@ -182,6 +181,7 @@ func (c *Conn) set(t time.Time, read, write bool) error {
 			err = werr
 		}
 	}
+	c.mu.Unlock()
 	return err
 }
 

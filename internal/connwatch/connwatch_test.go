@@ -5,10 +5,8 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -47,6 +45,16 @@ func readUntilError(c net.Conn) (error, time.Time) {
 			return err, time.Now()
 		}
 	}
+}
+
+// passesAByte sends a byte from the client to the server end and reads it there: the server end reads again.
+func passesAByte(client net.Conn, server *Conn) error {
+	if _, err := client.Write([]byte("a")); err != nil {
+		return err
+	}
+	buf := make([]byte, 1)
+	_, err := server.Read(buf)
+	return err
 }
 
 func TestWatchedDeadlineEndsAWaitingRead(t *testing.T) {
@@ -126,11 +134,7 @@ func TestLaterDeadlineReplacesAWatchedOne(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.Write([]byte("a")); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 1)
-	if _, err := s.Read(buf); err != nil {
+	if err := passesAByte(c, s); err != nil {
 		t.Fatalf("read after extending the deadline: %v", err)
 	}
 	// Zero lifts a watched deadline too.
@@ -141,11 +145,8 @@ func TestLaterDeadlineReplacesAWatchedOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if _, err := c.Write([]byte("b")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Read(buf); err != nil || buf[0] != 'b' {
-		t.Fatalf("read after lifting the deadline: %q, %v", buf, err)
+	if err := passesAByte(c, s); err != nil {
+		t.Fatalf("read after lifting the deadline: %v", err)
 	}
 }
 
@@ -164,11 +165,7 @@ func TestDeadlineAfterExpiryReadsAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 		if next.IsZero() || time.Until(next) > time.Second {
-			if _, err := c.Write([]byte("a")); err != nil {
-				t.Fatal(err)
-			}
-			buf := make([]byte, 1)
-			if _, err := s.Read(buf); err != nil {
+			if err := passesAByte(c, s); err != nil {
 				t.Fatalf("read after setting the deadline %v: %v", next, err)
 			}
 			continue
@@ -190,11 +187,7 @@ func TestNearThenFarDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond)
-	if _, err := c.Write([]byte("a")); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 1)
-	if _, err := s.Read(buf); err != nil {
+	if err := passesAByte(c, s); err != nil {
 		t.Fatalf("read under the far deadline: %v", err)
 	}
 }
@@ -289,12 +282,7 @@ func TestConcurrentDeadlines(t *testing.T) {
 			}
 			// Whatever was set and expired before, a zero deadline reads again.
 			_ = s.SetDeadline(time.Time{})
-			if _, err := c.Write([]byte("a")); err != nil {
-				t.Error(err)
-				return
-			}
-			buf := make([]byte, 1)
-			if _, err := s.Read(buf); err != nil {
+			if err := passesAByte(c, s); err != nil {
 				t.Errorf("read after lifting the deadlines: %v", err)
 			}
 		}()
@@ -336,55 +324,4 @@ func BenchmarkHTTPRequestDeadlines(b *testing.B) {
 			requestDeadlines(s)
 		}
 	})
-}
-
-// BenchmarkHTTPServer is a keep-alive client's requests to a net/http server over loopback, a request at a
-// time: without the server's timeouts, with them on the socket, and with them watched. The client's and the
-// server's work are both in ns/op; only the server's deadlines differ.
-func BenchmarkHTTPServer(b *testing.B) {
-	for _, bc := range []struct {
-		name            string
-		timeouts, watch bool
-	}{{"no-timeouts", false, false}, {"timeouts-on-socket", true, false}, {"timeouts-watched", true, true}} {
-		b.Run(bc.name, func(b *testing.B) {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				_, _ = io.Copy(io.Discard, r.Body)
-				_, _ = w.Write([]byte(`{"data":{}}`))
-			})}
-			if bc.timeouts {
-				srv.ReadHeaderTimeout, srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout = 10*time.Second, 30*time.Second, time.Minute, 2*time.Minute
-			}
-			if bc.watch {
-				l = newWatchdog(b, DefaultTick, DefaultHorizon).Listener(l)
-			}
-			go func() { _ = srv.Serve(l) }()
-			defer srv.Close()
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
-			url := "http://" + l.Addr().String() + "/"
-			body := []byte(`{"query":"{ __typename }"}`)
-			cpu0 := processCPU(b)
-			for b.Loop() {
-				resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
-		})
-	}
-}
-
-// processCPU is the CPU time this process has used, user and system.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -277,18 +277,11 @@ func TestCORSPreflight(t *testing.T) {
 	// headers exposed), and not what only a preflight means, as the gateway and Supabase Auth answer: the
 	// API's answers to a GraphQL request and to an auth route alike.
 	for _, path := range []string{"/graphql/v1", "/auth/v1/settings"} {
-		req, _ := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(`{"query":"{ __typename }"}`))
+		method := http.MethodPost
 		if path != "/graphql/v1" {
-			req, _ = http.NewRequest(http.MethodGet, f.srv.URL+path, nil)
+			method = http.MethodGet
 		}
-		req.Header.Set("Origin", "http://localhost:3000")
-		req.Header.Set("apikey", f.anon)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp := corsAnswer(t, f, method, path, "http://localhost:3000")
 		h := resp.Header
 		if h.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "X-Request-Id") {
 			t.Errorf("%s: %d, CORS headers of an answer missing: %v", path, resp.StatusCode, h)
@@ -304,17 +297,11 @@ func TestCORSPreflight(t *testing.T) {
 	// gateway's always do, and exposes nothing, which only a browser reads. A GET's answer, which a cache may
 	// keep, varies with the Origin for that.
 	for _, method := range []string{http.MethodPost, http.MethodGet} {
-		req, _ := http.NewRequest(method, f.srv.URL+"/graphql/v1", strings.NewReader(`{"query":"{ __typename }"}`))
+		path := "/graphql/v1"
 		if method == http.MethodGet {
-			req, _ = http.NewRequest(method, f.srv.URL+"/graphql/v1?query=%7B__typename%7D", nil)
+			path += "?query=%7B__typename%7D"
 		}
-		req.Header.Set("apikey", f.anon)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp := corsAnswer(t, f, method, path, "")
 		h := resp.Header
 		if resp.StatusCode != http.StatusOK || h.Get("Access-Control-Allow-Origin") != "*" || h.Get("Access-Control-Expose-Headers") != "" {
 			t.Errorf("%s without an Origin: %d, headers %v; want Access-Control-Allow-Origin * and no exposed headers", method, resp.StatusCode, h)
@@ -323,6 +310,31 @@ func TestCORSPreflight(t *testing.T) {
 			t.Errorf("GET: Vary %q does not name Origin", vary)
 		}
 	}
+}
+
+// corsAnswer sends an anonymous request to path (a POST with a GraphQL body, or a GET), with origin as its Origin
+// when not empty, and returns the answer, its body read.
+func corsAnswer(t *testing.T, f *fixture, method, path, origin string) *http.Response {
+	t.Helper()
+	var body io.Reader
+	if method == http.MethodPost {
+		body = strings.NewReader(`{"query":"{ __typename }"}`)
+	}
+	req, err := http.NewRequest(method, f.srv.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	req.Header.Set("apikey", f.anon)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
 }
 
 func TestRowLevelSecurityThroughHTTP(t *testing.T) {

@@ -37,12 +37,12 @@ func newWatchdog(t testing.TB, tick, horizon time.Duration) *Watchdog {
 	return w
 }
 
-// readUntilError reads from c until it fails and returns the error and when.
-func readUntilError(c net.Conn) (error, time.Time) {
+// readUntilError reads from c until it fails and returns when, and the error.
+func readUntilError(c net.Conn) (time.Time, error) {
 	buf := make([]byte, 16)
 	for {
 		if _, err := c.Read(buf); err != nil {
-			return err, time.Now()
+			return time.Now(), err
 		}
 	}
 }
@@ -71,7 +71,7 @@ func TestWatchedDeadlineEndsAWaitingRead(t *testing.T) {
 	if !watched {
 		t.Fatal("a deadline beyond the horizon went to the socket; want it watched")
 	}
-	err, at := readUntilError(s)
+	at, err := readUntilError(s)
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read ended with %v; want os.ErrDeadlineExceeded", err)
 	}
@@ -92,7 +92,7 @@ func TestNearDeadlineIsTheSocketsOwn(t *testing.T) {
 	if err := s.SetReadDeadline(start.Add(50 * time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	err, at := readUntilError(s)
+	at, err := readUntilError(s)
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read ended with %v; want os.ErrDeadlineExceeded", err)
 	}
@@ -156,7 +156,7 @@ func TestDeadlineAfterExpiryReadsAgain(t *testing.T) {
 	if err := s.SetReadDeadline(time.Now().Add(60 * time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	if err, _ := readUntilError(s); !errors.Is(err, os.ErrDeadlineExceeded) {
+	if _, err := readUntilError(s); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read ended with %v; want os.ErrDeadlineExceeded", err)
 	}
 	// As on a socket: a new deadline, watched or not, lifts the expired one.
@@ -170,7 +170,7 @@ func TestDeadlineAfterExpiryReadsAgain(t *testing.T) {
 			}
 			continue
 		}
-		if err, _ := readUntilError(s); !errors.Is(err, os.ErrDeadlineExceeded) {
+		if _, err := readUntilError(s); !errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Fatalf("near deadline after an expiry: read ended with %v", err)
 		}
 	}
@@ -198,7 +198,7 @@ func TestSetDeadlineSetsBoth(t *testing.T) {
 	if err := s.SetDeadline(time.Now().Add(80 * time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	if err, _ := readUntilError(s); !errors.Is(err, os.ErrDeadlineExceeded) {
+	if _, err := readUntilError(s); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read ended with %v; want os.ErrDeadlineExceeded", err)
 	}
 	// The watchdog expires the write side right after the read side, in the same tick.
@@ -253,7 +253,7 @@ func TestDialWrapsTheConnection(t *testing.T) {
 	if err := c.SetReadDeadline(time.Now().Add(60 * time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	if err, _ := readUntilError(c); !errors.Is(err, os.ErrDeadlineExceeded) {
+	if _, err := readUntilError(c); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("read ended with %v; want os.ErrDeadlineExceeded", err)
 	}
 }

@@ -150,14 +150,17 @@ type side struct {
 	armed bool
 }
 
+// SetDeadline sets both directions' deadlines, as net.Conn's: watched when far, else the socket's.
 func (c *Conn) SetDeadline(t time.Time) error {
 	return c.set(t, true, true)
 }
 
+// SetReadDeadline sets the reads' deadline, as net.Conn's: watched when far, else the socket's.
 func (c *Conn) SetReadDeadline(t time.Time) error {
 	return c.set(t, true, false)
 }
 
+// SetWriteDeadline sets the writes' deadline, as net.Conn's: watched when far, else the socket's.
 func (c *Conn) SetWriteDeadline(t time.Time) error {
 	return c.set(t, false, true)
 }
@@ -165,8 +168,8 @@ func (c *Conn) SetWriteDeadline(t time.Time) error {
 func (c *Conn) set(t time.Time, read, write bool) error {
 	var due int64
 	if !t.IsZero() {
-		// Far from the coarse clock's last tick by the horizon and a tick is at least the horizon from now
-		// (the clock lags the present by at most a tick, when the watchdog is on time).
+		// Watched when at least the horizon and a tick past the coarse clock, which lags the present by at most
+		// a tick when the watchdog is on time: so at least the horizon from now.
 		if due = int64(t.Sub(c.w.base)); due-c.w.now.Load() < int64(c.w.horizon+c.w.tick) {
 			due = 0
 		}

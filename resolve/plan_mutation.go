@@ -218,8 +218,6 @@ func writeValue(v any, c *gqlschema.Column) (sqlgen.Value, error) {
 	return val, nil
 }
 
-// pkReadable reports whether the role may read every primary key column: an update locks its rows by key
-// first (sqlgen.Mutation.PK), which reads the key, where a plain update needs only the filter's columns.
 // fixedColumns appends to cols the columns a filter holds equal to a value wherever it matches: the equalities
 // of its conjunctions, outside any OR or NOT.
 func fixedColumns(x sqlgen.Expr, cols []string) []string {
@@ -236,6 +234,8 @@ func fixedColumns(x sqlgen.Expr, cols []string) []string {
 	return cols
 }
 
+// pkReadable reports whether the role may read every primary key column: an update locks its rows by key
+// first (sqlgen.Mutation.PK), which reads the key, where a plain update needs only the filter's columns.
 func pkReadable(t *gqlschema.Table) bool {
 	for _, c := range t.PK {
 		if !c.SQL.CanSelect {

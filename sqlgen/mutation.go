@@ -136,42 +136,38 @@ func MutationStatement(m *Mutation) Statement {
 // affected writes the CTE of the rows a plain insert, an update or a delete writes.
 func (g *gen) affected(m *Mutation, a string, lockedInOrder bool) {
 	g.w(a, "_affected as (")
-	switch {
-	case m.Rows != nil:
-		g.insertRows(m, a)
-	case m.Delete:
-		g.deleteRows(m, a, lockedInOrder)
-	default:
-		g.updateRows(m, a, lockedInOrder)
-	}
+	g.writeRows(m, a, lockedInOrder)
 	g.returning(a, m.Returning)
 }
 
-// deleteRows writes the delete of the rows the mutation's filter selects, joined to the rows locked in order
-// (lockInOrder) when locked is set.
-func (g *gen) deleteRows(m *Mutation, a string, locked bool) {
-	g.w("delete from ", m.Relation.sql(), " ", a)
-	if locked {
-		g.w(" using ", a, "_locked")
-		g.whereLocked(m, a)
+// writeRows writes the insert of the mutation's rows, or the update or delete of the rows its filter selects,
+// under alias a; an update or delete is joined to the rows locked in order (lockInOrder) when locked is set.
+func (g *gen) writeRows(m *Mutation, a string, locked bool) {
+	switch {
+	case m.Rows != nil:
+		g.insertRows(m, a)
 		return
+	case m.Delete:
+		g.w("delete from ", m.Relation.sql(), " ", a)
+		g.selected(m, a, " using ", locked)
+	default:
+		g.w("update ", m.Relation.sql(), " ", a, " set ")
+		for i, s := range m.Set {
+			if i > 0 {
+				g.w(", ")
+			}
+			g.w(Ident(s.Column), " = ")
+			g.mutationValue(s.Value)
+		}
+		g.selected(m, a, " from ", locked)
 	}
-	g.where(a, "", nil, m.Filter)
 }
 
-// updateRows writes the update of the rows the mutation's filter selects, joined to the rows locked in order
-// (lockInOrder) when locked is set.
-func (g *gen) updateRows(m *Mutation, a string, locked bool) {
-	g.w("update ", m.Relation.sql(), " ", a, " set ")
-	for i, s := range m.Set {
-		if i > 0 {
-			g.w(", ")
-		}
-		g.w(Ident(s.Column), " = ")
-		g.mutationValue(s.Value)
-	}
+// selected ends an update or delete with the rows it writes: those locked in order, joined by join (delete's
+// USING, update's FROM), when locked is set, else those the filter selects.
+func (g *gen) selected(m *Mutation, a, join string, locked bool) {
 	if locked {
-		g.w(" from ", a, "_locked")
+		g.w(join, a, "_locked")
 		g.whereLocked(m, a)
 		return
 	}
@@ -182,20 +178,14 @@ func (g *gen) updateRows(m *Mutation, a string, locked bool) {
 // fixes a unique key) as the insert, update or delete alone, its answer made in RETURNING from the row written.
 // Through a CTE and a select over it, as more rows need, Postgres spent 5-10% more CPU on such an insert or
 // delete (12 µs of a small insert under row level security), and about a fifth more on an update by primary
-// key, which also locked its row first (bench/findings.md, "One row written, its answer in RETURNING"). A row that was not written (a BEFORE
-// trigger skipped it; ON CONFLICT DO NOTHING, or DO UPDATE's WHERE, left the existing one alone; no row
-// matched the filter) returns nothing: the statement then has no row, and Statement.NoRow is its answer.
+// key, which also locked its row first (bench/findings.md, "One row written, its answer in RETURNING"). A row
+// that was not written (a BEFORE trigger skipped it; ON CONFLICT DO NOTHING, or DO UPDATE's WHERE, left the
+// existing one alone; no row matched the filter) returns nothing: the statement then has no row, and
+// Statement.NoRow is its answer.
 func writeOne(m *Mutation) Statement {
 	g := &gen{sb: &strings.Builder{}}
 	a := g.alias()
-	switch {
-	case m.Rows != nil:
-		g.insertRows(m, a)
-	case m.Delete:
-		g.deleteRows(m, a, false)
-	default:
-		g.updateRows(m, a, false)
-	}
+	g.writeRows(m, a, false)
 	g.w(" returning ")
 	// The target's alias is the row written, of the table's type (no rowCast): computed fields take it whole.
 	g.answer(m.Fields, func() { g.w("'1'") }, func(n *Node) {

@@ -98,13 +98,6 @@ func (w *Watchdog) Wrap(c net.Conn) *Conn {
 	return wc
 }
 
-// Len is the number of connections watched.
-func (w *Watchdog) Len() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.conns)
-}
-
 // Listener wraps the connections l accepts.
 func (w *Watchdog) Listener(l net.Listener) net.Listener { return listener{Listener: l, w: w} }
 

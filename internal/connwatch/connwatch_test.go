@@ -31,6 +31,13 @@ func pair(t testing.TB, w *Watchdog) (client net.Conn, server *Conn) {
 	return client, s.(*Conn)
 }
 
+// watched is the number of connections w watches.
+func watched(w *Watchdog) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.conns)
+}
+
 func newWatchdog(t testing.TB, tick, horizon time.Duration) *Watchdog {
 	w := New(tick, horizon)
 	t.Cleanup(w.Close)
@@ -214,7 +221,7 @@ func TestSetDeadlineSetsBoth(t *testing.T) {
 func TestClosedConnectionIsNoLongerWatched(t *testing.T) {
 	w := newWatchdog(t, 10*time.Millisecond, 30*time.Millisecond)
 	_, s := pair(t, w)
-	if n := w.Len(); n != 1 {
+	if n := watched(w); n != 1 {
 		t.Fatalf("watching %d connections; want 1", n)
 	}
 	if err := s.SetReadDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
@@ -223,7 +230,7 @@ func TestClosedConnectionIsNoLongerWatched(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n := w.Len(); n != 0 {
+	if n := watched(w); n != 0 {
 		t.Fatalf("watching %d connections after Close; want 0", n)
 	}
 	time.Sleep(100 * time.Millisecond) // the watchdog passes the closed connection's deadline without touching it

@@ -218,3 +218,51 @@ func TestCeilingWithDutiesDoesThem(t *testing.T) {
 		}
 	}
 }
+
+// Every round runs each contender once, pgreflect next to the plain ceiling; over four rounds each of the two
+// goes first twice, and the ceiling with duties stands before the pair twice and after it twice.
+func TestSlotOrder(t *testing.T) {
+	names := []string{"pgreflect", "ceiling", "ceiling-duties", "postgraphile", "postgraphile5"}
+	pgreflectFirst, dutiesFirst := 0, 0
+	seenFirst := map[string]bool{}
+	for r := range 8 {
+		order := SlotOrder(names, r)
+		pos := map[string]int{}
+		for k, i := range order {
+			if _, twice := pos[names[i]]; twice {
+				t.Fatalf("round %d runs %s twice: %v", r, names[i], order)
+			}
+			pos[names[i]] = k
+		}
+		if len(pos) != len(names) {
+			t.Fatalf("round %d runs %d contenders, want %d: %v", r, len(pos), len(names), order)
+		}
+		if d := pos["pgreflect"] - pos["ceiling"]; d != 1 && d != -1 {
+			t.Errorf("round %d: pgreflect and the ceiling not back to back: %v", r, order)
+		}
+		if pos["postgraphile"] < 3 || pos["postgraphile5"] < 3 {
+			t.Errorf("round %d: PostGraphile between the ceilings and pgreflect: %v", r, order)
+		}
+		if r < 4 {
+			if pos["pgreflect"] < pos["ceiling"] {
+				pgreflectFirst++
+			}
+			if pos["ceiling-duties"] < pos["pgreflect"] {
+				dutiesFirst++
+			}
+		}
+		seenFirst[names[order[3]]] = true
+	}
+	if pgreflectFirst != 2 || dutiesFirst != 2 {
+		t.Errorf("in four rounds pgreflect went first %d times, the ceiling with duties before it %d times; want 2 and 2",
+			pgreflectFirst, dutiesFirst)
+	}
+	if len(seenFirst) != 2 {
+		t.Errorf("the other contenders' order does not rotate: %v", seenFirst)
+	}
+	// Without the ceilings, every contender still runs once a round, in rotation.
+	only := []string{"postgraphile", "pgreflect"}
+	if a, b := SlotOrder(only, 0), SlotOrder(only, 1); len(a) != 2 || len(b) != 2 || a[0] == a[1] || b[0] == b[1] {
+		t.Errorf("two contenders: %v then %v", a, b)
+	}
+}

@@ -26,8 +26,9 @@ func (r *Results) WriteMarkdown(file, note, chart string) error {
 	p("| load average at start / end of the comparison | %s / %s |\n\n", m.LoadBefore, m.LoadAfter)
 	p("The load generator, the server under test and PostgreSQL share these CPUs, and other work on the machine may\n")
 	p("run at the same time; contenders run interleaved (every round runs each query on each contender in turn, the\n")
-	p("order rotating per round) so that such noise falls on all of them alike. Compare ratios within one run, not\n")
-	p("absolute figures across runs.\n\n")
+	p("order changing per round) so that such noise falls on all of them alike, and pgreflect runs right before or\n")
+	p("after the plain ceiling, with the ceiling with duties next to them, so that each ratio compares slots run\n")
+	p("within seconds of each other. Compare ratios within one run, not absolute figures across runs.\n\n")
 
 	p("## Commands\n\n```sh\n")
 	for _, c := range r.Commands {
@@ -109,8 +110,8 @@ func (r *Results) WriteMarkdown(file, note, chart string) error {
 			judged(ra.ThroughputVsPostGraphile, ""),
 			judged(ra.ThroughputVsPostGraphile5, postGraphileMark(ra.Query, ra.ThroughputVsPostGraphile5)))
 	}
-	p("\n\"The same per round\" is pgreflect/ceiling req/s of each round's two slots of the query, run within seconds of\n")
-	p("each other, lowest first: how far the machine moved the ratio within this run.\n")
+	p("\n\"The same per round\" is pgreflect/ceiling req/s of each round's two slots of the query, run back to back,\n")
+	p("lowest first: how far the machine moved the ratio within this run.\n")
 	p("\nPeak resident memory of each server over the run (target for pgreflect: < 150 MB):\n\n")
 	for _, rss := range r.PeakRSS {
 		p("- %s: %.0f MB\n", rss.Contender, rss.PeakMB)

@@ -398,8 +398,12 @@ func (b *bench) measure(ctx context.Context) error {
 	for r := 0; r < b.o.rounds; r++ {
 		for _, q := range b.queries {
 			servers := b.serversOf(q)
-			for k := range servers {
-				s := servers[(k+r)%len(servers)]
+			names := make([]string, len(servers))
+			for i, s := range servers {
+				names[i] = s.name
+			}
+			for _, i := range benchcmp.SlotOrder(names, r) {
+				s := servers[i]
 				if err := b.slot(ctx, s, q, slot); err != nil {
 					return err
 				}

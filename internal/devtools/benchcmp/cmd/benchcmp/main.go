@@ -89,7 +89,7 @@ func parseOptions(args []string) (options, error) {
 	}
 	var contenders, queries, pgreflectFlags string
 	fs.DurationVar(&o.duration, "duration", durationDefault, "measured time per contender and query, split into the rounds (env BENCH_DURATION)")
-	fs.IntVar(&o.rounds, "rounds", 4, "rounds: each runs every query on every contender once")
+	fs.IntVar(&o.rounds, "rounds", 8, "rounds: each runs every query on every contender once (pgreflect and the ceilings back to back)")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured load per contender and query before the rounds")
 	fs.IntVar(&o.conns, "conns", 16, "concurrent connections of the load generator")
 	fs.IntVar(&o.poolSize, "pool-size", 8, "database connections of pgreflect and of the ceiling (the same for both)")
@@ -109,7 +109,7 @@ func parseOptions(args []string) (options, error) {
 	fs.BoolVar(&o.curves, "curves", true, "also run the cost curves (rows per response, concurrent connections) on pgreflect and the ceiling")
 	fs.StringVar(&o.curveQuery, "curve-query", "Q2", "the query of the connections curve")
 	var curveDuration time.Duration
-	fs.DurationVar(&curveDuration, "curve-duration", 0, "measured time per contender and level of a curve, split into the rounds (default: -duration / 4, at least 2s)")
+	fs.DurationVar(&curveDuration, "curve-duration", 0, "measured time per contender and level of a curve, split into the rounds (default: -duration / 2, at least 4s)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -124,7 +124,7 @@ func parseOptions(args []string) (options, error) {
 		return o, errors.New("need at least 1 round, 1 connection and 100ms per round (of -duration and -curve-duration)")
 	}
 	if o.curveDuration <= 0 {
-		o.curveDuration = max(2*time.Second, o.duration/4)
+		o.curveDuration = max(4*time.Second, o.duration/2)
 	}
 	o.args = args
 	return o, nil

@@ -1,5 +1,7 @@
 package benchcmp
 
+import "slices"
+
 // SlotOrder is the order in which round r runs the contenders named in names (given in the run's order) on one
 // query, as indexes into names. pgreflect and the two ceilings run first and back to back, pgreflect always
 // next to the plain ceiling, the order among them turning over every four rounds (pgreflect first in half of
@@ -7,16 +9,16 @@ package benchcmp
 // seconds of each other, whatever the machine's other work does meanwhile. The other contenders follow, their
 // order rotating per round.
 func SlotOrder(names []string, r int) []int {
+	// The contenders run first and next to each other, in the order of their indexes in turns below.
+	backToBack := []string{"pgreflect", "ceiling", "ceiling-duties"}
 	var near, rest []int
-	for _, want := range []string{"pgreflect", "ceiling", "ceiling-duties"} {
-		for i, name := range names {
-			if name == want {
-				near = append(near, i)
-			}
+	for _, want := range backToBack {
+		if i := slices.Index(names, want); i >= 0 {
+			near = append(near, i)
 		}
 	}
 	for i, name := range names {
-		if name != "pgreflect" && name != "ceiling" && name != "ceiling-duties" {
+		if !slices.Contains(backToBack, name) {
 			rest = append(rest, i)
 		}
 	}

@@ -146,7 +146,6 @@ func (g *gen) writeRows(m *Mutation, a string, locked bool) {
 	switch {
 	case m.Rows != nil:
 		g.insertRows(m, a)
-		return
 	case m.Delete:
 		g.w("delete from ", m.Relation.sql(), " ", a)
 		g.selected(m, a, " using ", locked)

@@ -224,7 +224,7 @@ func TestCeilingWithDutiesDoesThem(t *testing.T) {
 func TestSlotOrder(t *testing.T) {
 	names := []string{"pgreflect", "ceiling", "ceiling-duties", "postgraphile", "postgraphile5"}
 	pgreflectFirst, dutiesFirst := 0, 0
-	seenFirst := map[string]bool{}
+	restFirst := map[string]bool{}
 	for r := range 8 {
 		order := SlotOrder(names, r)
 		pos := map[string]int{}
@@ -251,14 +251,14 @@ func TestSlotOrder(t *testing.T) {
 				dutiesFirst++
 			}
 		}
-		seenFirst[names[order[3]]] = true
+		restFirst[names[order[3]]] = true
 	}
 	if pgreflectFirst != 2 || dutiesFirst != 2 {
 		t.Errorf("in four rounds pgreflect went first %d times, the ceiling with duties before it %d times; want 2 and 2",
 			pgreflectFirst, dutiesFirst)
 	}
-	if len(seenFirst) != 2 {
-		t.Errorf("the other contenders' order does not rotate: %v", seenFirst)
+	if len(restFirst) != 2 {
+		t.Errorf("the other contenders' order does not rotate: %v", restFirst)
 	}
 	// Without the ceilings, every contender still runs once a round, in rotation.
 	only := []string{"postgraphile", "pgreflect"}

@@ -179,3 +179,38 @@ func TestNestedInsertSelfReference(t *testing.T) {
 		t.Errorf("rows: %s", got)
 	}
 }
+
+// TestNestedInsertWriteOrder: whatever the answer reads, rows are written in the order of the request,
+// parents first, so serial keys follow it. The statement leaves out the count that orders the inserts where
+// Postgres runs them in that order unasked, and writes a run of sibling objects without relations of their own
+// as one insert, DEFAULT where one of them sets no such column.
+func TestNestedInsertWriteOrder(t *testing.T) {
+	d := newTestDB(t, `
+		comment on schema public is '@graphql({"inflect_names": true, "features": ["nestedInsert"]})';
+		create table item(id serial primary key, parent_id int references item(id), name text not null, note text not null default 'none');
+		grant all on item to service_role; grant usage on sequence item_id_seq to service_role;`)
+	for _, tc := range []struct{ name, objects, selection, want string }{
+		{"top-level rows the answer does not read", `{name: "a", parent: {name: "pa"}}, {name: "b", parent: {name: "pb"}}`, `__typename`,
+			"pa<-,a<pa,pb<-,b<pb"},
+		{"the child of a top-level row the answer does not read", `{name: "x", itemCollection: [{name: "x1"}]}`, `__typename`,
+			"x<-,x1<x"},
+		{"a parent and siblings of mixed columns", `{name: "q", parent: {name: "qp"}, itemCollection: [{name: "q1"}, {name: "q2", note: "x"}, {name: "q3"}]}`,
+			`records { name }`, "qp<-,q<qp,q1<q,q2<q:x,q3<q"},
+		{"grandchildren", `{name: "g", itemCollection: [{name: "g1", itemCollection: [{name: "g11"}, {name: "g12"}]}, {name: "g2", itemCollection: [{name: "g21"}]}]}`,
+			`affectedCount`, "g<-,g1<g,g11<g1,g12<g1,g2<g,g21<g2"},
+		{"children of two top-level rows", `{name: "s", itemCollection: [{name: "s1"}]}, {name: "t", itemCollection: [{name: "t1"}, {name: "t2"}]}`,
+			`records { name }`, "s<-,s1<s,t<-,t1<t,t2<t"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d.exec(`truncate item restart identity`)
+			if got := d.query(`mutation { insertIntoItemCollection(objects: [` + tc.objects + `]) { ` + tc.selection + ` } }`); strings.Contains(got, `"errors"`) {
+				t.Fatalf("insert: %s", got)
+			}
+			got := d.scalar(`select string_agg(n.name || '<' || coalesce(p.name, '-') || case when n.note <> 'none' then ':' || n.note else '' end, ',' order by n.id)
+				from item n left join item p on p.id = n.parent_id`)
+			if got != tc.want {
+				t.Errorf("rows by key: %s\nwant        %s", got, tc.want)
+			}
+		})
+	}
+}

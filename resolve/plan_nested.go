@@ -5,7 +5,7 @@ import (
 	"github.com/pgreflect/pgreflect/sqlgen"
 )
 
-// maxNestedObjects bounds the rows one nested insert writes. Each is its own CTE, and an object may be empty
+// maxNestedObjects bounds the rows one nested insert writes. Most are a CTE of their own, and an object may be empty
 // ({}), so neither the parameter limit nor the body size keeps a request from asking Postgres to plan
 // hundreds of thousands of inserts.
 const maxNestedObjects = 1000

@@ -89,6 +89,8 @@ var sqlGoldenCases = map[string]sqlGoldenCase{
 	"nested_insert": {query: `mutation { insertIntoBlogPostCollection(objects: [
 		{title: "p", blog: {name: "b", ownerId: 1}, commentCollection: [{body: "c1"}, {}]}, {title: "q", blogId: 1}]) {
 		affectedCount records { title } } }`},
+	"nested_insert_in_order": {query: `mutation { insertIntoBlogPostCollection(objects: [{title: "p", blogId: 1, commentCollection: [{body: "c1"}, {}]}]) {
+		records { title } } }`},
 	"update_and_delete_one": {query: `mutation {
 		updateAccountCollection(set: {name: "n"}, filter: {id: {eq: 1}}) { affectedCount records { email } }
 		deleteFromAccountCollection(filter: {email: {eq: "a@x.com"}}) { __typename } }`},

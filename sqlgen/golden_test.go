@@ -193,6 +193,20 @@ var goldenCases = map[string]func() Statement{
 			Fields: []MutationField{{Key: "affectedCount", AffectedCount: true},
 				{Key: "records", Records: &Node{Fields: []NodeField{{Key: "title", Column: &Column{Name: "title"}}}}}}})
 	},
+	// One post with two comments: Postgres runs the inserts in the order written unasked (the answer reads the
+	// post, the comments, which no one reads, run last), so there is no written count; the comments, siblings
+	// without relations of their own, are one insert, DEFAULT where one sets no column the other sets.
+	"nested_insert_in_order": func() Statement {
+		toPost := []Join{{Child: "post_id", Parent: "id"}}
+		return MutationStatement(&Mutation{Relation: post, Returning: []string{"id", "blog_id", "title"},
+			Objects: []*InsertObject{{Relation: post, Columns: []string{"blog_id", "title"},
+				Values: []Value{{Value: str("1"), Cast: "integer"}, {Value: str("p"), Cast: "text"}},
+				Children: []InsertLink{
+					{Join: toPost, Object: &InsertObject{Relation: comment, Columns: []string{"body"}, Values: []Value{{Value: str("c1"), Cast: "text"}}}},
+					{Join: toPost, Object: &InsertObject{Relation: comment}},
+				}}},
+			Fields: []MutationField{{Key: "records", Records: &Node{Fields: []NodeField{{Key: "title", Column: &Column{Name: "title"}}}}}}})
+	},
 	// Filters that fix a unique key: the statement alone, its answer made in RETURNING.
 	"update_and_delete_one": func() Statement {
 		u := MutationStatement(&Mutation{Relation: account, Set: []Assignment{{Column: "name", Value: Value{Value: str("n"), Cast: "text"}}},

@@ -102,8 +102,9 @@ func MutationStatement(m *Mutation) Statement {
 	if lockedInOrder {
 		g.lockInOrder(m, a)
 	}
+	counted := false
 	if m.Objects != nil {
-		g.insertObjects(m, a)
+		counted = g.insertObjects(m, a)
 	} else {
 		g.affected(m, a, lockedInOrder)
 	}
@@ -127,7 +128,7 @@ func MutationStatement(m *Mutation) Statement {
 		g.w(" end")
 	}
 	g.w("::text")
-	if m.Objects != nil {
+	if counted {
 		g.w(" from ", a, "_written")
 	}
 	return Statement{SQL: g.sb.String(), Args: g.args, Verbatim: []bool{!g.respelled}}

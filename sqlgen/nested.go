@@ -28,7 +28,7 @@ type fill struct {
 }
 
 // insertCTE is one data-modifying CTE of a nested insert: its name and the CTEs of the parents whose new keys
-// it reads, in the order it reads them.
+// it reads.
 type insertCTE struct {
 	name  string
 	reads []string
@@ -154,9 +154,7 @@ func (g *gen) insertCTE(rel Relation, a string, cols []string, rows [][]Value, f
 	name := g.alias()
 	w := insertCTE{name: name}
 	for _, f := range fills {
-		if !slices.Contains(w.reads, f.cte) {
-			w.reads = append(w.reads, f.cte)
-		}
+		w.reads = append(w.reads, f.cte)
 	}
 	*written = append(*written, w)
 	g.w(name, " as (insert into ", rel.sql(), " as ", a)

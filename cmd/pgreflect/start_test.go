@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -96,6 +97,31 @@ func freePort(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// portBelowEphemeral is a free port below the kernel's ephemeral range, for a server the test restarts on the
+// same port: between the kill and the restart the port is free, and a port from freePort (the kernel's choice
+// for port 0, from that range) may then be handed to another test package's PostgreSQL, which took the
+// restarted server's port once under make test.
+func portBelowEphemeral(t *testing.T) int {
+	t.Helper()
+	low := 32768 // Linux's default start of the range
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
+				low = n
+			}
+		}
+	}
+	for range 100 {
+		p := 10000 + rand.IntN(low-10000)
+		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
+			l.Close()
+			return p
+		}
+	}
+	t.Fatalf("no free port in 10000-%d", low-1)
+	return 0
 }
 
 // process is a pgreflect subprocess of a test. It is reaped as soon as it exits, so that `stop` does not
@@ -839,7 +865,7 @@ func TestStartRestartsItsPostgreSQL(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(workdir, "supabase"), "config.toml", "[auth.external.google]\nenabled = true\nclient_id = \"from-the-file\"\nsecret = \"file-secret\"\n")
 	dir := filepath.Join(workdir, ".pgreflect")
-	port, dbPort := freePort(t), freePort(t)
+	port, dbPort := freePort(t), portBelowEphemeral(t)
 	startArgs := []string{"--workdir", workdir, "--port", strconv.Itoa(port), "--db-port", strconv.Itoa(dbPort)}
 	p := startIn(t, bin, dir, port, startArgs...)
 	out, err := runBinary(t, bin, "status", "--workdir", workdir, "-o", "env")

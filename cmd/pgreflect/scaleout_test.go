@@ -54,7 +54,7 @@ func TestTwoServeProcessesPooledAndReplicated(t *testing.T) {
 	if status, body := request(t, http.MethodPatch, config, env["MANAGEMENT_TOKEN"], `{"jwt_exp": 1234}`); status != http.StatusOK {
 		t.Fatalf("PATCH: %d %s", status, body)
 	}
-	testenv.Eventually(t, time.Second, func() string {
+	testenv.Eventually(t, 10*time.Second, func() string {
 		_, body := request(t, http.MethodGet, strings.Replace(config, pooled, replicated, 1), env["MANAGEMENT_TOKEN"], "")
 		if !strings.Contains(body, `"jwt_exp":1234`) {
 			return "the other process's config: " + body
@@ -62,7 +62,9 @@ func TestTwoServeProcessesPooledAndReplicated(t *testing.T) {
 		return ""
 	})
 
-	// A schema change reaches both: the pooled one by polling, the other by LISTEN.
+	// A schema change reaches both: the pooled one by polling, the other by LISTEN. The bounds are what a loaded
+	// machine needs (the polls are 500 ms apart, and a schema load under -race on 2 busy cores took longer
+	// than 1.5 s once), not a speed target: Eventually returns as soon as the change is there.
 	admin, err := pgx.Connect(context.Background(), env["DB_URL"])
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +75,7 @@ func TestTwoServeProcessesPooledAndReplicated(t *testing.T) {
 	}
 	query := `{"query":"{ accountCollection(first: 1) { edges { node { nickname } } } }"}`
 	for _, api := range []string{pooled, replicated} {
-		testenv.Eventually(t, 1500*time.Millisecond, func() string {
+		testenv.Eventually(t, 10*time.Second, func() string {
 			if status, body := postGraphQL(t, api, env["SERVICE_ROLE_KEY"], query); status != http.StatusOK || strings.Contains(body, "errors") {
 				return api + ": " + body
 			}
@@ -86,7 +88,7 @@ func TestTwoServeProcessesPooledAndReplicated(t *testing.T) {
 		t.Fatal(err)
 	}
 	for api, want := range map[string]string{pooled: "", replicated: "service_role"} {
-		testenv.Eventually(t, 1500*time.Millisecond, func() string {
+		testenv.Eventually(t, 10*time.Second, func() string {
 			status, body := postGraphQL(t, api, env["SERVICE_ROLE_KEY"], `{"query":"{ legacy_role }"}`)
 			if status != http.StatusOK || !sameJSON(body, map[string]any{"data": map[string]any{"legacy_role": want}}) {
 				return api + ": " + body + ", want legacy_role " + strconv.Quote(want)

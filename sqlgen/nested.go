@@ -206,21 +206,27 @@ func (g *gen) insertCTE(rel Relation, a string, cols []string, rows [][]Value, f
 func leaf(l InsertLink) bool { return len(l.Object.Parents) == 0 && len(l.Object.Children) == 0 }
 
 // rowsOf is the columns that any of the objects set, in the order first met, and each object's row of values
-// for them: DEFAULT where it sets no such column, as a plain insert of several objects writes it.
+// for them: DEFAULT where it sets no such column, as a plain insert of several objects writes it. The columns'
+// positions are looked up, not searched: a run may hold a thousand objects of many columns.
 func rowsOf(links []InsertLink) ([]string, [][]Value) {
 	var cols []string
+	at := map[string]int{}
 	for _, l := range links {
-		cols = appendNew(cols, l.Object.Columns...)
+		for _, c := range l.Object.Columns {
+			if _, ok := at[c]; !ok {
+				at[c] = len(cols)
+				cols = append(cols, c)
+			}
+		}
 	}
 	rows := make([][]Value, len(links))
 	for r, l := range links {
 		row := make([]Value, len(cols))
-		for i, c := range cols {
-			if k := slices.Index(l.Object.Columns, c); k >= 0 {
-				row[i] = l.Object.Values[k]
-			} else {
-				row[i] = Value{Default: true}
-			}
+		for i := range row {
+			row[i] = Value{Default: true}
+		}
+		for k, c := range l.Object.Columns {
+			row[at[c]] = l.Object.Values[k]
 		}
 		rows[r] = row
 	}

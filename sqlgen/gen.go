@@ -150,7 +150,7 @@ func Query(fields []RootField) Statement {
 		g.w(")::text")
 		verbatim[i] = !g.respelled
 	}
-	return Statement{SQL: g.sb.String(), Args: g.args, Verbatim: verbatim}
+	return Statement{SQL: g.sql(), Args: g.args, Verbatim: verbatim}
 }
 
 // object writes a JSON object as text over key/value writers, each of which writes JSON text that is never
@@ -162,12 +162,14 @@ func Query(fields []RootField) Statement {
 func (g *gen) object(keys []string, values []func()) {
 	keys, values = jsonbOrder(keys, values)
 	if len(keys) == 0 {
-		g.w("'{}'")
+		g.lit("{}")
 		return
 	}
-	g.w("(")
+	g.open()
 	g.pairs(keys, values, true)
-	g.w(" || '}')")
+	g.cat()
+	g.lit("}")
+	g.close()
 }
 
 // pairs writes key/value pairs as concatenated text, opening the object when first is set. More than two pairs
@@ -176,11 +178,13 @@ func (g *gen) object(keys []string, values []func()) {
 // what its left side holds, so that in a chain a large value would be copied once for every field after it.
 func (g *gen) pairs(keys []string, values []func(), first bool) {
 	if n := len(keys); n > 2 {
-		g.w("(")
+		g.open()
 		g.pairs(keys[:n/2], values[:n/2], first)
-		g.w(") || (")
+		g.close()
+		g.cat()
+		g.open()
 		g.pairs(keys[n/2:], values[n/2:], false)
-		g.w(")")
+		g.close()
 		return
 	}
 	for i := range keys {
@@ -189,10 +193,10 @@ func (g *gen) pairs(keys []string, values []func(), first bool) {
 			open = "{"
 		}
 		if i > 0 {
-			g.w(" || ")
+			g.cat()
 		}
 		g.jsonStringBetween(open, keys[i], ": ")
-		g.w(" || ")
+		g.cat()
 		values[i]()
 	}
 }
@@ -202,7 +206,10 @@ func (g *gen) pairs(keys []string, values []func(), first bool) {
 // BY: the planner sees that a page is already in that order, where an aggregate's own ORDER BY sorts every
 // page again (before PostgreSQL 16). Elements are never NULL, which array_to_string would skip.
 func (g *gen) list(element, order, from func()) {
-	g.w("('[' || array_to_string(array(select ")
+	g.open()
+	g.lit("[")
+	g.cat()
+	g.w("array_to_string(array(select ")
 	element()
 	g.w(" ")
 	from()
@@ -210,7 +217,10 @@ func (g *gen) list(element, order, from func()) {
 		g.w(" order by ")
 		order()
 	}
-	g.w("), ', ') || ']')")
+	g.w("), ', ')")
+	g.cat()
+	g.lit("]")
+	g.close()
 }
 
 // jsonValue writes the JSON text of a value of any type, as json_build_object would embed it, or null; out
@@ -247,15 +257,17 @@ func (g *gen) jsonString(s string) { g.jsonStringBetween("", s, "") }
 func (g *gen) jsonStringBetween(before, s, after string) {
 	lit := g.constant(s)
 	if lit[0] == '\'' {
-		g.w("'", before, `"`, s, `"`, after, "'")
+		g.lit(before + `"` + s + `"` + after)
 		return
 	}
 	if before != "" {
-		g.w("'", before, "' || ")
+		g.lit(before)
+		g.cat()
 	}
 	g.w("to_json(", lit, "::text)::text")
 	if after != "" {
-		g.w(" || '", after, "'")
+		g.cat()
+		g.lit(after)
 	}
 }
 

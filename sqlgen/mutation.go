@@ -131,7 +131,7 @@ func MutationStatement(m *Mutation) Statement {
 	if counted {
 		g.w(" from ", a, "_written")
 	}
-	return Statement{SQL: g.sb.String(), Args: g.args, Verbatim: []bool{!g.respelled}}
+	return Statement{SQL: g.sql(), Args: g.args, Verbatim: []bool{!g.respelled}}
 }
 
 // affected writes the CTE of the rows a plain insert, an update or a delete writes.
@@ -188,13 +188,17 @@ func writeOne(m *Mutation) Statement {
 	g.writeRows(m, a, false)
 	g.w(" returning ")
 	// The target's alias is the row written, of the table's type (no rowCast): computed fields take it whole.
-	g.answer(m.Fields, func() { g.w("'1'") }, func(n *Node) {
-		g.w("('[' || ")
+	g.answer(m.Fields, func() { g.lit("1") }, func(n *Node) {
+		g.open()
+		g.lit("[")
+		g.cat()
 		g.node(n, a)
-		g.w(" || ']')")
+		g.cat()
+		g.lit("]")
+		g.close()
 	})
 	g.w("::text")
-	return Statement{SQL: g.sb.String(), Args: g.args, Verbatim: []bool{!g.respelled}, NoRow: noRowAnswer(m.Fields)}
+	return Statement{SQL: g.sql(), Args: g.args, Verbatim: []bool{!g.respelled}, NoRow: noRowAnswer(m.Fields)}
 }
 
 // insertRows writes an insert of the mutation's rows into its relation under alias a, with its ON CONFLICT

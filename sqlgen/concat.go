@@ -3,14 +3,14 @@ package sqlgen
 import "strings"
 
 // The JSON text of an answer is a concatenation of constant pieces (keys, brackets, type names) and values,
-// nested in groups (an object's halves, a list, an object in its parent). Every || costs Postgres a function
-// lookup, an EXECUTE privilege check and an expression step on every row it makes (about 3,000 instructions
-// each, bench/findings.md, "Literals joined across groups"), so the pieces that meet across a group's edge
-// are joined into one literal: 'a' || ('b' || X) is spelled 'ab' || (X), (X || 'c') || 'd' is (X) || 'cd',
-// and (X || 'c') || ('d' || Y) is (X) || 'cd' || (Y). Groups stay, so the depth of the balanced nesting
-// (pairs) is kept. The writers of the concatenation mark its structure in the text they write, and spell
-// reads the marks back when the statement is complete. A mark starts with NUL, which neither an identifier
-// nor a constant sqlgen inlines can hold.
+// nested in groups (an object's halves, a list, an object in its parent). Every || costs Postgres, on every
+// execution of the statement's cached plan, a function lookup, an EXECUTE privilege check and expression steps
+// (about 3,000 instructions, bench/findings.md, "Literals joined across groups"), so the pieces that meet
+// across a group's edge are joined into one literal: 'a' || ('b' || X) is spelled 'ab' || (X), (X || 'c') ||
+// 'd' is (X) || 'cd', and (X || 'c') || ('d' || Y) is (X) || 'cd' || (Y). Groups stay, so the nesting stays
+// balanced (pairs): a chain of n operands becomes one of at most 2n-1. The writers of the concatenation mark
+// its structure in the text they write, and spell reads the marks back when the statement is complete. A mark
+// starts with NUL, which neither an identifier nor a constant sqlgen inlines can hold.
 const (
 	markOpen  = "\x00(" // a group opens
 	markClose = "\x00)" // the group closes
@@ -32,95 +32,145 @@ func (g *gen) lit(s string) { g.w(markLit, s, markEnd) }
 // sql is the statement written so far, its marked concatenations spelled out.
 func (g *gen) sql() string { return spell(g.sb.String()) }
 
-// operand is one operand of a group: a literal, a group, or other SQL (of type text).
-type operand struct {
-	group []operand // when it is a group
-	text  string    // the literal's text (isLit), or the SQL
-	isLit bool
-}
-
-func (o operand) isGroup() bool { return o.group != nil }
-
-// spell returns s with its marked groups written as SQL, the constants that meet joined.
+// spell returns s with its marked groups written as SQL, the constants that meet joined. It runs on every
+// statement sqlgen writes (a request compiled again for new variables), so it reads the text once into arenas
+// of values without pointers, for the collector to skip: a few allocations a statement.
 func spell(s string) string {
-	if !strings.Contains(s, "\x00") {
+	marks := strings.Count(s, "\x00")
+	if marks == 0 {
 		return s
 	}
+	r := &spelling{s: s, nodes: make([]node, 0, marks), kids: make([]int32, 0, marks), stack: make([]int32, 0, 64),
+		joined: make([]byte, 0, len(s))}
+	root := r.operand(true)
+	r.joinedText = string(r.joined)
 	var b strings.Builder
 	b.Grow(len(s))
-	r := &marks{s: s}
-	for _, part := range r.operandParts() {
-		part.write(&b)
-	}
-	// Outside a group the writers mark nothing but groups and literals; a stray cat or close is written as what
-	// it stands for.
-	for r.pos < len(r.s) {
-		if r.s[r.pos:r.pos+2] == markCat {
-			b.WriteString(" || ")
-		} else {
-			b.WriteString(")")
-		}
-		r.pos += 2
-		for _, part := range r.operandParts() {
-			part.write(&b)
-		}
-	}
+	r.write(&b, root)
 	return b.String()
 }
 
-// marks reads marked text from pos.
-type marks struct {
-	s   string
-	pos int
+// spelling reads marked text from pos into nodes.
+type spelling struct {
+	s     string
+	pos   int
+	nodes []node
+	// kids holds the operands of each group and the parts of each sequence, as ranges; stack the operands of the
+	// groups being read and the parts of the operands being read.
+	kids, stack []int32
+	// joined holds the text of literals joined from others; joinedText is it, read whole.
+	joined     []byte
+	joinedText string
 }
 
-// operandParts reads up to the next cat or close of the current group (or the end): the parts of one operand,
-// each plain SQL, a literal or a group (read whole, its constants joined).
-func (r *marks) operandParts() []operand {
-	var parts []operand
+type nodeKind uint8
+
+const (
+	sqlNode   nodeKind = iota // SQL, as written
+	litNode                   // a literal
+	groupNode                 // a group of operands joined by ||
+	seqNode                   // SQL with literals or groups inside (a call, a cast): nothing in it joined across
+)
+
+type node struct {
+	kind nodeKind
+	// The text of a literal or of SQL: s[from:to], or joined[from:to] when inJoined.
+	inJoined   bool
+	from, to   int32
+	start, end int32 // a group's operands or a sequence's parts, in kids
+}
+
+func (r *spelling) add(n node) int32 {
+	r.nodes = append(r.nodes, n)
+	return int32(len(r.nodes) - 1)
+}
+
+// text adds a node of s[from:to].
+func (r *spelling) text(kind nodeKind, from, to int) int32 {
+	return r.add(node{kind: kind, from: int32(from), to: int32(to)})
+}
+
+// appendText appends the text of node n to buf.
+func (r *spelling) appendText(buf []byte, n node) []byte {
+	if n.inJoined {
+		return append(buf, r.joined[n.from:n.to]...)
+	}
+	return append(buf, r.s[n.from:n.to]...)
+}
+
+// joinLits is the literal of a's text followed by b's.
+func (r *spelling) joinLits(a, b node) node {
+	from := len(r.joined)
+	r.joined = r.appendText(r.joined, a)
+	r.joined = r.appendText(r.joined, b)
+	return node{kind: litNode, inJoined: true, from: int32(from), to: int32(len(r.joined))}
+}
+
+// operand reads up to the next cat or close of the current group (or the end): one operand, a literal or a group
+// (its constants joined) when it is nothing else. At the top level, outside any group, it reads to the end; a
+// stray cat or close there (the writers mark none) is written as what it stands for.
+func (r *spelling) operand(top bool) int32 {
+	base := len(r.stack)
 	for r.pos < len(r.s) {
 		next := strings.IndexByte(r.s[r.pos:], 0)
 		if next < 0 {
-			parts = append(parts, operand{text: r.s[r.pos:]})
-			r.pos = len(r.s)
-			break
+			next = len(r.s) - r.pos
 		}
 		if next > 0 {
-			parts = append(parts, operand{text: r.s[r.pos : r.pos+next]})
+			r.stack = append(r.stack, r.text(sqlNode, r.pos, r.pos+next))
 			r.pos += next
+			continue
 		}
-		switch r.s[r.pos : r.pos+2] {
+		mark := r.s[r.pos : r.pos+2]
+		switch mark {
 		case markCat, markClose:
-			return parts
+			if !top {
+				return r.parts(base)
+			}
+			r.stack = append(r.stack, r.text(sqlNode, r.pos, r.pos+2)) // the mark, which write spells
+			r.pos += 2
+		default: // no mark the writers write: kept as it is
+			r.stack = append(r.stack, r.text(sqlNode, r.pos, r.pos+2))
+			r.pos += 2
 		case markLit:
 			end := strings.Index(r.s[r.pos:], markEnd)
-			parts = append(parts, operand{text: r.s[r.pos+2 : r.pos+end], isLit: true})
+			r.stack = append(r.stack, r.text(litNode, r.pos+2, r.pos+end))
 			r.pos += end + 2
 		case markOpen:
 			r.pos += 2
-			parts = append(parts, r.group())
+			r.stack = append(r.stack, r.group())
 		}
 	}
-	return parts
+	return r.parts(base)
 }
 
-// group reads a group's operands after its open mark, through its close mark.
-func (r *marks) group() operand {
-	var operands []operand
+// parts makes the parts on the stack from base one operand, and takes them off.
+func (r *spelling) parts(base int) int32 {
+	parts := r.stack[base:]
+	r.stack = r.stack[:base]
+	switch {
+	case len(parts) == 0:
+		return r.add(node{kind: sqlNode})
+	case len(parts) == 1:
+		return parts[0]
+	default:
+		return r.add(node{kind: seqNode, start: r.keep(parts), end: int32(len(r.kids))})
+	}
+}
+
+// keep copies nodes into kids and returns where they start.
+func (r *spelling) keep(ids []int32) int32 {
+	start := int32(len(r.kids))
+	r.kids = append(r.kids, ids...)
+	return start
+}
+
+// group reads a group's operands after its open mark, through its close mark (or the end), joining the
+// constants that meet as each operand is read.
+func (r *spelling) group() int32 {
+	base := len(r.stack)
 	for {
-		parts := r.operandParts()
-		var o operand
-		if len(parts) == 1 && (parts[0].isLit || parts[0].isGroup()) {
-			o = parts[0]
-		} else {
-			// SQL with a literal or group inside (a call, a cast): one operand, nothing in it joined across.
-			var b strings.Builder
-			for _, p := range parts {
-				p.write(&b)
-			}
-			o = operand{text: b.String()}
-		}
-		operands = append(operands, o)
+		r.push(base, r.operand(false))
 		if r.pos >= len(r.s) {
 			break
 		}
@@ -130,103 +180,125 @@ func (r *marks) group() operand {
 			break
 		}
 	}
-	return operand{group: joinConstants(operands)}
+	g := r.add(node{kind: groupNode, start: r.keep(r.stack[base:]), end: int32(len(r.kids))})
+	r.stack = r.stack[:base]
+	return g
 }
 
-// joinConstants joins the literals that meet in a group's operands (whose own groups are joined already): two
-// literals side by side, or a literal and the one that starts or ends the group beside it.
-func joinConstants(operands []operand) []operand {
-	out := make([]operand, 0, len(operands))
-	for _, o := range operands {
-		o = unwrapped(o)
-		if len(out) == 0 || !endsInLit(out[len(out)-1]) || !startsWithLit(o) {
-			out = append(out, o)
-			continue
-		}
-		prev := &out[len(out)-1]
-		switch {
-		case prev.isLit && o.isLit:
-			prev.text += o.text
-		case prev.isLit:
-			prev.text += takeFirst(&o)
-			out = append(out, o)
-		case o.isLit:
-			o.text = takeLast(prev) + o.text
-			out = append(out, o)
-		default:
-			joined := operand{text: takeLast(prev) + takeFirst(&o), isLit: true}
-			out = append(out, joined, o)
+// push adds operand o to the group whose operands are on the stack from base, joining the literals that meet:
+// two literals side by side, or a literal and the one that starts or ends the group beside it.
+func (r *spelling) push(base int, o int32) {
+	r.unwrap(o)
+	if len(r.stack) > base {
+		prev := r.stack[len(r.stack)-1]
+		if r.edgeLit(prev, false) && r.edgeLit(o, true) {
+			switch {
+			case r.nodes[prev].kind == litNode && r.nodes[o].kind == litNode:
+				r.nodes[prev] = r.joinLits(r.nodes[prev], r.nodes[o])
+				return
+			case r.nodes[prev].kind == litNode:
+				r.nodes[prev] = r.joinLits(r.nodes[prev], r.take(o, true))
+			case r.nodes[o].kind == litNode:
+				r.nodes[o] = r.joinLits(r.take(prev, false), r.nodes[o])
+			default:
+				r.stack = append(r.stack, r.add(r.joinLits(r.take(prev, false), r.take(o, true))))
+			}
 		}
 	}
-	return out
+	r.stack = append(r.stack, o)
 }
 
-// unwrapped is a group of one literal or group as that operand; a group of other SQL keeps its parentheses.
-func unwrapped(o operand) operand {
-	for o.isGroup() && len(o.group) == 1 && (o.group[0].isLit || o.group[0].isGroup()) {
-		o = o.group[0]
+// unwrap makes a group of one literal or group that operand; a group of other SQL keeps its parentheses.
+func (r *spelling) unwrap(i int32) {
+	for n := r.nodes[i]; n.kind == groupNode && n.end-n.start == 1; n = r.nodes[i] {
+		inner := r.nodes[r.kids[n.start]]
+		if inner.kind != litNode && inner.kind != groupNode {
+			return
+		}
+		r.nodes[i] = inner
 	}
-	return o
 }
 
-func startsWithLit(o operand) bool {
-	for o.isGroup() {
-		o = o.group[0]
+// edgeLit reports whether operand i is a literal or a group that starts (first) or ends with one.
+func (r *spelling) edgeLit(i int32, first bool) bool {
+	for r.nodes[i].kind == groupNode {
+		i = r.edge(i, first)
 	}
-	return o.isLit
+	return r.nodes[i].kind == litNode
 }
 
-func endsInLit(o operand) bool {
-	for o.isGroup() {
-		o = o.group[len(o.group)-1]
+// edge is the first or last operand of group g.
+func (r *spelling) edge(g int32, first bool) int32 {
+	if first {
+		return r.kids[r.nodes[g].start]
 	}
-	return o.isLit
+	return r.kids[r.nodes[g].end-1]
 }
 
-// takeFirst removes the literal a group starts with (startsWithLit) and returns its text.
-func takeFirst(o *operand) string {
-	first := &o.group[0]
-	var s string
-	if first.isLit {
-		s = first.text
-		o.group = o.group[1:]
+// take removes the literal that group g starts (first) or ends with (edgeLit) and returns it.
+func (r *spelling) take(g int32, first bool) node {
+	e := r.edge(g, first)
+	var lit node
+	if r.nodes[e].kind == litNode {
+		lit = r.nodes[e]
+		if first {
+			r.nodes[g].start++
+		} else {
+			r.nodes[g].end--
+		}
 	} else {
-		s = takeFirst(first)
+		lit = r.take(e, first)
 	}
-	*o = unwrapped(*o)
-	return s
+	r.unwrap(g)
+	return lit
 }
 
-// takeLast removes the literal a group ends with (endsInLit) and returns its text.
-func takeLast(o *operand) string {
-	last := &o.group[len(o.group)-1]
-	var s string
-	if last.isLit {
-		s = last.text
-		o.group = o.group[:len(o.group)-1]
-	} else {
-		s = takeLast(last)
-	}
-	*o = unwrapped(*o)
-	return s
-}
-
-func (o operand) write(b *strings.Builder) {
-	switch {
-	case o.isLit:
-		b.WriteString("'")
-		b.WriteString(strings.ReplaceAll(o.text, "'", "''"))
-		b.WriteString("'")
-	case o.isGroup():
-		b.WriteString("(")
-		for i, p := range o.group {
-			if i > 0 {
+func (r *spelling) write(b *strings.Builder, i int32) {
+	n := r.nodes[i]
+	switch n.kind {
+	case litNode:
+		b.WriteByte('\'')
+		if n.inJoined {
+			writeDoubled(b, r.joinedText[n.from:n.to])
+		} else {
+			writeDoubled(b, r.s[n.from:n.to])
+		}
+		b.WriteByte('\'')
+	case groupNode:
+		b.WriteByte('(')
+		for k := n.start; k < n.end; k++ {
+			if k > n.start {
 				b.WriteString(" || ")
 			}
-			p.write(b)
+			r.write(b, r.kids[k])
 		}
-		b.WriteString(")")
+		b.WriteByte(')')
+	case seqNode:
+		for k := n.start; k < n.end; k++ {
+			r.write(b, r.kids[k])
+		}
 	default:
-		b.WriteString(o.text)
+		switch text := r.s[n.from:n.to]; text {
+		case markCat:
+			b.WriteString(" || ")
+		case markClose:
+			b.WriteString(")")
+		default:
+			b.WriteString(text)
+		}
+	}
+}
+
+// writeDoubled writes a literal's text with each quote doubled.
+func writeDoubled(b *strings.Builder, text string) {
+	for {
+		i := strings.IndexByte(text, '\'')
+		if i < 0 {
+			b.WriteString(text)
+			return
+		}
+		b.WriteString(text[:i+1])
+		b.WriteByte('\'')
+		text = text[i+1:]
 	}
 }

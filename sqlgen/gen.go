@@ -257,7 +257,7 @@ func (g *gen) jsonString(s string) { g.jsonStringBetween("", s, "") }
 func (g *gen) jsonStringBetween(before, s, after string) {
 	lit := g.constant(s)
 	if lit[0] == '\'' {
-		g.lit(before + `"` + s + `"` + after)
+		g.w(markLit, before, `"`, s, `"`, after, markEnd) // lit's, without joining the pieces first
 		return
 	}
 	if before != "" {

@@ -129,9 +129,6 @@ func (r *spelling) operand(top bool) int32 {
 			}
 			r.stack = append(r.stack, r.text(sqlNode, r.pos, r.pos+2)) // the mark, which write spells
 			r.pos += 2
-		default: // no mark the writers write: kept as it is
-			r.stack = append(r.stack, r.text(sqlNode, r.pos, r.pos+2))
-			r.pos += 2
 		case markLit:
 			end := strings.Index(r.s[r.pos:], markEnd)
 			r.stack = append(r.stack, r.text(litNode, r.pos+2, r.pos+end))
@@ -139,6 +136,9 @@ func (r *spelling) operand(top bool) int32 {
 		case markOpen:
 			r.pos += 2
 			r.stack = append(r.stack, r.group())
+		default: // no mark the writers write: kept as it is
+			r.stack = append(r.stack, r.text(sqlNode, r.pos, r.pos+2))
+			r.pos += 2
 		}
 	}
 	return r.parts(base)

@@ -62,6 +62,12 @@ func TestSpellJoinsConstantsAcrossGroups(t *testing.T) {
 			g.w(", 'null')")
 		}, "coalesce(('ab' || (x)), 'null')"},
 		{"a quote is doubled", func(g *gen) { group(g, func() { g.lit("it's") }, func() { g.w("x") }) }, "('it''s' || x)"},
+		{"a cat or close outside any group is what it stands for", func(g *gen) {
+			g.w("f(x")
+			g.cat()
+			g.lit("a")
+			g.close()
+		}, "f(x || 'a')"},
 	} {
 		if got := marked(c.write); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)

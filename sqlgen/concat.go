@@ -25,9 +25,24 @@ func (g *gen) open()  { g.w(markOpen) }
 func (g *gen) close() { g.w(markClose) }
 func (g *gen) cat()   { g.w(markCat) }
 
-// lit writes a constant operand. s holds no backslash, which standard_conforming_strings off would read as an
-// escape (constant inlines none); a quote is doubled.
-func (g *gen) lit(s string) { g.w(markLit, s, markEnd) }
+// lit writes a constant operand, the text of parts. It holds no backslash, which standard_conforming_strings
+// off would read as an escape (constant inlines none); a quote is doubled.
+func (g *gen) lit(parts ...string) {
+	g.w(markLit)
+	g.w(parts...)
+	g.w(markEnd)
+}
+
+// enclosed writes the group before || inner || after, with before and after literals.
+func (g *gen) enclosed(before string, inner func(), after string) {
+	g.open()
+	g.lit(before)
+	g.cat()
+	inner()
+	g.cat()
+	g.lit(after)
+	g.close()
+}
 
 // sql is the statement written so far, its marked concatenations spelled out.
 func (g *gen) sql() string { return spell(g.sb.String()) }
@@ -40,10 +55,9 @@ func spell(s string) string {
 	if marks == 0 {
 		return s
 	}
-	r := &spelling{s: s, nodes: make([]node, 0, marks), kids: make([]int32, 0, marks), stack: make([]int32, 0, 64),
-		joined: make([]byte, 0, len(s))}
+	r := &spelling{s: s, nodes: make([]node, 0, marks), kids: make([]int32, 0, marks), stack: make([]int32, 0, 64)}
+	r.joined.Grow(len(s))
 	root := r.operand(true)
-	r.joinedText = string(r.joined)
 	var b strings.Builder
 	b.Grow(len(s))
 	r.write(&b, root)
@@ -58,9 +72,9 @@ type spelling struct {
 	// kids holds the operands of each group and the parts of each sequence, as ranges; stack the operands of the
 	// groups being read and the parts of the operands being read.
 	kids, stack []int32
-	// joined holds the text of literals joined from others; joinedText is it, read whole.
-	joined     []byte
-	joinedText string
+	// joined holds the text of literals joined from others. It is only appended to, so that what it held stays
+	// valid when it grows.
+	joined strings.Builder
 }
 
 type nodeKind uint8
@@ -74,7 +88,7 @@ const (
 
 type node struct {
 	kind nodeKind
-	// The text of a literal or of SQL: s[from:to], or joined[from:to] when inJoined.
+	// The text of a literal or of SQL (textOf): s[from:to], or joined's when inJoined.
 	inJoined   bool
 	from, to   int32
 	start, end int32 // a group's operands or a sequence's parts, in kids
@@ -90,20 +104,20 @@ func (r *spelling) text(kind nodeKind, from, to int) int32 {
 	return r.add(node{kind: kind, from: int32(from), to: int32(to)})
 }
 
-// appendText appends the text of node n to buf.
-func (r *spelling) appendText(buf []byte, n node) []byte {
+// textOf is the text of a literal or of SQL.
+func (r *spelling) textOf(n node) string {
 	if n.inJoined {
-		return append(buf, r.joined[n.from:n.to]...)
+		return r.joined.String()[n.from:n.to]
 	}
-	return append(buf, r.s[n.from:n.to]...)
+	return r.s[n.from:n.to]
 }
 
 // joinLits is the literal of a's text followed by b's.
 func (r *spelling) joinLits(a, b node) node {
-	from := len(r.joined)
-	r.joined = r.appendText(r.joined, a)
-	r.joined = r.appendText(r.joined, b)
-	return node{kind: litNode, inJoined: true, from: int32(from), to: int32(len(r.joined))}
+	from := r.joined.Len()
+	r.joined.WriteString(r.textOf(a))
+	r.joined.WriteString(r.textOf(b))
+	return node{kind: litNode, inJoined: true, from: int32(from), to: int32(r.joined.Len())}
 }
 
 // operand reads up to the next cat or close of the current group (or the end): one operand, a literal or a group
@@ -258,11 +272,7 @@ func (r *spelling) write(b *strings.Builder, i int32) {
 	switch n.kind {
 	case litNode:
 		b.WriteByte('\'')
-		if n.inJoined {
-			writeDoubled(b, r.joinedText[n.from:n.to])
-		} else {
-			writeDoubled(b, r.s[n.from:n.to])
-		}
+		writeDoubled(b, r.textOf(n))
 		b.WriteByte('\'')
 	case groupNode:
 		b.WriteByte('(')
@@ -278,7 +288,7 @@ func (r *spelling) write(b *strings.Builder, i int32) {
 			r.write(b, r.kids[k])
 		}
 	default:
-		switch text := r.s[n.from:n.to]; text {
+		switch text := r.textOf(n); text {
 		case markCat:
 			b.WriteString(" || ")
 		case markClose:

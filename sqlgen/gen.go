@@ -206,21 +206,17 @@ func (g *gen) pairs(keys []string, values []func(), first bool) {
 // BY: the planner sees that a page is already in that order, where an aggregate's own ORDER BY sorts every
 // page again (before PostgreSQL 16). Elements are never NULL, which array_to_string would skip.
 func (g *gen) list(element, order, from func()) {
-	g.open()
-	g.lit("[")
-	g.cat()
-	g.w("array_to_string(array(select ")
-	element()
-	g.w(" ")
-	from()
-	if order != nil {
-		g.w(" order by ")
-		order()
-	}
-	g.w("), ', ')")
-	g.cat()
-	g.lit("]")
-	g.close()
+	g.enclosed("[", func() {
+		g.w("array_to_string(array(select ")
+		element()
+		g.w(" ")
+		from()
+		if order != nil {
+			g.w(" order by ")
+			order()
+		}
+		g.w("), ', ')")
+	}, "]")
 }
 
 // jsonValue writes the JSON text of a value of any type, as json_build_object would embed it, or null; out
@@ -257,7 +253,7 @@ func (g *gen) jsonString(s string) { g.jsonStringBetween("", s, "") }
 func (g *gen) jsonStringBetween(before, s, after string) {
 	lit := g.constant(s)
 	if lit[0] == '\'' {
-		g.w(markLit, before, `"`, s, `"`, after, markEnd) // lit's, without joining the pieces first
+		g.lit(before, `"`, s, `"`, after)
 		return
 	}
 	if before != "" {

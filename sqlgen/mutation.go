@@ -188,15 +188,7 @@ func writeOne(m *Mutation) Statement {
 	g.writeRows(m, a, false)
 	g.w(" returning ")
 	// The target's alias is the row written, of the table's type (no rowCast): computed fields take it whole.
-	g.answer(m.Fields, func() { g.lit("1") }, func(n *Node) {
-		g.open()
-		g.lit("[")
-		g.cat()
-		g.node(n, a)
-		g.cat()
-		g.lit("]")
-		g.close()
-	})
+	g.answer(m.Fields, func() { g.lit("1") }, func(n *Node) { g.enclosed("[", func() { g.node(n, a) }, "]") })
 	g.w("::text")
 	return Statement{SQL: g.sql(), Args: g.args, Verbatim: []bool{!g.respelled}, NoRow: noRowAnswer(m.Fields)}
 }

@@ -13,28 +13,38 @@ import (
 // relations and merges them into the last read (reflect.Shared.Update), after any other change it reads the
 // whole catalog again.
 type catalogReads struct {
-	cache *reflect.Cache[*reflect.Shared]
+	cache *reflect.Cache[*catalogRead]
 
 	mu sync.Mutex
+	// reads counts the reads made, to number them (catalogRead.serial).
+	reads uint64
 	// latest is the last read of each search path (by its key), and changed the relations changed since; both
 	// are forgotten on a change that is not of relations only.
 	latest  map[string]*reflect.Shared
 	changed map[string]map[uint32]bool
 }
 
+// catalogRead is one read of a search path's catalog. Its serial tells it from every other read: a schema is
+// built from one read, and a request that took its read before a change may build after the change, when the
+// next request has taken the new read. Keyed by the serial, the stale build cannot stand for the new one.
+type catalogRead struct {
+	*reflect.Shared
+	serial uint64
+}
+
 // sharedCatalogs bounds the catalog reads kept: one per search path, and servers use one or two.
 const sharedCatalogs = 4
 
 func newCatalogReads() *catalogReads {
-	return &catalogReads{cache: reflect.NewCache[*reflect.Shared](sharedCatalogs), latest: map[string]*reflect.Shared{},
+	return &catalogReads{cache: reflect.NewCache[*catalogRead](sharedCatalogs), latest: map[string]*reflect.Shared{},
 		changed: map[string]map[uint32]bool{}}
 }
 
 // get returns the catalog of searchPath for this schema generation; read runs the catalog query for the given
 // relations (nil: all of them; empty: none, and the functions, types and schemas that every read reads) and
 // types (nil: none but those the relations and functions use).
-func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(ctx context.Context, relations, types []uint32) ([]byte, error)) (*reflect.Shared, error) {
-	return c.cache.Get(ctx, "", searchPath, func(ctx context.Context) (*reflect.Shared, error) {
+func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(ctx context.Context, relations, types []uint32) ([]byte, error)) (*catalogRead, error) {
+	return c.cache.Get(ctx, "", searchPath, func(ctx context.Context) (*catalogRead, error) {
 		key := strings.Join(searchPath, ",")
 		c.mu.Lock()
 		generation := c.cache.Generation()
@@ -71,7 +81,8 @@ func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(c
 			c.latest[key] = shared
 			delete(c.changed, key)
 		}
-		return shared, nil
+		c.reads++
+		return &catalogRead{Shared: shared, serial: c.reads}, nil
 	})
 }
 

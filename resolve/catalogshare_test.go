@@ -1,9 +1,14 @@
 package resolve
 
 import (
+	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/reflect"
 )
 
 // Roles share one catalog read per schema generation, and each sees it through its own privileges: a role
@@ -188,4 +193,84 @@ func TestRelationChangesReloadThoseRelationsOnly(t *testing.T) {
 		`{"data": {"authorCollection": {"edges": [{"node": {"id": 1}}]}}}`)
 	run(`create schema extras`) // not of relations, types, functions: everything is read again
 	eventually("a full re-read", hidden, `{"data": {"otherCollection": {"edges": []}}}`)
+}
+
+// A request whose schema load took the catalog read before a change and builds after the change is announced
+// must not leave that build to the requests that read the new catalog. Roles with equal privileges share one
+// build, and a build was found by the privileges alone: in a server, a service_role request that straddled an
+// ALTER TABLE left service_role on the old schema until the next change (its query of the new column failed
+// for as long as CI waited). The straddling request is played here step by step, for both kinds of change.
+func TestABuildFromTheReadBeforeAChangeIsNotReused(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		announce func(e *Engine, account uint32)
+	}{
+		{"relations", func(e *Engine, account uint32) { e.InvalidateRelations([]uint32{account}) }},
+		{"everything", func(e *Engine, _ uint32) { e.Invalidate() }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := newTestDB(t, `create table account (id int primary key)`)
+			ctx := t.Context()
+			publicOnly := []string{"public"}
+			if got := d.query(`{ accountCollection { edges { node { id } } } }`); got != `{"data": {"accountCollection": {"edges": []}}}` {
+				t.Fatalf("before the change: %s", got)
+			}
+			// What the straddling request takes before the change: the catalog read and service_role's privileges.
+			before, err := d.engine.catalogs.get(ctx, publicOnly, func(context.Context, []uint32, []uint32) ([]byte, error) {
+				t.Fatal("the catalog was read again: the read before the change should be cached")
+				return nil, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			privileges := privilegesAnswer(t, d, "service_role")
+			rs, err := d.engine.schemas.Get(ctx, "service_role", publicOnly, func(context.Context) (*roleSchema, error) {
+				t.Fatal("service_role's schema is not cached")
+				return nil, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if built, err := d.engine.buildFor(ctx, before, "service_role", publicOnly, privileges); err != nil || built != rs.schema {
+				t.Fatalf("the privileges answer read here is not the engine's: a build of its own (%v)", err)
+			}
+
+			if _, err := d.conn.Exec(ctx, `alter table account add column nickname text`); err != nil {
+				t.Fatal(err)
+			}
+			account, err := strconv.ParseUint(d.scalar(`'account'::regclass::oid`), 10, 32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.announce(d.engine, uint32(account)) // and the straddling request is not done yet
+			var stale *gqlschema.Schema
+			if stale, err = d.engine.buildFor(ctx, before, "service_role", publicOnly, privileges); err != nil {
+				t.Fatal(err)
+			}
+			if got := d.query(`{ accountCollection { edges { node { nickname } } } }`); got != `{"data": {"accountCollection": {"edges": []}}}` {
+				t.Errorf("the next request after the change: %s", got)
+			}
+			if rs, err := d.engine.schemas.Get(ctx, "service_role", publicOnly, nil); err != nil || rs.schema == stale {
+				t.Errorf("service_role's schema is the one built from the read before the change (%v)", err)
+			}
+		})
+	}
+}
+
+// privilegesAnswer is role's answer to the privileges query, as a schema load reads it.
+func privilegesAnswer(t *testing.T, d *testDB, role string) []byte {
+	t.Helper()
+	tx, err := d.conn.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	var answer string
+	if _, err := tx.Exec(t.Context(), "select set_config('role', $1, true), set_config('search_path', 'public', true)", role); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.QueryRow(t.Context(), reflect.PrivilegesQuery).Scan(&answer); err != nil {
+		t.Fatal(err)
+	}
+	return []byte(answer)
 }

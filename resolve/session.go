@@ -118,7 +118,7 @@ func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSc
 	if err != nil {
 		return nil, err
 	}
-	shared, err := e.catalogs.get(ctx, s.SearchPath, func(ctx context.Context, relations, types []uint32) ([]byte, error) {
+	catalog, err := e.catalogs.get(ctx, s.SearchPath, func(ctx context.Context, relations, types []uint32) ([]byte, error) {
 		results, err := runPipeline(ctx, conn, e.opts.StatementMode, s.Role, []statement{prelude,
 			{sql: reflect.CatalogSettings},
 			{sql: reflect.CatalogQuery, args: []any{schemaList(s.SearchPath), oidList(relations), oidList(types)}}})
@@ -134,20 +134,27 @@ func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSc
 	if err != nil {
 		return nil, err
 	}
-	// Roles that see the same (their privileges answers are equal) share one schema: one build, and one of
-	// each compiled request and introspection answer.
-	seen := sha256.Sum256(results[1])
-	schema, err := e.builds.Get(ctx, string(seen[:]), s.SearchPath, func(context.Context) (*gqlschema.Schema, error) {
-		cat, err := shared.ForRole(s.Role, results[1])
+	schema, err := e.buildFor(ctx, catalog, s.Role, s.SearchPath, results[1])
+	if err != nil {
+		return nil, err
+	}
+	return e.roleSchema(s.Role, schema, string(results[2]), searchPath), nil
+}
+
+// buildFor returns the schema of role, whose privileges answer is privileges, built from catalog. Roles that
+// see the same (their privileges answers are equal) in the same read share one schema: one build, and one of
+// each compiled request and introspection answer. The read is part of the key because a load that took its
+// read before a change may build after it, in the new generation, beside loads that took the new read.
+func (e *Engine) buildFor(ctx context.Context, catalog *catalogRead, role string, searchPath []string, privileges []byte) (*gqlschema.Schema, error) {
+	seen := sha256.Sum256(privileges)
+	key := strconv.FormatUint(catalog.serial, 10) + " " + string(seen[:])
+	return e.builds.Get(ctx, key, searchPath, func(context.Context) (*gqlschema.Schema, error) {
+		cat, err := catalog.ForRole(role, privileges)
 		if err != nil {
 			return nil, err
 		}
 		return e.build(cat), nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return e.roleSchema(s.Role, schema, string(results[2]), searchPath), nil
 }
 
 // schemaList is the catalog query's parameter for a search path: its schemas, or NULL (the session's).

@@ -114,7 +114,10 @@ type Engine struct {
 	catalogs *catalogReads
 	// builds are the schemas built, by what their roles see (a hash of the privileges answer) and search path:
 	// roles with equal privileges share one.
-	builds   *reflect.Cache[*gqlschema.Schema]
+	builds *reflect.Cache[*gqlschema.Schema]
+	// executed are the schemas Execute read as a connection's role, apart from the sessions' (whose prelude sets
+	// the role: a schema kept here has none).
+	executed *reflect.Cache[*gqlschema.Schema]
 	compiled *compiledCache
 	version  atomic.Pointer[gqlschema.Version]
 	// multiplexedAfter is when (Unix nanoseconds) live refreshes may try one statement per cohort again, after the
@@ -166,7 +169,8 @@ func NewEngine(opts Options) *Engine {
 	}
 	opts.AnswerGrace = cmp.Or(opts.AnswerGrace, 2*time.Second)
 	e := &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize),
-		catalogs: newCatalogReads(), builds: reflect.NewCache[*gqlschema.Schema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes),
+		catalogs: newCatalogReads(), builds: reflect.NewCache[*gqlschema.Schema](opts.CacheSize),
+		executed: reflect.NewCache[*gqlschema.Schema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes),
 		operations: newOperationKinds()}
 	for _, pool := range opts.Replicas {
 		replica := opts
@@ -203,6 +207,7 @@ func (e *Engine) Version() gqlschema.Version { return *e.version.Load() }
 func (e *Engine) InvalidatePrivileges() {
 	e.builds.Invalidate()
 	e.schemas.Invalidate()
+	e.executed.Invalidate()
 	e.compiled.purge()
 	e.replicasChanged()
 }
@@ -213,6 +218,7 @@ func (e *Engine) InvalidateRelations(relations []uint32) {
 	e.catalogs.invalidateRelations(relations)
 	e.builds.Invalidate()
 	e.schemas.Invalidate()
+	e.executed.Invalidate()
 	e.compiled.purge()
 	e.replicasChanged()
 }
@@ -229,6 +235,7 @@ func (e *Engine) forget() {
 	e.catalogs.invalidate()
 	e.builds.Invalidate()
 	e.schemas.Invalidate()
+	e.executed.Invalidate()
 	e.compiled.purge()
 }
 
@@ -325,20 +332,31 @@ func unusable(conn *pgx.Conn, err error) error {
 
 // Execute resolves req on conn as the connection's current role and search path. When conn is inside a
 // transaction the request runs in a savepoint: a failed request is rolled back to it and the caller's
-// transaction stays usable. The session's own settings (statement_timeout among them) apply.
+// transaction stays usable. The session's own settings (statement_timeout among them) apply. The schema read
+// is kept for the role and search path until a change, unless the transaction has written (its own DDL is
+// then part of its schema) or reads an older snapshot (repeatable read, serializable): such a transaction's
+// every Execute reads the catalog again.
 func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byte {
 	var role string
 	var searchPath []string
-	if err := conn.QueryRow(ctx, "select current_user::text, current_schemas(false)::text[]").Scan(&role, &searchPath); err != nil {
+	var current bool
+	if err := conn.QueryRow(ctx, executeSessionSQL).Scan(&role, &searchPath, &current); err != nil {
 		return errorsOnly(e.internal(ctx, err))
 	}
-	rs, err := e.schemas.Get(ctx, role, searchPath, func(ctx context.Context) (*roleSchema, error) {
+	load := func(ctx context.Context) (*gqlschema.Schema, error) {
 		cat, err := reflect.Load(ctx, conn)
 		if err != nil {
 			return nil, err
 		}
-		return &roleSchema{schema: e.build(cat)}, nil
-	})
+		return e.build(cat), nil
+	}
+	var schema *gqlschema.Schema
+	var err error
+	if current || conn.PgConn().TxStatus() == 'I' {
+		schema, err = e.executed.Get(ctx, role, searchPath, load)
+	} else {
+		schema, err = load(ctx)
+	}
 	if err != nil {
 		return e.schemaAnswer(ctx, req, err)
 	}
@@ -350,12 +368,18 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 	} else {
 		b.retryable = true
 	}
-	body, err := e.run(ctx, conn, rs.schema, req, b)
+	body, err := e.run(ctx, conn, schema, req, b)
 	if err != nil {
 		return errorsOnly(e.internal(ctx, err))
 	}
 	return body
 }
+
+// executeSessionSQL reads what Execute runs as, and whether the catalog the transaction sees is the one every
+// later transaction sees: not when the transaction has written (its own DDL is uncommitted) or reads a snapshot
+// older than its statements (repeatable read, serializable), which Execute then reads without keeping.
+const executeSessionSQL = `select current_user::text, current_schemas(false)::text[],
+	pg_current_xact_id_if_assigned() is null and current_setting('transaction_isolation') = 'read committed'`
 
 // build makes the GraphQL schema of a catalog with the engine's options. A relation that vanishes behind
 // another of the same name in an earlier schema of the search path is logged: the API gives no sign of it.

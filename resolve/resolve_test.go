@@ -438,3 +438,61 @@ func TestLibraryExecuteInCallerTransaction(t *testing.T) {
 		t.Fatalf("caller's transaction after failed request: n=%d err=%v", n, err)
 	}
 }
+
+// The library's Execute reads the schema inside the caller's transaction, as the connection's role. What it
+// keeps must not stand for a session's schema (whose prelude sets the role: a schema kept by Execute has none,
+// and a session's request would run as the login role), nor outlive what only that transaction saw: its own
+// uncommitted DDL, or an old snapshot.
+func TestLibraryExecuteKeepsNoSchemaOthersMisread(t *testing.T) {
+	d := newTestDB(t, `create function whoami() returns text stable language sql as 'select current_user::text';`)
+	ctx := t.Context()
+	inTx := func(setup, query string, conn *pgx.Conn) string {
+		t.Helper()
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(context.Background())
+		if setup != "" {
+			if _, err := tx.Exec(ctx, setup); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return string(d.engine.Execute(ctx, tx.Conn(), Request{Query: query}))
+	}
+	const asAnon = "set local role anon; set local search_path = public"
+	if got := inTx(asAnon, `{ whoami }`, d.conn); got != `{"data": {"whoami": "anon"}}` {
+		t.Fatalf("Execute as anon: %s", got)
+	}
+	if got := d.as("anon", nil, `{ whoami }`, ""); got != `{"data": {"whoami": "anon"}}` {
+		t.Errorf("a session of anon after Execute as anon: %s", got)
+	}
+
+	// DDL of the caller's transaction, rolled back
+	const ghost = `{ ghostCollection { edges { node { id } } } }`
+	if got := inTx(asAnon+"; reset role; create table ghost (id int primary key); grant select on ghost to anon; "+asAnon, ghost, d.conn); got != `{"data": {"ghostCollection": {"edges": []}}}` {
+		t.Errorf("Execute after its transaction's own DDL: %s", got)
+	}
+	if got := inTx(asAnon, ghost, d.conn); !strings.Contains(got, "Unknown field") {
+		t.Errorf("Execute after that transaction rolled back: %s", got)
+	}
+
+	// A repeatable read transaction whose snapshot is older than a change
+	old, err := d.conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Rollback(context.Background())
+	if _, err := old.Exec(ctx, "set transaction isolation level repeatable read; select 1; "+asAnon); err != nil {
+		t.Fatal(err)
+	}
+	other := d.sibling()
+	other.exec(`create table late (id int primary key); grant select on late to anon`)
+	const late = `{ lateCollection { edges { node { id } } } }`
+	if got := string(d.engine.Execute(ctx, old.Conn(), Request{Query: late})); !strings.Contains(got, "Unknown field") {
+		t.Fatalf("Execute in a snapshot from before the table: %s", got)
+	}
+	if got := inTx(asAnon, late, other.conn); got != `{"data": {"lateCollection": {"edges": []}}}` {
+		t.Errorf("Execute in a transaction after the change: %s", got)
+	}
+}

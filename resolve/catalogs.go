@@ -86,18 +86,22 @@ func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(c
 	})
 }
 
-// invalidate forgets every read: the next one reads the whole catalog.
+// invalidate forgets every read: the next one reads the whole catalog. The generation advances under mu, with
+// the reads forgotten: a read that finished in between would otherwise see its generation unchanged and keep
+// itself as the latest, with the change's relations forgotten, for the next change of relations to build on.
 func (c *catalogReads) invalidate() {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	clear(c.latest)
 	clear(c.changed)
-	c.mu.Unlock()
 	c.cache.Invalidate()
 }
 
-// invalidateRelations retires every read, to be brought up to date by reading relations only.
+// invalidateRelations retires every read, to be brought up to date by reading relations only (the generation
+// advances under mu, as in invalidate).
 func (c *catalogReads) invalidateRelations(relations []uint32) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	for key := range c.latest {
 		if c.changed[key] == nil {
 			c.changed[key] = map[uint32]bool{}
@@ -106,6 +110,5 @@ func (c *catalogReads) invalidateRelations(relations []uint32) {
 			c.changed[key][oid] = true
 		}
 	}
-	c.mu.Unlock()
 	c.cache.Invalidate()
 }

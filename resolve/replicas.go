@@ -13,6 +13,9 @@ import (
 // anyway; the wait then starts over, so that the schema is reloaded again once the replica has caught up.
 const replicaCatchUpTimeout = 10 * time.Second
 
+// replicaRetry is how soon the follower tries again to read the primary's WAL position after it failed.
+const replicaRetry = time.Second
+
 // replicaFollower reloads the replicas' schemas after a schema change, once each replica has replayed the
 // primary's WAL up to where it was when the change was announced. The announcement comes from the primary
 // (NOTIFY is not delivered on a standby); reloading at once would let the next query read the old catalog on a
@@ -37,6 +40,7 @@ func (f *replicaFollower) changedSchema() {
 }
 
 func (f *replicaFollower) run(ctx context.Context) {
+	failing := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -50,10 +54,23 @@ func (f *replicaFollower) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			f.log.Warn("schema change: read the primary's WAL position; reloading the replicas' schemas now", "error", err)
+			if !failing {
+				f.log.Warn("schema change: read the primary's WAL position; reloading the replicas' schemas now and "+
+					"again until it answers", "error", err, "retry", replicaRetry)
+			}
+			failing = true
+			// A replica that lags may load the old catalog again now: the change is handled again, until the
+			// primary says where its WAL is and each replica has replayed that far.
 			forgetAll(f.replicas)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(replicaRetry):
+				f.changedSchema()
+			}
 			continue
 		}
+		failing = false
 		var wg sync.WaitGroup
 		for i, r := range f.replicas {
 			wg.Go(func() {

@@ -3,6 +3,7 @@ package resolve
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -207,5 +208,30 @@ func BenchmarkRoute(b *testing.B) {
 				b.Fatal(op)
 			}
 		}
+	})
+}
+
+// When the primary does not say where its WAL is, the follower reloads the replicas' schemas at once and keeps
+// doing so until it does: a replica that lags would otherwise load the old catalog again and keep it until the
+// next change.
+func TestFollowerReloadsReplicasUntilThePrimaryAnswers(t *testing.T) {
+	primary, err := pgxpool.New(t.Context(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=1") // nothing listens on port 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer primary.Close()
+	replica := NewEngine(Options{})
+	f := newReplicaFollower(primary, []*Engine{replica}, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { f.run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	before := replica.schemas.Generation()
+	f.changedSchema()
+	testenv.Eventually(t, 10*time.Second, func() string {
+		if n := replica.schemas.Generation() - before; n < 3 {
+			return fmt.Sprintf("the replica's schemas were dropped %d times, want a first time and again after that", n)
+		}
+		return ""
 	})
 }

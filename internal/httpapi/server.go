@@ -127,6 +127,8 @@ type Server struct {
 	log  *slog.Logger
 	// exposed is the search path the management API set (SetSearchPath); nil: opts.SearchPath.
 	exposed atomic.Pointer[[]string]
+	// searchPathChanged ends the event streams when SetSearchPath changes the search path.
+	searchPathChanged changeSignal
 	// tokens skips verifying a token seen before (the anon key comes with every request).
 	tokens  *auth.TokenCache
 	engine  *resolve.Engine
@@ -301,7 +303,7 @@ func (s *Server) Close() {
 	s.engine.Close()
 	s.cancel()
 	s.watchers.Wait()
-	s.sockets.closeAll()
+	s.sockets.closeAll(wsReasonShutdown)
 	s.live.Close()
 }
 

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +67,12 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, session resolv
 		stream.write(sseEvent{name: "complete"})
 		return
 	}
+	// Subscribed with the search path of the session, which a change after the session was made would leave
+	// behind: the stream then ends at once, and the client comes back under the new one.
+	searchPathChanged := s.searchPathChanged.wait()
+	if !slices.Equal(session.SearchPath, s.searchPath()) {
+		return
+	}
 	sub, err := s.live.Subscribe(session, req, stream)
 	if err != nil {
 		stream.write(sseEvent{name: "next", data: errorsBody(msgTooManyOnServer)})
@@ -90,6 +97,8 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, session resolv
 		case <-stream.done:
 			return
 		case <-expired:
+			return
+		case <-searchPathChanged:
 			return
 		case ev := <-stream.events:
 			if !stream.write(ev) || ev.name == "complete" {

@@ -602,10 +602,11 @@ func (ss *sockets) remove(wc *wsConn) {
 	delete(ss.open, wc)
 }
 
-func (ss *sockets) closeAll() {
+// closeAll closes every open WebSocket with 1013 (try again later) and reason.
+func (ss *sockets) closeAll(reason string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for wc := range ss.open {
-		wc.close(closeTryAgainLater, wsReasonShutdown)
+		wc.close(closeTryAgainLater, reason)
 	}
 }

@@ -425,6 +425,63 @@ func TestLiveQueryEndsWhenItsFieldOrGrantGoes(t *testing.T) {
 	}
 }
 
+// A change of the API's search path (the management API's exposed schemas) ends the subscriptions open under
+// the old one, over both transports, so that a schema taken out of the API is out of reach of them too; setting
+// the same search path again ends nothing.
+func TestSearchPathChangeEndsOpenSubscriptions(t *testing.T) {
+	f := newFixture(t, liveSchema)
+	user := uuid.New()
+	token := f.userToken(jwt.MapClaims{"sub": user.String(), "role": "authenticated", "exp": time.Now().Add(time.Hour).Unix()})
+	c := f.dialWS()
+	c.init(fmt.Sprintf(`{"apikey":%q,"Authorization":"Bearer %s"}`, f.anon, token))
+	c.expect("connection_ack")
+	c.send(`{"id":"s","type":"subscribe","payload":{"query":"subscription { todoCollection { totalCount } }"}}`)
+	c.expect("next")
+
+	q := url.Values{"query": {`subscription { todoCollection { totalCount } }`}}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.srv.URL+"/graphql/v1?"+q.Encode(), nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("apikey", f.anon)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	streamed := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(resp.Body)
+		streamed <- string(b)
+	}()
+	testenv.Eventually(t, 10*time.Second, func() string {
+		if st := f.server.live.Stats(); st.Subscriptions != 2 {
+			return fmt.Sprintf("the hub holds %+v, want both subscriptions", st)
+		}
+		return ""
+	})
+
+	f.server.SetSearchPath(f.server.searchPath())
+	c.send(`{"type":"ping"}`)
+	c.expect("pong")
+	select {
+	case body := <-streamed:
+		t.Fatalf("the event stream ended when the search path was set to what it was: %q", body)
+	case <-time.After(200 * time.Millisecond):
+	}
+
+	f.server.SetSearchPath([]string{"public", "extensions"})
+	c.expectClose(closeTryAgainLater, wsReasonSearchPathChanged)
+	select {
+	case body := <-streamed:
+		if strings.Contains(body, "event: complete") || !strings.Contains(body, "event: next") {
+			t.Errorf("the event stream: %q, want its first answer and no complete (so that the client reconnects)", body)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event stream went on under the old search path")
+	}
+	f.expectNoSubscriptions()
+}
+
 // expectNoSubscriptions waits for the hub to have forgotten every subscription.
 func (f *fixture) expectNoSubscriptions() {
 	f.t.Helper()

@@ -274,7 +274,10 @@ func publishedTables(ctx context.Context, conn *pgx.Conn) ([]resolve.RelationNam
 
 // publishWanted adds the tables live queries read to the publication, those with a replica identity only (the
 // others would refuse UPDATE and DELETE once published); the cohorts reading them are refreshed afterwards,
-// since changes made before a table was published are not decoded. Tables it cannot add stay polled.
+// since changes made before a table was published are not decoded. Tables it cannot add stay polled. After a
+// schema change it reads the publication again: a table dropped and created again under its name (or renamed,
+// and another created under its name) is a table the publication does not hold, and would be neither decoded
+// nor polled.
 func (h *Hub) publishWanted(ctx context.Context, conn *pgx.Conn, log *slog.Logger) error {
 	for {
 		var rels []resolve.RelationName
@@ -282,6 +285,13 @@ func (h *Hub) publishWanted(ctx context.Context, conn *pgx.Conn, log *slog.Logge
 		case <-ctx.Done():
 			return ctx.Err()
 		case rels = <-h.wanted:
+		case <-h.schemaChanged:
+			published, err := publishedTables(ctx, conn)
+			if err != nil {
+				return err
+			}
+			h.coverOnly(published)
+			rels = h.uncovered()
 		}
 		var added []resolve.RelationName
 		for _, rel := range rels {
@@ -341,6 +351,18 @@ func publishable(ctx context.Context, conn *pgx.Conn, rel resolve.RelationName) 
 func (h *Hub) cover(rels []resolve.RelationName) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	for _, r := range rels {
+		h.covered[r] = true
+	}
+}
+
+// coverOnly records the tables the feed follows as exactly rels, and forgets the refusals: after a schema
+// change a table may have got a primary key, or be another table under the same name.
+func (h *Hub) coverOnly(rels []resolve.RelationName) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	clear(h.covered)
+	clear(h.refused)
 	for _, r := range rels {
 		h.covered[r] = true
 	}

@@ -95,8 +95,10 @@ type Hub struct {
 	// covered are the tables the feed follows, refused those it cannot; a cohort reading
 	// anything else is polled.
 	covered, refused map[resolve.RelationName]bool
-	// wanted carries tables cohorts read to the feed, which adds them to the publication.
-	wanted chan []resolve.RelationName
+	// wanted carries tables cohorts read to the feed, which adds them to the publication; schemaChanged tells
+	// it to read the publication again.
+	wanted        chan []resolve.RelationName
+	schemaChanged chan struct{}
 
 	// nextReplica spreads refreshes over the replicas.
 	nextReplica atomic.Uint64
@@ -158,7 +160,8 @@ func New(opts Options) *Hub {
 		opts.Logger = slog.Default()
 	}
 	h := &Hub{opts: opts, metrics: newMetrics(opts.Registerer), cohorts: map[cohortKey]*cohort{}, wake: make(chan struct{}, 1),
-		covered: map[resolve.RelationName]bool{}, refused: map[resolve.RelationName]bool{}, wanted: make(chan []resolve.RelationName, 64)}
+		covered: map[resolve.RelationName]bool{}, refused: map[resolve.RelationName]bool{}, wanted: make(chan []resolve.RelationName, 64),
+		schemaChanged: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	for range opts.Workers {
@@ -272,8 +275,14 @@ func (h *Hub) changedAt(relations []resolve.RelationName, lsn pglogrepl.LSN) {
 }
 
 // Invalidate refreshes every cohort: the schema changed (a DDL, a GRANT, a COMMENT), so a subscription may now
-// fail the way a query would, or see other rows.
-func (h *Hub) Invalidate() { h.Changed(nil) }
+// fail the way a query would, or see other rows. The feed reads its publication again (publishWanted).
+func (h *Hub) Invalidate() {
+	h.Changed(nil)
+	select {
+	case h.schemaChanged <- struct{}{}:
+	default: // one is pending: it reads the publication after this change
+	}
+}
 
 func intersects(a, b []resolve.RelationName) bool {
 	for _, x := range b {

@@ -153,20 +153,7 @@ func TestFeedRefreshesOnCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.waitAnswer(t, 5*time.Second, `"edges": []`)
-	// The feed adds the table the subscription reads to the publication.
-	testenv.Eventually(t, 10*time.Second, func() string {
-		var n int
-		if err := d.admin.QueryRow(ctx, `select count(*) from pg_publication_tables where pubname = $1 and tablename = 'note'`, Publication).Scan(&n); err != nil {
-			return err.Error()
-		}
-		h.mu.Lock()
-		followed := h.followedLocked(h.cohorts[cohortKey{role: "authenticated", searchPath: "public", query: noteSubscription}])
-		h.mu.Unlock()
-		if n != 1 || !followed {
-			return fmt.Sprintf("note published %d times, followed %v", n, followed)
-		}
-		return ""
-	})
+	waitNoteFollowed(t, d, h)
 	for i := range 3 {
 		d.exec(t, `insert into note (owner, body) values ($1, $2)`, user, fmt.Sprint("decoded ", i))
 		rec.waitAnswer(t, 5*time.Second, fmt.Sprintf(`"decoded %d"`, i))
@@ -188,6 +175,54 @@ func TestFeedRefreshesOnCommit(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// waitNoteFollowed waits until the feed has added note to the publication and follows the cohort of
+// noteSubscription.
+func waitNoteFollowed(t *testing.T, d *db, h *Hub) {
+	t.Helper()
+	testenv.Eventually(t, 10*time.Second, func() string {
+		var n int
+		if err := d.admin.QueryRow(t.Context(), `select count(*) from pg_publication_tables where pubname = $1 and tablename = 'note'`, Publication).Scan(&n); err != nil {
+			return err.Error()
+		}
+		h.mu.Lock()
+		followed := h.followedLocked(h.cohorts[cohortKey{role: "authenticated", searchPath: "public", query: noteSubscription}])
+		h.mu.Unlock()
+		if n != 1 || !followed {
+			return fmt.Sprintf("note published %d times, followed %v", n, followed)
+		}
+		return ""
+	})
+}
+
+// A table dropped and created again under its name is another table, which the publication does not hold: after
+// the schema change the feed reads the publication again and adds it, so the subscription goes on following it
+// (the poll interval is longer than the test).
+func TestFeedFollowsATableCreatedAgain(t *testing.T) {
+	d := newDB(t)
+	requireLogicalDecoding(t, d)
+	h := d.hub(t, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	var feed sync.WaitGroup
+	feed.Go(func() { h.RunFeed(ctx, FeedOptions{URL: d.url}) })
+	t.Cleanup(func() { cancel(); feed.Wait() })
+	user := uuid.New()
+	rec := &recorder{}
+	if _, err := h.Subscribe(userSession(user), resolve.Request{Query: noteSubscription}, rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitAnswer(t, 5*time.Second, `"edges": []`)
+	waitNoteFollowed(t, d, h)
+
+	d.exec(t, `drop table note;`+schema)
+	h.opts.Engine.Invalidate() // what the server's schema watch does, engine and hub
+	h.Invalidate()
+	waitNoteFollowed(t, d, h)
+	for i := range 2 {
+		d.exec(t, `insert into note (owner, body) values ($1, $2)`, user, fmt.Sprint("in the new table ", i))
+		rec.waitAnswer(t, 5*time.Second, fmt.Sprintf(`"in the new table %d"`, i))
+	}
 }
 
 const feedChildEnv = "PGREFLECT_LIVE_FEED_CHILD_URL"

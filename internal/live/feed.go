@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -89,9 +90,14 @@ func (h *Hub) follow(ctx context.Context, opts FeedOptions) error {
 		return fmt.Errorf("connect for logical decoding: %w", err)
 	}
 	slot := "pgreflect_live_" + strconv.FormatUint(rand.Uint64(), 36)
+	// publishWanted shares admin: it stops, and is waited for, before the slot's end is waited for on admin.
+	addCtx, stopAdding := context.WithCancel(ctx)
+	var adding sync.WaitGroup
 	defer func() {
+		stopAdding()
+		adding.Wait()
 		repl.Close(context.WithoutCancel(ctx))
-		waitSlotDropped(context.WithoutCancel(ctx), admin, slot)
+		waitSlotDropped(context.WithoutCancel(ctx), admin, sqlCfg, slot, repl.PID())
 	}()
 	published, err := publishedTables(ctx, admin)
 	if err != nil {
@@ -119,9 +125,7 @@ func (h *Hub) follow(ctx context.Context, opts FeedOptions) error {
 
 	d := &decoder{relations: map[uint32]resolve.RelationName{}, confirmed: start}
 	errCh := make(chan error, 1)
-	addCtx, stopAdding := context.WithCancel(ctx)
-	defer stopAdding()
-	go func() { errCh <- h.publishWanted(addCtx, admin, opts.Logger) }()
+	adding.Go(func() { errCh <- h.publishWanted(addCtx, admin, opts.Logger) })
 	h.want(h.uncovered())
 	statusEvery := 5 * time.Second
 	nextStatus := time.Now().Add(statusEvery)
@@ -165,14 +169,25 @@ func (h *Hub) follow(ctx context.Context, opts FeedOptions) error {
 }
 
 // waitSlotDropped waits, for a few seconds at most, until the server has dropped the temporary slot of a closed
-// replication connection, which it does as the connection's backend exits: a caller that stops the feed and
-// then drops the database (tests, `pgreflect stop`) would otherwise find the slot still there.
-func waitSlotDropped(ctx context.Context, conn *pgx.Conn, slot string) {
+// replication connection, which it does as the connection's backend (pid) exits: a caller that stops the feed
+// and then drops the database (tests, `pgreflect stop`) would otherwise find the slot still there. The backend
+// is waited for as well: one whose slot creation was cut short by the feed's end may still be creating it, which
+// takes as long as the transactions running then. conn is used unless a query cut short closed it; then a
+// connection of cfg.
+func waitSlotDropped(ctx context.Context, conn *pgx.Conn, cfg *pgx.ConnConfig, slot string, pid uint32) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if conn.IsClosed() {
+		var err error
+		if conn, err = pgx.ConnectConfig(ctx, cfg); err != nil {
+			return
+		}
+		defer conn.Close(context.WithoutCancel(ctx))
+	}
 	for {
 		var present bool
-		if err := conn.QueryRow(ctx, `select exists (select from pg_replication_slots where slot_name = $1)`, slot).Scan(&present); err != nil || !present {
+		if err := conn.QueryRow(ctx, `select exists (select from pg_stat_activity where pid = $2)
+				or exists (select from pg_replication_slots where slot_name = $1)`, slot, int64(pid)).Scan(&present); err != nil || !present {
 			return
 		}
 		select {

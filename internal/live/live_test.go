@@ -225,6 +225,63 @@ func TestFeedFollowsATableCreatedAgain(t *testing.T) {
 	}
 }
 
+// The feed returns only once its replication backend has gone and its slot with it, even when it was stopped
+// while the backend was creating the slot, which waits for the transactions running then: a caller that drops
+// the database next (the tests' clean-up) found the slot there, in use.
+func TestFeedEndsAfterItsReplicationBackend(t *testing.T) {
+	d := newDB(t)
+	requireLogicalDecoding(t, d)
+	ctx := t.Context()
+	running, err := d.admin.Begin(ctx) // a transaction with an xid: creating a slot waits for it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer running.Rollback(context.Background())
+	if _, err := running.Exec(ctx, `insert into note (owner, body) values (gen_random_uuid(), 'running')`); err != nil {
+		t.Fatal(err)
+	}
+	other, err := pgx.Connect(ctx, d.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(context.Background())
+	walsenders := func() int {
+		t.Helper()
+		var n int
+		if err := other.QueryRow(ctx, `select count(*) from pg_stat_activity where application_name = 'pgreflect live'
+			and backend_type = 'walsender' and datname = current_database()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	h := d.hub(t, time.Hour)
+	feedCtx, stop := context.WithCancel(ctx)
+	ended := make(chan struct{})
+	go func() { h.RunFeed(feedCtx, FeedOptions{URL: d.url}); close(ended) }()
+	testenv.Eventually(t, 10*time.Second, func() string {
+		var waiting bool
+		if err := other.QueryRow(ctx, `select exists (select from pg_stat_activity where application_name = 'pgreflect live'
+			and backend_type = 'walsender' and wait_event_type = 'Lock' and datname = current_database())`).Scan(&waiting); err != nil || !waiting {
+			return fmt.Sprintf("the feed's backend is not waiting to create its slot (%v)", err)
+		}
+		return ""
+	})
+	stop()
+	time.AfterFunc(time.Second, func() { _ = running.Rollback(context.Background()) })
+	select {
+	case <-ended:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the feed did not return")
+	}
+	if n := walsenders(); n != 0 {
+		t.Errorf("the feed returned with %d replication backends of its own still there", n)
+	}
+	var slots int
+	if err := other.QueryRow(ctx, `select count(*) from pg_replication_slots where slot_name like 'pgreflect_live_%'`).Scan(&slots); err != nil || slots != 0 {
+		t.Errorf("the feed returned with %d slots (%v)", slots, err)
+	}
+}
+
 const feedChildEnv = "PGREFLECT_LIVE_FEED_CHILD_URL"
 
 // runFeedChild runs a change feed until killed.

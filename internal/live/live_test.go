@@ -236,8 +236,8 @@ func TestFeedEndsAfterItsReplicationBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer running.Rollback(context.Background())
 	if _, err := running.Exec(ctx, `insert into note (owner, body) values (gen_random_uuid(), 'running')`); err != nil {
+		_ = running.Rollback(context.Background())
 		t.Fatal(err)
 	}
 	other, err := pgx.Connect(ctx, d.url)
@@ -267,7 +267,17 @@ func TestFeedEndsAfterItsReplicationBackend(t *testing.T) {
 		return ""
 	})
 	stop()
-	time.AfterFunc(time.Second, func() { _ = running.Rollback(context.Background()) })
+	// The transaction ends a second later, or when the feed returns: whichever comes first.
+	rolledBack := make(chan struct{})
+	go func() {
+		defer close(rolledBack)
+		select {
+		case <-ended:
+		case <-time.After(time.Second):
+		}
+		_ = running.Rollback(context.Background())
+	}()
+	defer func() { <-rolledBack }()
 	select {
 	case <-ended:
 	case <-time.After(15 * time.Second):

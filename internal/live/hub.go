@@ -90,6 +90,9 @@ type Hub struct {
 	count   int
 	// queue lists the cohorts waiting for a worker, each at most once (cohort.queued).
 	queue []*cohort
+	// schemaChanges counts Invalidate's calls: a refresh that began before one may have run the old schema's
+	// statement on the new tables, and its failure ends no subscription (deliver).
+	schemaChanges uint64
 	// feed reports whether a change feed names the tables that change; without one every cohort is polled.
 	feed bool
 	// covered are the tables the feed follows, refused those it cannot; a cohort reading
@@ -277,6 +280,9 @@ func (h *Hub) changedAt(relations []resolve.RelationName, lsn pglogrepl.LSN) {
 // Invalidate refreshes every cohort: the schema changed (a DDL, a GRANT, a COMMENT), so a subscription may now
 // fail the way a query would, or see other rows. The feed reads its publication again (publishWanted).
 func (h *Hub) Invalidate() {
+	h.mu.Lock()
+	h.schemaChanges++
+	h.mu.Unlock()
 	h.Changed(nil)
 	select {
 	case h.schemaChanged <- struct{}{}:
@@ -426,13 +432,15 @@ type pending struct {
 	groups   map[string][]*Subscription
 	order    []string
 	sessions []resolve.Session
+	// schemaAt is the hub's schemaChanges when the refresh began.
+	schemaAt uint64
 }
 
 // begin takes the subscribers of c that need an answer: all when its tables changed, else the newcomers. lsn
 // is the commit position a replica must have replayed to answer.
 func (h *Hub) begin(c *cohort) (p pending, lsn pglogrepl.LSN) {
 	h.mu.Lock()
-	p.c = c
+	p.c, p.schemaAt = c, h.schemaChanges
 	if c.dirty {
 		for s := range c.subs {
 			p.targets = append(p.targets, s)
@@ -526,10 +534,12 @@ func (h *Hub) refresh(ctx context.Context, family []*cohort) {
 }
 
 // deliver pushes a cohort's answers to the subscribers whose answer changed, ends those whose answer is final,
-// and returns how many it pushed.
+// and returns how many it pushed. A final answer of a refresh that a schema change overtook is dropped: the
+// cohort is refreshed again (Invalidate made it dirty), and ends then if the failure stands under the new schema.
 func (h *Hub) deliver(p pending, result resolve.LiveRefresh) (pushed int) {
 	c := p.c
 	h.mu.Lock()
+	overtaken := h.schemaChanges != p.schemaAt
 	c.reads, c.known = result.Reads, true
 	var missing []resolve.RelationName
 	if h.feed {
@@ -548,6 +558,9 @@ func (h *Hub) deliver(p pending, result resolve.LiveRefresh) (pushed int) {
 			c.req.StreamCursor = answer.Cursor
 			c.dirty = c.dirty || answer.More
 			h.mu.Unlock()
+		}
+		if answer.Final && overtaken {
+			continue
 		}
 		sum := sha256.Sum256(answer.Body)
 		for _, s := range p.groups[key] {
@@ -588,7 +601,7 @@ func (h *Hub) run(ctx context.Context, cohorts []resolve.LiveCohort, lsn pglogre
 	if n := len(h.opts.Replicas); n > 0 && lsn != 0 {
 		r := h.opts.Replicas[(h.nextReplica.Add(1)-1)%uint64(n)]
 		result, err := refreshOn(ctx, Source{Pool: r.Pool, Engine: r.Engine}, cohorts, lsn.String())
-		if err == nil {
+		if err == nil && !anyFinal(result) {
 			trace.SpanFromContext(ctx).SetAttributes(attribute.Bool("pgreflect.replica", true))
 			h.metrics.replicaRefreshes.Add(1)
 			return result, nil
@@ -596,9 +609,23 @@ func (h *Hub) run(ctx context.Context, cohorts []resolve.LiveCohort, lsn pglogre
 		if ctx.Err() != nil {
 			return result, err
 		}
-		// Behind, or away: the primary answers.
+		// Behind, or away, or an answer that would end a subscription: the primary answers. A replica's engine
+		// reloads its schemas only once the replica has replayed a schema change, so until then a document
+		// written for the new schema fails to validate there although the replica has the rows.
 	}
 	return refreshOn(ctx, Source{Pool: h.opts.Pool, Engine: h.opts.Engine}, cohorts, "")
+}
+
+// anyFinal reports whether an answer of the refresh ends its subscription.
+func anyFinal(r resolve.LiveRefreshes) bool {
+	for _, c := range r.Cohorts {
+		for _, a := range c.Answers {
+			if a.Final {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func refreshOn(ctx context.Context, src Source, cohorts []resolve.LiveCohort, lsn string) (resolve.LiveRefreshes, error) {

@@ -292,6 +292,124 @@ func TestFeedEndsAfterItsReplicationBackend(t *testing.T) {
 	}
 }
 
+// waitFollowedAndIdle waits until the feed follows the cohort of query (the authenticated role's) and no refresh of
+// it is under way or due: the next change the feed reports is refreshed with its position, on a replica.
+func waitFollowedAndIdle(t *testing.T, h *Hub, query string) {
+	t.Helper()
+	testenv.Eventually(t, 10*time.Second, func() string {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		c := h.cohorts[cohortKey{role: "authenticated", searchPath: "public", query: query}]
+		switch {
+		case c == nil || !h.followedLocked(c):
+			return "the feed does not follow the subscription's table yet"
+		case c.dirty || c.busy || c.queued:
+			// The refresh that follows the table's publication (its position unknown: on the primary).
+			return "the cohort is being refreshed"
+		}
+		return ""
+	})
+}
+
+// A replica's engine reloads its schemas only once the replica has replayed a schema change. Until then a
+// subscription written for the new schema fails to validate there: the primary answers that refresh, and the
+// subscription goes on. The replica here is the primary itself with an engine of its own that is never told of
+// the change, as a replica's engine is not until it has replayed it.
+func TestAReplicasOldSchemaEndsNoSubscription(t *testing.T) {
+	d := newDB(t)
+	requireLogicalDecoding(t, d)
+	primary, behind := resolve.NewEngine(resolve.Options{}), resolve.NewEngine(resolve.Options{})
+	h := New(Options{Engine: primary, Pool: d.pool, PollInterval: time.Hour, Replicas: []Source{{Pool: d.pool, Engine: behind}}})
+	t.Cleanup(h.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	var feed sync.WaitGroup
+	feed.Go(func() { h.RunFeed(ctx, FeedOptions{URL: d.url}) })
+	t.Cleanup(func() { cancel(); feed.Wait() })
+	user := uuid.New()
+	rec := &recorder{}
+	if _, err := h.Subscribe(userSession(user), resolve.Request{Query: noteSubscription}, rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitAnswer(t, 10*time.Second, `"edges": []`)
+	waitFollowedAndIdle(t, h, noteSubscription)
+	d.exec(t, `insert into note (owner, body) values ($1, 'before')`, user)
+	rec.waitAnswer(t, 10*time.Second, `"before"`)
+	if n := h.Stats().ReplicaRefreshes; n < 1 {
+		t.Fatalf("%d refreshes on the replica: its engine has no schema to be behind with", n)
+	}
+
+	d.exec(t, `alter table note add column extra text not null default 'new'`)
+	primary.Invalidate() // what the server's schema watch does; the replica's engine waits for the replay
+	h.Invalidate()
+	const withExtra = `subscription { noteCollection { edges { node { body extra } } } }`
+	rec2 := &recorder{}
+	if _, err := h.Subscribe(userSession(user), resolve.Request{Query: withExtra}, rec2); err != nil {
+		t.Fatal(err)
+	}
+	rec2.waitAnswer(t, 10*time.Second, `"before"`)
+	waitFollowedAndIdle(t, h, withExtra)
+	d.exec(t, `insert into note (owner, body) values ($1, 'after')`, user)
+	rec2.waitAnswer(t, 10*time.Second, `"after"`)
+	rec2.mu.Lock()
+	defer rec2.mu.Unlock()
+	if len(rec2.ends) != 0 {
+		t.Fatalf("the subscription was ended: %q", rec2.ends)
+	}
+}
+
+// A refresh that a schema change overtook may have run the old schema's statement on the changed tables (a
+// column renamed under a name directive: the document still holds, the old statement fails). Its failure ends
+// no subscription: the cohort is refreshed again under the new schema. A failure that no change overtook ends
+// the subscription. The refresh is played here step by step, its answer given.
+func TestAFailureOvertakenByASchemaChangeEndsNoSubscription(t *testing.T) {
+	d := newDB(t)
+	h := d.hub(t, time.Hour)
+	rec := &recorder{}
+	if _, err := h.Subscribe(userSession(uuid.New()), resolve.Request{Query: noteSubscription}, rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitAnswer(t, 10*time.Second, `"edges": []`)
+	failed := resolve.LiveRefresh{Answers: []resolve.LiveAnswer{{Body: []byte(`{"data": null, "errors": [{"message": "column t1.body does not exist"}]}`), Final: true}}}
+	refresh := func(overtaken bool) {
+		t.Helper()
+		h.mu.Lock()
+		c := h.cohorts[cohortKey{role: "authenticated", searchPath: "public", query: noteSubscription}]
+		if c == nil || c.busy || c.queued {
+			h.mu.Unlock()
+			t.Fatal("the cohort is gone, or a refresh of it is under way")
+		}
+		c.busy, c.dirty = true, true // as a worker takes it (takeLocked), after a change
+		h.mu.Unlock()
+		p, _ := h.begin(c)
+		if overtaken {
+			h.Invalidate()
+		}
+		h.deliver(p, failed)
+		h.end(c)
+	}
+	refresh(true)
+	testenv.Eventually(t, 10*time.Second, func() string {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if c := h.cohorts[cohortKey{role: "authenticated", searchPath: "public", query: noteSubscription}]; c != nil && (c.dirty || c.busy || c.queued) {
+			return "the refresh after the schema change has not run"
+		}
+		return "" // or the cohort is gone, which the check below tells
+	})
+	rec.mu.Lock()
+	ends := len(rec.ends)
+	rec.mu.Unlock()
+	if ends != 0 || h.Stats().Subscriptions != 1 {
+		t.Fatalf("a failure overtaken by a schema change ended the subscription: %d ends, %+v", ends, h.Stats())
+	}
+	refresh(false)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.ends) != 1 || h.Stats().Subscriptions != 0 {
+		t.Fatalf("a failure no change overtook: ends %q, %+v", rec.ends, h.Stats())
+	}
+}
+
 const feedChildEnv = "PGREFLECT_LIVE_FEED_CHILD_URL"
 
 // runFeedChild runs a change feed until killed.
@@ -458,19 +576,7 @@ func TestRefreshesOnAReplicaThatHasReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.waitAnswer(t, 10*time.Second, `"edges": []`)
-	testenv.Eventually(t, 10*time.Second, func() string {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		c := h.cohorts[cohortKey{role: "authenticated", searchPath: "public", query: noteSubscription}]
-		switch {
-		case c == nil || !h.followedLocked(c):
-			return "the feed does not follow the subscription's table yet"
-		case c.dirty || c.busy || c.queued:
-			// The refresh that follows the table's publication (its position unknown: on the primary).
-			return "the cohort is being refreshed"
-		}
-		return ""
-	})
+	waitFollowedAndIdle(t, h, noteSubscription)
 	insert := func(body string) {
 		t.Helper()
 		if _, err := primaryAdmin.Exec(ctx, `insert into note (owner, body) values ($1, $2)`, user, body); err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -56,7 +55,8 @@ func (f File) effective(version gqlschema.Version, st Stored) Effective {
 	return e
 }
 
-// Target is the server the settings apply to (httpapi.Server).
+// Target is the server the settings apply to (httpapi.Server). A setter given the value the server has does
+// nothing: Follow applies what is stored at every read.
 type Target interface {
 	SetGraphQLVersion(gqlschema.Version)
 	SetSearchPath([]string)
@@ -106,7 +106,10 @@ func FileOnly(f File) (Effective, error) {
 
 // Follow applies to t the settings another instance of the project stores through its management API: it
 // reads them every interval until ctx ends. Reading a row is used rather than NOTIFY, which a transaction
-// pooler or a standby does not deliver. current is what the server runs with when it starts.
+// pooler or a standby does not deliver. current is what the server runs with when it starts. What is stored is
+// applied at every read, not only when it differs from the last read: this instance's management API applies
+// what it stores itself, and two of its requests racing (each stores, then applies) can leave the server on
+// the value that lost, which the next read then puts right.
 func Follow(ctx context.Context, s *Store, f File, t Target, current Effective, every time.Duration, log *slog.Logger) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -124,19 +127,16 @@ func Follow(ctx context.Context, s *Store, f File, t Target, current Effective, 
 			}
 			continue
 		}
-		if st.GraphQLVersion != "" && st.GraphQLVersion != string(current.GraphQLVersion) && st.GraphQLVersion != badVersion {
+		if st.GraphQLVersion != "" && st.GraphQLVersion != badVersion {
 			if v, err := gqlschema.ParseVersion(st.GraphQLVersion); err != nil {
 				log.Warn("the pinned GraphQL version is not one this build knows; keeping "+string(current.GraphQLVersion), "stored", st.GraphQLVersion)
 				badVersion = st.GraphQLVersion // warn once per change
 			} else {
 				current.GraphQLVersion = v
-				t.SetGraphQLVersion(v)
 			}
 		}
-		next := f.effective(current.GraphQLVersion, st)
-		if !slices.Equal(next.SearchPath(), current.SearchPath()) {
-			t.SetSearchPath(next.SearchPath())
-		}
-		current = next
+		t.SetGraphQLVersion(current.GraphQLVersion)
+		current = f.effective(current.GraphQLVersion, st)
+		t.SetSearchPath(current.SearchPath())
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,19 +23,11 @@ import (
 // replica URL (and --trusted-documents, --legacy-claim-settings). A management API change through one and a DDL
 // are in effect on both within a second.
 func TestTwoServeProcessesPooledAndReplicated(t *testing.T) {
-	bin := buildBinary(t)
-	dir := projectDir(t)
-	startProject(t, bin, dir, freePort(t), freePort(t))
-	env, err := readProjectEnv(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, env := startedProject(t)
 	password := env[authenticatorPasswordKey]
 	bouncer := pgbouncertest.Start(t, env["DB_URL"], pgbouncertest.Options{Users: map[string]string{"authenticator": password}})
 	direct := withUser(env["DB_URL"], "authenticator", password)
-	keyEnv := []string{"PGREFLECT_JWT_SECRET=" + env["JWT_SECRET"], "PGREFLECT_ANON_KEY=" + env["ANON_KEY"],
-		"PGREFLECT_SERVICE_ROLE_KEY=" + env["SERVICE_ROLE_KEY"], "PGREFLECT_PROJECT_REF=" + env["PROJECT_REF"],
-		"PGREFLECT_MANAGEMENT_TOKEN=" + env["MANAGEMENT_TOKEN"], "PGREFLECT_AUTH_DATABASE_URL=" + env["DB_URL"]}
+	keyEnv := projectServeEnv(env)
 	pooledPort, replicatedPort := freePort(t), freePort(t)
 	serveProcess(t, bin, keyEnv, "--db-url", bouncer.URL(t, env["DB_URL"], "authenticator")+"&pgbouncer=true",
 		"--port", strconv.Itoa(pooledPort), "--workdir", t.TempDir())
@@ -102,6 +96,47 @@ func TestTwoServeProcessesPooledAndReplicated(t *testing.T) {
 			"data": map[string]any{"insertIntoaccountCollection": map[string]any{"affectedCount": float64(1)}}}) {
 			t.Fatalf("mutation through PgBouncer: %s", body)
 		}
+	}
+}
+
+// projectServeEnv is the environment of a `pgreflect serve` of the project whose project.env is env: its keys,
+// and its database as the auth schema's and the management API's.
+func projectServeEnv(env map[string]string) []string {
+	return []string{"PGREFLECT_JWT_SECRET=" + env["JWT_SECRET"], "PGREFLECT_ANON_KEY=" + env["ANON_KEY"],
+		"PGREFLECT_SERVICE_ROLE_KEY=" + env["SERVICE_ROLE_KEY"], "PGREFLECT_PROJECT_REF=" + env["PROJECT_REF"],
+		"PGREFLECT_MANAGEMENT_TOKEN=" + env["MANAGEMENT_TOKEN"], "PGREFLECT_AUTH_DATABASE_URL=" + env["DB_URL"]}
+}
+
+// The console's Schema pages show the pg_graphql version the API follows: config.toml's, until the management
+// API sets another (they showed config.toml's for as long as the server ran).
+func TestConsoleSchemaFollowsTheVersionTheAPIFollows(t *testing.T) {
+	bin, env := startedProject(t)
+	workdir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(workdir, "supabase"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(workdir, "supabase"), "config.toml", "[graphql]\nversion = \"1.5\"\n")
+	port := freePort(t)
+	serveProcess(t, bin, projectServeEnv(env), "--db-url", withUser(env["DB_URL"], "authenticator", env[authenticatorPasswordKey]),
+		"--port", strconv.Itoa(port), "--workdir", workdir)
+	api := "http://127.0.0.1:" + strconv.Itoa(port)
+	// pg_graphql 1.6 has <x>ByPk root fields, 1.5 none.
+	byPk := func() bool {
+		t.Helper()
+		return strings.Contains(schemaPage(t, api+"/console/", "graphql?role=service_role"), "ByPk(")
+	}
+	if byPk() {
+		t.Fatal("the Schema page of a project pinned to 1.5 has ByPk fields")
+	}
+	config := api + "/v1/projects/" + env["PROJECT_REF"] + "/config/graphql"
+	if status, body := request(t, http.MethodPatch, config, env["MANAGEMENT_TOKEN"], `{"version": "1.6"}`); status != http.StatusOK {
+		t.Fatalf("PATCH the version: %d %s", status, body)
+	}
+	if status, body := postGraphQL(t, api, env["SERVICE_ROLE_KEY"], `{"query":"{ __type(name: \"Query\") { fields { name } } }"}`); status != http.StatusOK || !strings.Contains(body, "ByPk") {
+		t.Fatalf("the API after the PATCH: %d %.300s", status, body)
+	}
+	if !byPk() {
+		t.Error("the Schema page after the version was set to 1.6 has no ByPk fields")
 	}
 }
 

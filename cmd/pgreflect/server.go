@@ -97,8 +97,9 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 
 // schemaView is the console's Schema pages, on a pool of their own of at most two connections of url's role
 // (which must be able to switch to the API roles), so that they never take a connection from API requests.
-// The pool connects when a page is first asked for; close releases it.
-func (f *serverFlags) schemaView(ctx context.Context, url string, searchPath []string, settings *apisettings.File, version string) (view *schemaview.View, close func(), err error) {
+// The pool connects when a page is first asked for; close releases it. The pages show the pg_graphql version
+// that version says the API follows, which the management API may change while the server runs.
+func (f *serverFlags) schemaView(ctx context.Context, url string, searchPath []string, settings *apisettings.File, version func() gqlschema.Version) (view *schemaview.View, close func(), err error) {
 	connCfg, _, err := stack.ParseConnConfig(url, stack.StatementModeUnnamed)
 	if err != nil {
 		return nil, nil, err
@@ -112,15 +113,7 @@ func (f *serverFlags) schemaView(ctx context.Context, url string, searchPath []s
 	if err != nil {
 		return nil, nil, fmt.Errorf("console's schema pages: %w", err)
 	}
-	o := schemaview.Options{Pool: pool, SearchPath: searchPath, Settings: settings, Snapshots: f.snapshots}
-	if version != "" {
-		v, err := gqlschema.ParseVersion(version)
-		if err != nil {
-			pool.Close()
-			return nil, nil, err
-		}
-		o.Version = func() gqlschema.Version { return v }
-	}
+	o := schemaview.Options{Pool: pool, SearchPath: searchPath, Settings: settings, Snapshots: f.snapshots, Version: version}
 	return schemaview.New(o), pool.Close, nil
 }
 
@@ -197,7 +190,8 @@ func (f *serverFlags) newStack(ctx context.Context, stderr io.Writer, p servedPr
 	}
 	// The Schema pages follow the exposed schemas stored through the management API, as the API does.
 	settings := stack.APISettingsFile(o)
-	schemaPages, closeSchemaPages, err := f.schemaView(ctx, p.schemaURL, p.searchPath, &settings, p.cfg.GraphQL.Version)
+	// The pages are made before the stack (the console is one of its options) and asked for once it serves.
+	schemaPages, closeSchemaPages, err := f.schemaView(ctx, p.schemaURL, p.searchPath, &settings, func() gqlschema.Version { return st.GraphQLVersion() })
 	if err != nil {
 		return nil, nil, err
 	}

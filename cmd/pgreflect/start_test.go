@@ -208,6 +208,20 @@ func startProject(t *testing.T, bin, dir string, port, dbPort int, extra ...stri
 		"--workdir", t.TempDir()}, extra...)...)
 }
 
+// startedProject builds the binary, starts a project in a directory of its own and returns the binary and the
+// project's project.env.
+func startedProject(t *testing.T) (bin string, env map[string]string) {
+	t.Helper()
+	bin = buildBinary(t)
+	dir := projectDir(t)
+	startProject(t, bin, dir, freePort(t), freePort(t))
+	env, err := readProjectEnv(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin, env
+}
+
 // startIn runs `pgreflect start` with args, whose project directory is dir, and waits until it serves HTTP
 // on port.
 func startIn(t *testing.T, bin, dir string, port int, args ...string) *process {
@@ -612,13 +626,7 @@ func TestStartReportsBusyPorts(t *testing.T) {
 }
 
 func TestServeAndSetup(t *testing.T) {
-	bin := buildBinary(t)
-	dir := projectDir(t)
-	startProject(t, bin, dir, freePort(t), freePort(t))
-	env, err := readProjectEnv(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, env := startedProject(t)
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, env["DB_URL"])
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/pgreflect/pgreflect/auth"
+	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/internal/apisettings"
 	"github.com/pgreflect/pgreflect/internal/authapi"
 	"github.com/pgreflect/pgreflect/internal/config"
@@ -154,7 +155,13 @@ type Stack struct {
 	// four a request, the engine one on its database connection) without a runtime timer each.
 	watch   *connwatch.Watchdog
 	closers []func()
+	// engine is the API's resolver, whose pg_graphql version the management API may change while it runs.
+	engine *resolve.Engine
 }
+
+// GraphQLVersion is the pg_graphql behaviour the API follows now: the settled one, or what the management API
+// set since.
+func (s *Stack) GraphQLVersion() gqlschema.Version { return s.engine.Version() }
 
 // New connects to the database and assembles the server. Close releases what it holds.
 func New(ctx context.Context, o Options) (_ *Stack, err error) {
@@ -252,6 +259,7 @@ func New(ctx context.Context, o Options) (_ *Stack, err error) {
 		LegacyClaimSettings: o.Config.GraphQL.LegacyClaimSettings,
 		Logger:              s.log,
 	})
+	s.engine = engine
 	api, err := httpapi.New(ctx, httpapi.Options{
 		Pool:           pool,
 		Engine:         engine,

@@ -123,6 +123,25 @@ func userSession(user uuid.UUID) resolve.Session {
 		SearchPath: []string{"public"}}
 }
 
+// runFeed runs h's change feed on the database of url until the test ends.
+func runFeed(t *testing.T, h *Hub, url string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var feed sync.WaitGroup
+	feed.Go(func() { h.RunFeed(ctx, FeedOptions{URL: url}) })
+	t.Cleanup(func() { cancel(); feed.Wait() })
+}
+
+// subscribe subscribes user to query and waits for a first answer holding want.
+func subscribe(t *testing.T, h *Hub, user uuid.UUID, query, want string) *recorder {
+	t.Helper()
+	rec := &recorder{}
+	if _, err := h.Subscribe(userSession(user), resolve.Request{Query: query}, rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitAnswer(t, 10*time.Second, want)
+	return rec
+}
+
 func TestPollingRefreshesWithoutAFeed(t *testing.T) {
 	d := newDB(t)
 	h := d.hub(t, 100*time.Millisecond)
@@ -142,17 +161,9 @@ func TestFeedRefreshesOnCommit(t *testing.T) {
 	d := newDB(t)
 	requireLogicalDecoding(t, d)
 	h := d.hub(t, time.Hour)
-	ctx, cancel := context.WithCancel(context.Background())
-	var feed sync.WaitGroup
-	feed.Go(func() { h.RunFeed(ctx, FeedOptions{URL: d.url}) })
-	t.Cleanup(func() { cancel(); feed.Wait() })
-
+	runFeed(t, h, d.url)
 	user, other := uuid.New(), uuid.New()
-	rec := &recorder{}
-	if _, err := h.Subscribe(userSession(user), resolve.Request{Query: noteSubscription}, rec); err != nil {
-		t.Fatal(err)
-	}
-	rec.waitAnswer(t, 5*time.Second, `"edges": []`)
+	rec := subscribe(t, h, user, noteSubscription, `"edges": []`)
 	waitNoteFollowed(t, d, h)
 	for i := range 3 {
 		d.exec(t, `insert into note (owner, body) values ($1, $2)`, user, fmt.Sprint("decoded ", i))
@@ -203,16 +214,9 @@ func TestFeedFollowsATableCreatedAgain(t *testing.T) {
 	d := newDB(t)
 	requireLogicalDecoding(t, d)
 	h := d.hub(t, time.Hour)
-	ctx, cancel := context.WithCancel(context.Background())
-	var feed sync.WaitGroup
-	feed.Go(func() { h.RunFeed(ctx, FeedOptions{URL: d.url}) })
-	t.Cleanup(func() { cancel(); feed.Wait() })
+	runFeed(t, h, d.url)
 	user := uuid.New()
-	rec := &recorder{}
-	if _, err := h.Subscribe(userSession(user), resolve.Request{Query: noteSubscription}, rec); err != nil {
-		t.Fatal(err)
-	}
-	rec.waitAnswer(t, 5*time.Second, `"edges": []`)
+	rec := subscribe(t, h, user, noteSubscription, `"edges": []`)
 	waitNoteFollowed(t, d, h)
 
 	d.exec(t, `drop table note;`+schema)
@@ -321,16 +325,9 @@ func TestAReplicasOldSchemaEndsNoSubscription(t *testing.T) {
 	primary, behind := resolve.NewEngine(resolve.Options{}), resolve.NewEngine(resolve.Options{})
 	h := New(Options{Engine: primary, Pool: d.pool, PollInterval: time.Hour, Replicas: []Source{{Pool: d.pool, Engine: behind}}})
 	t.Cleanup(h.Close)
-	ctx, cancel := context.WithCancel(context.Background())
-	var feed sync.WaitGroup
-	feed.Go(func() { h.RunFeed(ctx, FeedOptions{URL: d.url}) })
-	t.Cleanup(func() { cancel(); feed.Wait() })
+	runFeed(t, h, d.url)
 	user := uuid.New()
-	rec := &recorder{}
-	if _, err := h.Subscribe(userSession(user), resolve.Request{Query: noteSubscription}, rec); err != nil {
-		t.Fatal(err)
-	}
-	rec.waitAnswer(t, 10*time.Second, `"edges": []`)
+	rec := subscribe(t, h, user, noteSubscription, `"edges": []`)
 	waitFollowedAndIdle(t, h, noteSubscription)
 	d.exec(t, `insert into note (owner, body) values ($1, 'before')`, user)
 	rec.waitAnswer(t, 10*time.Second, `"before"`)
@@ -342,11 +339,7 @@ func TestAReplicasOldSchemaEndsNoSubscription(t *testing.T) {
 	primary.Invalidate() // what the server's schema watch does; the replica's engine waits for the replay
 	h.Invalidate()
 	const withExtra = `subscription { noteCollection { edges { node { body extra } } } }`
-	rec2 := &recorder{}
-	if _, err := h.Subscribe(userSession(user), resolve.Request{Query: withExtra}, rec2); err != nil {
-		t.Fatal(err)
-	}
-	rec2.waitAnswer(t, 10*time.Second, `"before"`)
+	rec2 := subscribe(t, h, user, withExtra, `"before"`)
 	waitFollowedAndIdle(t, h, withExtra)
 	d.exec(t, `insert into note (owner, body) values ($1, 'after')`, user)
 	rec2.waitAnswer(t, 10*time.Second, `"after"`)
@@ -364,11 +357,7 @@ func TestAReplicasOldSchemaEndsNoSubscription(t *testing.T) {
 func TestAFailureOvertakenByASchemaChangeEndsNoSubscription(t *testing.T) {
 	d := newDB(t)
 	h := d.hub(t, time.Hour)
-	rec := &recorder{}
-	if _, err := h.Subscribe(userSession(uuid.New()), resolve.Request{Query: noteSubscription}, rec); err != nil {
-		t.Fatal(err)
-	}
-	rec.waitAnswer(t, 10*time.Second, `"edges": []`)
+	rec := subscribe(t, h, uuid.New(), noteSubscription, `"edges": []`)
 	failed := resolve.LiveRefresh{Answers: []resolve.LiveAnswer{{Body: []byte(`{"data": null, "errors": [{"message": "column t1.body does not exist"}]}`), Final: true}}}
 	refresh := func(overtaken bool) {
 		t.Helper()

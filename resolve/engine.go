@@ -333,9 +333,10 @@ func unusable(conn *pgx.Conn, err error) error {
 // Execute resolves req on conn as the connection's current role and search path. When conn is inside a
 // transaction the request runs in a savepoint: a failed request is rolled back to it and the caller's
 // transaction stays usable. The session's own settings (statement_timeout among them) apply. The schema read
-// is kept for the role and search path until a change, unless the transaction has written (its own DDL is
-// then part of its schema) or reads an older snapshot (repeatable read, serializable): such a transaction's
-// every Execute reads the catalog again.
+// is kept for the role and search path until a change, unless the transaction has changed the catalog (its
+// own DDL is then part of its schema; on a database without pgreflect setup, unless it has written at all) or
+// reads an older snapshot (repeatable read, serializable): such a transaction's every Execute reads the catalog
+// again.
 func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byte {
 	var role string
 	var searchPath []string
@@ -376,10 +377,16 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 }
 
 // executeSessionSQL reads what Execute runs as, and whether the catalog the transaction sees is the one every
-// later transaction sees: not when the transaction has written (its own DDL is uncommitted) or reads a snapshot
-// older than its statements (repeatable read, serializable), which Execute then reads without keeping.
+// later transaction sees: not when the transaction reads a snapshot older than its statements (repeatable read,
+// serializable), nor when it has changed the catalog itself (uncommitted DDL, GRANT or COMMENT), which Execute
+// then reads without keeping. pgreflect setup's event trigger marks a transaction that changed the catalog
+// (pgreflect.catalog_changed); on a database without it, a transaction that has written anything is taken for
+// one that may have.
 const executeSessionSQL = `select current_user::text, current_schemas(false)::text[],
-	pg_current_xact_id_if_assigned() is null and current_setting('transaction_isolation') = 'read committed'`
+	current_setting('transaction_isolation') = 'read committed'
+	and coalesce(current_setting('pgreflect.catalog_changed', true), '') = ''
+	and (pg_current_xact_id_if_assigned() is null
+		or exists (select from pg_catalog.pg_event_trigger where evtname = 'pgreflect_watch_ddl' and evtenabled <> 'D'))`
 
 // build makes the GraphQL schema of a catalog with the engine's options. A relation that vanishes behind
 // another of the same name in an earlier schema of the search path is logged: the API gives no sign of it.

@@ -2,10 +2,13 @@ package resolve
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/pgtest"
 )
 
@@ -88,5 +91,53 @@ comment on schema public is '@graphql({"inflect_names": true})';`); err != nil {
 	}
 	if got := names(); got != "a" {
 		t.Fatalf("rows after the transaction: %s, want a", got)
+	}
+}
+
+// On a database without pgreflect setup nothing marks a transaction that changed the catalog: Execute keeps no
+// schema read in a transaction that has written anything, so a DDL rolled back leaves nothing behind, and keeps
+// the one read in a transaction that has not.
+func TestPlainDatabaseExecuteKeepsNoSchemaOfAWritingTransaction(t *testing.T) {
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, pgtest.NewDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	engine := NewEngine(Options{})
+	var user string
+	if err := conn.QueryRow(ctx, `select current_user::text`).Scan(&user); err != nil {
+		t.Fatal(err)
+	}
+	kept := func() bool {
+		_, err := engine.executed.Get(ctx, user, []string{"public"}, func(context.Context) (*gqlschema.Schema, error) {
+			return nil, errors.New("not kept")
+		})
+		return err == nil
+	}
+	inTx := func(setup, query string) string {
+		t.Helper()
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(context.Background())
+		if _, err := tx.Exec(ctx, setup); err != nil {
+			t.Fatal(err)
+		}
+		return string(engine.Execute(ctx, tx.Conn(), Request{Query: query}))
+	}
+	const ghost = `{ ghostCollection { edges { node { id } } } }`
+	if got := inTx(`create table ghost (id int primary key)`, ghost); got != `{"data": {"ghostCollection": {"edges": []}}}` {
+		t.Errorf("Execute after its transaction's own DDL: %s", got)
+	}
+	if kept() {
+		t.Fatal("a schema read in a transaction that wrote was kept")
+	}
+	if got := inTx(`select 1`, ghost); !strings.Contains(got, "Unknown field") {
+		t.Errorf("Execute after that transaction rolled back: %s", got)
+	}
+	if !kept() {
+		t.Error("a schema read in a transaction that wrote nothing was not kept")
 	}
 }

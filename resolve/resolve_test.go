@@ -3,12 +3,14 @@ package resolve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/internal/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 	"github.com/pgreflect/pgreflect/pgtest"
@@ -444,7 +446,8 @@ func TestLibraryExecuteInCallerTransaction(t *testing.T) {
 // and a session's request would run as the login role), nor outlive what only that transaction saw: its own
 // uncommitted DDL, or an old snapshot.
 func TestLibraryExecuteKeepsNoSchemaOthersMisread(t *testing.T) {
-	d := newTestDB(t, `create function whoami() returns text stable language sql as 'select current_user::text';`)
+	d := newTestDB(t, `create function whoami() returns text stable language sql as 'select current_user::text';
+		create table scratch (id int);`)
 	ctx := t.Context()
 	inTx := func(setup, query string, conn *pgx.Conn) string {
 		t.Helper()
@@ -466,6 +469,18 @@ func TestLibraryExecuteKeepsNoSchemaOthersMisread(t *testing.T) {
 	}
 	if got := d.as("anon", nil, `{ whoami }`, ""); got != `{"data": {"whoami": "anon"}}` {
 		t.Errorf("a session of anon after Execute as anon: %s", got)
+	}
+
+	// A transaction that has written rows, and not the catalog, uses the schema kept, and keeps what it reads.
+	if got := inTx("insert into scratch values (1); set local role authenticated; set local search_path = public",
+		`{ whoami }`, d.conn); got != `{"data": {"whoami": "authenticated"}}` {
+		t.Fatalf("Execute as authenticated in a transaction that has written: %s", got)
+	}
+	if _, err := d.engine.executed.Get(ctx, "authenticated", []string{"public"}, func(context.Context) (*gqlschema.Schema, error) {
+		t.Error("the schema read in a transaction that wrote rows only was not kept")
+		return nil, errors.New("not kept")
+	}); err != nil {
+		t.Log(err)
 	}
 
 	// DDL of the caller's transaction, rolled back

@@ -126,6 +126,9 @@ begin
     what := ' relations ' || pg_catalog.array_to_string(relations, ',');
   end if;
   perform pg_notify('pgreflect_schema_version', nextval('pgreflect.schema_version')::text || what);
+  -- Until the transaction ends, a schema read in it holds its own uncommitted change: the library's Execute
+  -- (resolve) reads this and keeps no schema it reads then.
+  perform pg_catalog.set_config('pgreflect.catalog_changed', 'on', true);
 end
 $$;
 revoke all on function pgreflect.bump_schema_version() from public;

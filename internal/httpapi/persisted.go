@@ -68,8 +68,16 @@ type persistedQueries struct {
 	local *lru.Cache[string, string]
 	log   *slog.Logger
 	// missing is set once the database turns out to lack the functions (set up by an older pgreflect): the
-	// server then says it does not support persisted queries, and clients send documents.
+	// server then says it does not support persisted queries, and clients send documents, until the next schema
+	// change (`pgreflect setup` adding them is one).
 	missing atomic.Bool
+}
+
+// schemaChanged has the next request ask the database again for the functions it lacked; nil: off.
+func (p *persistedQueries) schemaChanged() {
+	if p != nil {
+		p.missing.Store(false)
+	}
 }
 
 // newPersistedQueries returns the store of at most max documents, or nil when max is 0 (off).
@@ -158,7 +166,8 @@ func (p *persistedQueries) resolve(ctx context.Context, req *wireRequest) (*refu
 func (p *persistedQueries) failed(err error) (*refusal, error) {
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == "42883" { // undefined_function
 		if !p.missing.Swap(true) {
-			p.log.Warn("persisted queries are off: the database lacks pgreflect.persisted_query; run `pgreflect setup` to add it",
+			p.log.Warn("persisted queries are off: the database lacks pgreflect.persisted_query; run `pgreflect setup` to add it "+
+				"(they are back once it has)",
 				slog.Any("error", err))
 		}
 		return apqRefusal(http.StatusOK, msgPersistedQueryNotSupported, codePersistedQueryNotSupport), nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/pgreflect/pgreflect/internal/dbsetup"
 	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
 )
 
@@ -143,6 +144,34 @@ func TestPersistedQueriesOff(t *testing.T) {
 	status, body := f.post("/graphql/v1", map[string]string{"apikey": f.anon}, apqBody("", sha256Hex(apqQuery)))
 	if want := `{"errors":[{"message":"PersistedQueryNotSupported","extensions":{"code":"PERSISTED_QUERY_NOT_SUPPORTED"}}]}`; status != 200 || body != want {
 		t.Errorf("%d %s, want 200 %s", status, body, want)
+	}
+}
+
+// A database set up by an older pgreflect lacks the store's functions: the server says it does not support
+// persisted queries (so that clients send documents), and once `pgreflect setup` has added them, a schema change
+// the server follows, they are back without a restart.
+func TestPersistedQueriesComeBackWithTheirFunctions(t *testing.T) {
+	f := newFixture(t, apqSchema)
+	if _, err := f.admin.Exec(t.Context(), `drop function pgreflect.persisted_query(text);
+		drop function pgreflect.persist_query(text, text, integer)`); err != nil {
+		t.Fatal(err)
+	}
+	anon := map[string]string{"apikey": f.anon}
+	const unsupported = `{"errors":[{"message":"PersistedQueryNotSupported","extensions":{"code":"PERSISTED_QUERY_NOT_SUPPORTED"}}]}`
+	if status, body := f.post("/graphql/v1", anon, apqBody(apqQuery, sha256Hex(apqQuery))); status != 200 || body != unsupported {
+		t.Fatalf("without the functions: %d %s, want 200 %s", status, body, unsupported)
+	}
+	if err := dbsetup.Apply(t.Context(), f.admin); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() string {
+		if status, body := f.post("/graphql/v1", anon, apqBody(apqQuery, sha256Hex(apqQuery))); status != 200 || body == unsupported {
+			return fmt.Sprintf("after setup added the functions: %d %s", status, body)
+		}
+		return ""
+	})
+	if status, body := f.post("/graphql/v1", anon, apqBody("", sha256Hex(apqQuery))); status != 200 || !strings.Contains(body, "todoCollection") {
+		t.Errorf("the hash alone after setup: %d %s", status, body)
 	}
 }
 

@@ -248,7 +248,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	// The hub refreshes every subscription after a schema change, once the engine has dropped its schemas. A
 	// server that does not answer fails a poll of the schema version, and the next one tries again.
 	watch := resolve.WatchOptions{Poll: opts.PollSchema, PollTimeout: opts.PoolTimeout + rolesQueryTimeout,
-		Also: countingInvalidator{s.live, opts.Metrics}}
+		Also: countingInvalidator{s.live, opts.Metrics, s.persisted.schemaChanged}}
 	if err := engine.Start(ctx, watch); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("httpapi: %w", err)
@@ -276,24 +276,29 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// countingInvalidator counts what the schema watcher does to the engine's cache.
+// countingInvalidator counts what the schema watcher does to the engine's cache, and tells changed of every
+// change.
 type countingInvalidator struct {
 	reflect.Invalidator
 	metrics *obs.Metrics
+	changed func()
 }
 
 func (c countingInvalidator) Invalidate() {
 	c.metrics.SchemaReloaded()
+	c.changed()
 	c.Invalidator.Invalidate()
 }
 
 func (c countingInvalidator) InvalidatePrivileges() {
 	c.metrics.SchemaReloaded()
+	c.changed()
 	reflect.InvalidatePrivileges(c.Invalidator)
 }
 
 func (c countingInvalidator) InvalidateRelations(relations []uint32) {
 	c.metrics.SchemaReloaded()
+	c.changed()
 	reflect.InvalidateRelations(c.Invalidator, relations)
 }
 

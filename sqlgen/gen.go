@@ -20,6 +20,14 @@ type gen struct {
 	respelled bool
 }
 
+// newGen returns a generator whose text has room for a statement of a kilobyte to start with, rather than
+// growing to it a doubling at a time (eight copies of what was written so far).
+func newGen() *gen {
+	g := &gen{sb: &strings.Builder{}}
+	g.sb.Grow(1 << 10)
+	return g
+}
+
 func (g *gen) w(parts ...string) {
 	for _, p := range parts {
 		g.sb.WriteString(p)
@@ -126,7 +134,7 @@ type RootField struct {
 
 // Query renders root fields as one statement returning one row with one text column (jsonb text) per field.
 func Query(fields []RootField) Statement {
-	g := &gen{sb: &strings.Builder{}}
+	g := newGen()
 	g.w("select ")
 	verbatim := make([]bool, len(fields))
 	for i, f := range fields {

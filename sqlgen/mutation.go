@@ -95,7 +95,8 @@ func MutationStatement(m *Mutation) Statement {
 	if len(m.Rows) == 1 || m.OneRow && m.AtMost >= 1 {
 		return writeOne(m)
 	}
-	g := &gen{sb: &strings.Builder{}, rowCast: map[string]string{}}
+	g := newGen()
+	g.rowCast = map[string]string{}
 	a := g.alias()
 	g.w("with ")
 	lockedInOrder := m.Rows == nil && len(m.PK) > 0
@@ -183,7 +184,7 @@ func (g *gen) selected(m *Mutation, a, join string, locked bool) {
 // existing one alone; no row matched the filter) returns nothing: the statement then has no row, and
 // Statement.NoRow is its answer.
 func writeOne(m *Mutation) Statement {
-	g := &gen{sb: &strings.Builder{}}
+	g := newGen()
 	a := g.alias()
 	g.writeRows(m, a, false)
 	g.w(" returning ")

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -47,6 +49,12 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, session resolv
 	if info := obs.FromContext(r.Context()); info != nil {
 		info.Operation = kind
 	}
+	if r.Method == http.MethodGet && kind == "mutation" {
+		// As any GET (a browser's EventSource is one, and may carry the key in ?apikey=): nothing is changed.
+		w.Header().Set("Allow", "POST")
+		writeGraphQLError(w, http.StatusMethodNotAllowed, fmt.Sprintf(msgGETOnlyQueries, kind))
+		return
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // the stream lasts as long as the subscription
 	h := w.Header()
@@ -57,7 +65,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, session resolv
 	_ = rc.Flush()
 	stream := &sseStream{w: w, rc: rc, events: make(chan sseEvent, s.liveLimits.SendQueue), done: make(chan struct{})}
 	if kind != "subscription" {
-		conn, err := s.opts.Pool.Acquire(r.Context())
+		// The wait for a connection is bounded as a POST's is.
+		ctx, cancel := context.WithTimeout(r.Context(), s.opts.PoolTimeout)
+		defer cancel()
+		conn, err := s.opts.Pool.Acquire(ctx)
 		if err != nil {
 			return // the client went away, or the database did: the stream just ends
 		}

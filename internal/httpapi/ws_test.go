@@ -537,6 +537,37 @@ func TestEventStreamSubscription(t *testing.T) {
 	f.expectNoSubscriptions()
 }
 
+// A GET asking for an event stream changes nothing, as any GET: a mutation is refused with 405 and runs not. A
+// browser's EventSource sends GETs, with the key in ?apikey= if need be, so a link could otherwise write. The
+// same mutation over POST is answered as one event.
+func TestEventStreamOverGETRunsNoMutation(t *testing.T) {
+	f := newFixture(t, liveSchema)
+	if _, err := f.admin.Exec(t.Context(), `insert into todo (owner, task) values (gen_random_uuid(), 'kept')`); err != nil {
+		t.Fatal(err)
+	}
+	const mutation = `mutation { updatetodoCollection(set: {task: "changed"}, atMost: 10) { affectedCount } }`
+	q := url.Values{"query": {mutation}, "apikey": {f.service}}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.srv.URL+"/graphql/v1?"+q.Encode(), nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(string(body), "GET requests may only run queries") {
+		t.Errorf("a mutation over GET as an event stream: %d %s", resp.StatusCode, body)
+	}
+	var task string
+	if err := f.admin.QueryRow(t.Context(), `select task from todo`).Scan(&task); err != nil || task != "kept" {
+		t.Fatalf("after the GET the row holds %q (%v)", task, err)
+	}
+	status, event := f.eventStream(map[string]string{"apikey": f.service}, fmt.Sprintf(`{"query": %q}`, mutation))
+	if status != http.StatusOK || !strings.Contains(event, `"affectedCount": 1`) {
+		t.Errorf("the mutation over POST as an event stream: %d %s", status, event)
+	}
+}
+
 // TestLiveQueryResumesAfterTheDatabaseWasLost cuts every connection of the server to the database, as a
 // restart does: subscribers are told (1013, try again later), and a client that reconnects resumes with the
 // current answer.

@@ -63,7 +63,8 @@ func (r *request) planStream(sel *selection, f *gqlschema.Field, cursor json.Raw
 		}
 	}
 	op, order := "gt", "AscNullsLast"
-	if ordering, _ := raw["ordering"].(string); ordering == "DESC" {
+	// The coerced ordering: a literal DESC and a variable's "DESC" alike.
+	if coerced, _ := args["cursor"].(map[string]any); coerced["ordering"] == enumLiteral("DESC") {
 		op, order = "lt", "DescNullsLast"
 	}
 	coll := collectionOf(r.schema, f.Table)

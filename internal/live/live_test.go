@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -503,6 +504,32 @@ func TestStreamDeliversEachVisibleRowOnceInOrder(t *testing.T) {
 	}
 	if st := h.Stats(); st.Cohorts != 1 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A stream ordered DESC delivers the rows before its cursor, latest first, whether the ordering is written in
+// the document or given as a variable (the literal was read as ASC).
+func TestStreamOrderedDescending(t *testing.T) {
+	d := newDB(t)
+	h := d.hub(t, time.Hour)
+	user := uuid.New()
+	d.exec(t, `insert into note (owner, body) values ($1, 'one'), ($1, 'two'), ($1, 'three')`, user)
+	const want = `{"data": {"noteStream": [{"body": "three"}, {"body": "two"}, {"body": "one"}]}}`
+	for _, req := range []resolve.Request{
+		{Query: `subscription { noteStream(batchSize: 5, cursor: {initialValue: {id: 1000}, ordering: DESC}) { body } }`},
+		{Query: `subscription($o: StreamOrdering!) { noteStream(batchSize: 5, cursor: {initialValue: {id: 1000}, ordering: $o}) { body } }`,
+			Variables: json.RawMessage(`{"o": "DESC"}`)},
+	} {
+		rec := &recorder{}
+		if _, err := h.Subscribe(userSession(user), req, rec); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, 5*time.Second, func() string {
+			if got, _ := rec.last(); got != want {
+				return fmt.Sprintf("%s: %s, want %s", req.Query, got, want)
+			}
+			return ""
+		})
 	}
 }
 

@@ -168,6 +168,7 @@ func TestAttackReusedCode(t *testing.T) {
 		"invalid flow state, no valid flow state found")
 	wantError(t, "code nobody issued", w.exchange("3f0c7c1e-8a4b-4c55-9d4e-2a7e1f0b9c11", p.verifier), 404,
 		"flow_state_not_found", "invalid flow state, no valid flow state found")
+	wantError(t, "a code with a NUL byte", w.exchange("a\x00b", p.verifier), 400, "validation_failed", msgUnstorableText)
 	w.wantUnchanged(t, "reused and unknown codes", before)
 }
 
@@ -273,6 +274,7 @@ func TestAttackOpenRedirect(t *testing.T) {
 		"https://app.example.com:8443/after-login",
 		"https://10.0.0.1/cb",
 		"https://2130706433/cb", // a decimal-integer host
+		"https://app.example.com/after-login\xff", // not UTF-8: no flow state could hold it
 	} {
 		t.Run(target, func(t *testing.T) {
 			// Also try to overwrite what pgreflect sends to the provider.

@@ -55,6 +55,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 }
 
+// msgUnstorableText answers a value Postgres refused to store as text: the client's, with a NUL byte or bytes
+// that are not UTF-8.
+const msgUnstorableText = "Unable to process the request: a value holds a NUL byte or is not valid UTF-8"
+
 // writeError answers with err in the shape the request's API version selects. Anything that is not one of
 // our error types is logged and becomes a 500 without internals.
 func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -64,6 +68,10 @@ func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		return
 	case *apiError:
 		s.writeAPIError(w, r, e)
+		return
+	}
+	if dberr.RefusedText(err) {
+		s.writeAPIError(w, r, badRequest(codeValidationFailed, msgUnstorableText))
 		return
 	}
 	obs.Logger(r.Context(), s.log).ErrorContext(r.Context(), "auth request failed", slog.String("path", r.URL.Path), slog.Any("error", err))

@@ -73,6 +73,10 @@ func (s *Service) management(h func(w http.ResponseWriter, r *http.Request) erro
 				writeJSON(w, http.StatusBadRequest, map[string]string{"message": br.Error()})
 				return
 			}
+			if dberr.RefusedText(err) {
+				writeJSON(w, http.StatusBadRequest, map[string]string{"message": msgUnstorableText})
+				return
+			}
 			obs.Logger(r.Context(), s.log).ErrorContext(r.Context(), "management request failed", "error", err)
 			status, msg := http.StatusInternalServerError, "Internal Server Error"
 			if dberr.Unavailable(err) {

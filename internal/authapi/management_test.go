@@ -84,6 +84,10 @@ func TestManagementValidation(t *testing.T) {
 	if r := w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, "[1,2]"); r.status != http.StatusBadRequest {
 		t.Errorf("non-object body: %d", r.status)
 	}
+	if r := w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, map[string]any{"external_google_secret": "x\x00y"}); r.status != http.StatusBadRequest ||
+		r.str("message") != msgUnstorableText {
+		t.Errorf("a secret with a NUL byte: %d %s, want 400 %q", r.status, r.raw, msgUnstorableText)
+	}
 	// Nothing of the rejected requests was stored (the last one had a valid site_url next to a bad field).
 	if r := w.mgmt(w.inst, http.MethodGet, tRef, tMgmtToken, nil); r.str("site_url") != tSiteURL || r.body["jwt_exp"] != float64(3600) {
 		t.Errorf("a rejected PATCH changed the config: %s", r.raw)

@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/pgreflect/pgreflect/internal/dberr"
 )
 
 // validRedirect applies Supabase Auth's redirect allow-list rules to a redirect_to value:
@@ -13,7 +15,8 @@ import (
 //     http(s) host name with characters outside letters, digits, '-' and '.' is rejected;
 //  4. otherwise the URL without its fragment must match one of the allow-list globs (separators '.' and '/').
 func (st *settings) validRedirect(raw string) bool {
-	if raw == "" || strings.ContainsAny(raw, " \t\r\n\\") {
+	// A URL the flow state cannot store (NUL, not UTF-8) is no URL to send anyone to.
+	if raw == "" || strings.ContainsAny(raw, " \t\r\n\\") || !dberr.StorableText(raw) {
 		return false
 	}
 	u, err := url.Parse(raw)

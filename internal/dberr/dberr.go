@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/puddle/v2"
@@ -32,4 +34,18 @@ func Unavailable(err error) bool {
 		return pgErr.Code[:2] == "08" || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
 	}
 	return false
+}
+
+// StorableText reports whether Postgres can hold s as text: no NUL, and valid UTF-8 (what a UTF8 database,
+// every one pgreflect sets up, accepts). A client's value that is not is the client's mistake, to be refused
+// or passed by before it reaches the database, which would fail the statement.
+func StorableText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// RefusedText reports whether err is Postgres refusing a text value it cannot hold (NUL, or bytes that are not
+// characters of the database's encoding): a value the client sent, where no check caught it before.
+func RefusedText(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05")
 }

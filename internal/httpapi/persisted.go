@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pgreflect/pgreflect/internal/dberr"
 	"github.com/pgreflect/pgreflect/internal/obs"
 	"github.com/pgreflect/pgreflect/resolve"
 )
@@ -142,6 +143,9 @@ func (p *persistedQueries) resolve(ctx context.Context, req *wireRequest) (*refu
 		if hex.EncodeToString(sum[:]) != hash {
 			return apqRefusal(http.StatusBadRequest, msgPersistedQueryHashMismatch, codeBadRequest), nil
 		}
+		if !dberr.StorableText(req.Query) {
+			return nil, nil // not a document: its parse error follows, and nothing is stored
+		}
 		if err := p.store(ctx, hash, req.Query); err != nil {
 			return p.failed(err)
 		}
@@ -203,6 +207,9 @@ func (p *persistedQueries) lookup(ctx context.Context, hash string) (string, boo
 
 // queryDocument runs a lookup of schema pgreflect that answers a document's text or null.
 func queryDocument(ctx context.Context, pool *pgxpool.Pool, sql, key string) (string, bool, error) {
+	if !dberr.StorableText(key) {
+		return "", false, nil // no document is stored under it
+	}
 	var doc *string
 	if err := pool.QueryRow(ctx, sql, key).Scan(&doc); err != nil || doc == nil {
 		return "", false, err

@@ -175,6 +175,24 @@ func TestPersistedQueriesComeBackWithTheirFunctions(t *testing.T) {
 	}
 }
 
+// A document the store cannot hold (a NUL byte) is no document: sent with its hash it is answered as sent without
+// one, with its parse error, and nothing is stored. (Bytes that are not UTF-8 do not come through a JSON body:
+// the decoder makes them U+FFFD.)
+func TestPersistedQueriesStoreNoText(t *testing.T) {
+	f := newFixture(t, apqSchema)
+	anon := map[string]string{"apikey": f.anon}
+	const doc = "{ __typename }\x00"
+	plain, _ := json.Marshal(map[string]string{"query": doc})
+	plainStatus, want := f.post("/graphql/v1", anon, string(plain))
+	if status, body := f.post("/graphql/v1", anon, apqBody(doc, sha256Hex(doc))); status != plainStatus || body != want || status >= 500 {
+		t.Errorf("a document with a NUL byte and its hash: %d %s, want what it gets alone: %d %s", status, body, plainStatus, want)
+	}
+	var stored int
+	if err := f.admin.QueryRow(t.Context(), `select count(*) from pgreflect.persisted_queries`).Scan(&stored); err != nil || stored != 0 {
+		t.Errorf("stored documents: %d (%v)", stored, err)
+	}
+}
+
 // The store is bounded: beyond its size the least recently used document goes, and a document read again
 // counts as used.
 func TestPersistedQueriesEvictLeastRecentlyUsed(t *testing.T) {

@@ -74,6 +74,10 @@ func TestTrustedDocumentsOnly(t *testing.T) {
 		if status, got := f.post("/graphql/v1", headers, `{"doc_id":"nope"}`); status != 400 || !strings.Contains(got, `unknown document id \"nope\"`) {
 			t.Errorf("%s, unknown id: %d %s", role, status, got)
 		}
+		// An id no document can have (the database could not even compare it) is unknown as well.
+		if status, got := f.post("/graphql/v1", headers, `{"doc_id":"no\u0000pe"}`); status != 400 || !strings.Contains(got, `unknown document id`) {
+			t.Errorf("%s, an id with a NUL byte: %d %s", role, status, got)
+		}
 	}
 	if status, got := f.post("/graphql/v1", map[string]string{"apikey": f.service}, `{"query":"{ __typename }"}`); status != 200 || !strings.Contains(got, `"Query"`) {
 		t.Errorf("service_role, another document: %d %s", status, got)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -542,10 +543,26 @@ func (wc *wsConn) close(code websocket.StatusCode, reason string) {
 			for len(wc.out) > 0 && wc.ctx.Err() == nil && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
-			_ = wc.c.Close(code, reason)
+			_ = wc.c.Close(code, closeReason(reason))
 			wc.cancel()
 		}()
 	})
+}
+
+// maxCloseReason is the longest reason a close frame holds (125 bytes of payload, 2 of them the code).
+const maxCloseReason = 123
+
+// closeReason cuts reason to what a close frame holds, at a character's edge: the library sends no close at
+// all for a longer one (a client's long operation id or token error would otherwise drop the connection).
+func closeReason(reason string) string {
+	if len(reason) <= maxCloseReason {
+		return reason
+	}
+	cut := maxCloseReason
+	for cut > 0 && !utf8.RuneStart(reason[cut]) {
+		cut--
+	}
+	return reason[:cut]
 }
 
 // release forgets the connection's subscriptions once it has ended.

@@ -309,6 +309,14 @@ func TestWebSocketProtocolRules(t *testing.T) {
 				c.send(`{"id":"a","type":"subscribe","payload":{"query":"subscription { todoCollection { totalCount } }"}}`)
 			}
 		}, closeDuplicateID, "Subscriber for a already exists"},
+		// A close frame holds a reason of 123 bytes at most: a longer one is cut, rather than no close sent.
+		{"a duplicate id of 200 characters", func(c *wsClient) {
+			c.init(anonInit)
+			c.expect("connection_ack")
+			for range 2 {
+				c.send(`{"id":"` + strings.Repeat("é", 100) + `","type":"subscribe","payload":{"query":"subscription { todoCollection { totalCount } }"}}`)
+			}
+		}, closeDuplicateID, "Subscriber for " + strings.Repeat("é", 54)},
 		{"no connection_init in time", func(c *wsClient) {}, closeInitTimeout, "Connection initialisation timeout"},
 	}
 	for _, tc := range cases {

@@ -147,7 +147,7 @@ func TestVariables(t *testing.T) {
 			t.Errorf("%s\n got: %s\nwant: %s", tc.vars, got, exp)
 		}
 	}
-	for _, vars := range []string{`"x"`, `1`, `true`, `[]`} {
+	for _, vars := range []string{`"x"`, `1`, `true`, `[]`, `{"n": 1}garbage`, `{} {}`} {
 		if got := d.as("service_role", nil, `{ __typename }`, vars); got != `{"errors": [{"message": "variables must be an object"}]}` {
 			t.Errorf("variables %s: %s", vars, got)
 		}

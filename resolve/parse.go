@@ -3,6 +3,7 @@ package resolve
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 
 	"github.com/vektah/gqlparser/v2/ast"
@@ -24,7 +25,8 @@ func parse(query string, operationName string, rawVariables json.RawMessage) (*a
 		dec := json.NewDecoder(strings.NewReader(string(rawVariables)))
 		dec.UseNumber()
 		var v any
-		if err := dec.Decode(&v); err != nil {
+		// One value and nothing after it: a GET's variables parameter is not checked as a JSON body is.
+		if err := dec.Decode(&v); err != nil || dec.Decode(new(any)) != io.EOF {
 			return nil, nil, nil, errVariablesNotObject()
 		}
 		obj, ok := v.(map[string]any)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -95,6 +96,9 @@ type wsConn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	out    chan []byte
+	// unsent counts the messages queued and not yet written, the one the writer holds included: a close waits
+	// for them, where the queue's length would miss the last one taken off it.
+	unsent atomic.Int64
 
 	closeOnce sync.Once
 
@@ -497,10 +501,13 @@ func (wc *wsConn) send(msg wsMessage) {
 		data = append(data, msg.Payload...)
 	}
 	data = append(data, '}')
+	wc.unsent.Add(1)
 	select {
 	case <-wc.ctx.Done():
+		wc.unsent.Add(-1)
 	case wc.out <- data:
 	default:
+		wc.unsent.Add(-1)
 		wc.s.live.ConsumerDropped()
 		wc.close(closeTryAgainLater, wsReasonSlowConsumer)
 	}
@@ -518,6 +525,7 @@ func (wc *wsConn) write() {
 			ctx, cancel := context.WithTimeout(wc.ctx, wc.limits.KeepAlive)
 			err := wc.c.Write(ctx, websocket.MessageText, data)
 			cancel()
+			wc.unsent.Add(-1)
 			if err != nil {
 				wc.cancel()
 				return
@@ -540,7 +548,7 @@ func (wc *wsConn) close(code websocket.StatusCode, reason string) {
 		go func() {
 			// Let the writer send what is queued (the answer before an error's close, say), for a moment.
 			deadline := time.Now().Add(time.Second)
-			for len(wc.out) > 0 && wc.ctx.Err() == nil && time.Now().Before(deadline) {
+			for wc.unsent.Load() > 0 && wc.ctx.Err() == nil && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			_ = wc.c.Close(code, closeReason(reason))

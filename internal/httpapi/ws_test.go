@@ -327,6 +327,20 @@ func TestWebSocketProtocolRules(t *testing.T) {
 			c.expectClose(tc.code, tc.reason)
 		})
 	}
+	// A close comes after what was queued before it, even a message the writer had taken off the queue and not
+	// yet written: the acknowledgement of an init sent together with a duplicate id arrives before the close.
+	t.Run("the acknowledgement before a close", func(t *testing.T) {
+		const sub = `{"id":"d","type":"subscribe","payload":{"query":"subscription { todoCollection { totalCount } }"}}`
+		for range 30 {
+			c := f.dialWS()
+			c.t = t
+			c.init(anonInit)
+			c.send(sub)
+			c.send(sub)
+			c.expect("connection_ack")
+			c.expectClose(closeDuplicateID, "Subscriber for d already exists")
+		}
+	})
 	t.Run("another subprotocol", func(t *testing.T) {
 		c := f.dialWS("graphql-ws", wsProtocol+"-not")
 		c.t = t

@@ -273,7 +273,7 @@ func TestAttackOpenRedirect(t *testing.T) {
 		"http://app.example.com/after-login", // http, where the allow list says https
 		"https://app.example.com:8443/after-login",
 		"https://10.0.0.1/cb",
-		"https://2130706433/cb", // a decimal-integer host
+		"https://2130706433/cb",                   // a decimal-integer host
 		"https://app.example.com/after-login\xff", // not UTF-8: no flow state could hold it
 	} {
 		t.Run(target, func(t *testing.T) {

@@ -74,18 +74,18 @@ func newGate(pool *pgxpool.Pool, share, slowShare float64) gate {
 // keys are what a request of class counts against: a known cheap request nothing (it holds its connection for
 // a few milliseconds, so the pool's turnover serves everyone), an unknown one its client's shares, a slow one
 // also the slow operations' share.
-func (g gate) keys(r *http.Request, role string, class admission.Class, opts *Options) []admission.Key {
+func (g gate) keys(c requester, role string, class admission.Class, opts *Options) []admission.Key {
 	if class == admission.Cheap || g.limiter == nil {
 		return nil
 	}
 	var keys []admission.Key
 	if g.perClient > 0 {
-		keys = append(keys, admission.Key{Name: shareCredential + ":" + credential(r), Max: g.perClient})
+		keys = append(keys, admission.Key{Name: shareCredential + ":" + c.credential, Max: g.perClient})
 		if opts.ShareByRole {
 			keys = append(keys, admission.Key{Name: shareRole + ":" + role, Max: g.perClient})
 		}
 		if opts.ShareByAddress {
-			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			host, _, _ := net.SplitHostPort(c.address)
 			keys = append(keys, admission.Key{Name: shareAddress + ":" + host, Max: g.perClient})
 		}
 	}
@@ -97,17 +97,28 @@ func (g gate) keys(r *http.Request, role string, class admission.Class, opts *Op
 
 func (g gate) slowKey() admission.Key { return admission.Key{Name: slowOperations, Max: g.slow} }
 
+// requester is who a request counts against in the pool's shares, however it came (an HTTP request, or an
+// operation on a WebSocket, whose credentials came in connection_init).
+type requester struct {
+	credential string // the bearer token, else the API key
+	address    string // the remote address, host:port
+}
+
+func requesterOf(r *http.Request) requester {
+	return requester{credential: credentialOf(auth.APIKeyFromRequest(r), r.Header.Get("Authorization")), address: r.RemoteAddr}
+}
+
 // acquire admits the request of operation op (see Options.PoolShare and Options.SlowShare) and takes a
 // connection of g's pool, both within PoolTimeout and before the request's deadline (none when zero); the
 // connection's release gives both back and notes how long op held the connection.
-func (s *Server) acquire(r *http.Request, g gate, role string, op admission.Operation, deadline time.Time) (held, error) {
+func (s *Server) acquire(c requester, g gate, role string, op admission.Operation, deadline time.Time) (held, error) {
 	if wait := time.Now().Add(s.opts.PoolTimeout); deadline.IsZero() || wait.Before(deadline) {
 		deadline = wait
 	}
 	ctx := s.waits.until(deadline)
 	class := s.costs.Class(op)
 	h := held{s: s, op: op, leave: func() {}}
-	if keys := g.keys(r, role, class, &s.opts); len(keys) > 0 {
+	if keys := g.keys(c, role, class, &s.opts); len(keys) > 0 {
 		var err error
 		if h.leave, err = g.limiter.Admit(ctx, keys...); err != nil {
 			return held{}, err
@@ -205,44 +216,40 @@ func (w *slowWatch) stop() {
 	}
 }
 
-// credential is what the request authenticates with: the bearer token, else the API key.
-func credential(r *http.Request) string {
-	if token, ok := auth.BearerToken(r); ok {
+// credentialOf is what a client authenticates with, for its share: the bearer token of authorization, else
+// the API key.
+func credentialOf(key, authorization string) string {
+	if token, ok := auth.ParseBearer(authorization); ok {
 		return token
 	}
-	return auth.APIKeyFromRequest(r)
+	return key
 }
 
-// writeAcquireFailure answers a request that got no connection: the client's share was taken (429), every
-// connection stayed busy (503 busy), or the database could not be reached (the outage's 503).
-func (s *Server) writeAcquireFailure(w http.ResponseWriter, r *http.Request, pool *pgxpool.Pool, err error) {
-	if r.Context().Err() != nil {
-		return // the client has gone; nobody reads an answer
-	}
+// acquireFailure is why a request got no connection: the client's share was taken (429), every connection
+// stayed busy (503 busy), or the database could not be reached (the outage's 503).
+func (s *Server) acquireFailure(pool *pgxpool.Pool, err error) *failure {
 	var full *admission.Full
 	switch {
 	case errors.As(err, &full) && full.Key == slowOperations:
 		s.opts.Metrics.Refused(obs.RefusedSlowShare)
-		w.Header().Set("Retry-After", "1")
-		s.writeInternal(w, r, http.StatusServiceUnavailable, func(id string) string {
-			return fmt.Sprintf(msgSlowFull, full.Max, id)
-		}, "graphql: the slow operations' share of the pool is in use", err)
+		return &failure{status: http.StatusServiceUnavailable, retry: true, err: err,
+			what:    "graphql: the slow operations' share of the pool is in use",
+			message: func(id string) string { return fmt.Sprintf(msgSlowFull, full.Max, id) }}
 	case errors.As(err, &full):
 		s.opts.Metrics.Refused(obs.RefusedPoolShare)
 		kind, _, _ := strings.Cut(full.Key, ":")
-		w.Header().Set("Retry-After", "1")
-		s.writeInternal(w, r, http.StatusTooManyRequests, func(id string) string {
-			return fmt.Sprintf(msgShareFull, kind, full.Max, id)
-		}, "graphql: the client's share of the pool is in use", err)
+		return &failure{status: http.StatusTooManyRequests, retry: true, err: err,
+			what:    "graphql: the client's share of the pool is in use",
+			message: func(id string) string { return fmt.Sprintf(msgShareFull, kind, full.Max, id) }}
 	case errors.Is(err, context.DeadlineExceeded) && pool.Stat().AcquiredConns() >= pool.Config().MaxConns:
 		// Every connection was in use all along (else the wait was for a new connection to a server that
 		// did not answer: an outage).
 		s.opts.Metrics.Refused(obs.RefusedPoolTimeout)
-		w.Header().Set("Retry-After", "1")
-		s.writeInternal(w, r, http.StatusServiceUnavailable, func(id string) string {
-			return fmt.Sprintf(msgPoolTimeout, s.opts.PoolTimeout, id)
-		}, "graphql: no connection free in time", err)
+		return &failure{status: http.StatusServiceUnavailable, retry: true, err: err,
+			what:    "graphql: no connection free in time",
+			message: func(id string) string { return fmt.Sprintf(msgPoolTimeout, s.opts.PoolTimeout, id) }}
 	default:
-		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: acquire a connection", err)
+		return &failure{status: http.StatusServiceUnavailable, outage: true, err: err,
+			what: "graphql: acquire a connection", message: unavailableMessage}
 	}
 }

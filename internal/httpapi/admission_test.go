@@ -123,6 +123,65 @@ func TestPoolShareKeepsConnectionsForOthers(t *testing.T) {
 	}
 }
 
+// A WebSocket's queries and an event stream's query count against their client's share as a POST's do, and
+// wait no longer than PoolTimeout. Four slow queries on one anon socket take two of the four connections and
+// two are refused with the share's message, while service_role's cheap request is answered at once and the
+// socket stays open; a slow anon query asking for an event stream meanwhile is refused 429, before its stream
+// starts, as a POST is.
+func TestPoolShareCountsEveryTransport(t *testing.T) {
+	f := newFixtureOn(t, pgtest.NewDB(t), slowSchema, 4, Options{PoolShare: 0.5, PoolTimeout: time.Second})
+	postGraphQL(t, f.srv.URL, f.anon, cheapQuery)
+	postGraphQL(t, f.srv.URL, f.service, cheapQuery)
+	c := f.dialWS()
+	c.init(fmt.Sprintf(`{"apikey":%q}`, f.anon))
+	c.expect("connection_ack")
+	for i := range 4 {
+		c.send(fmt.Sprintf(`{"id":"slow%d","type":"subscribe","payload":{"query":"{ slow }"}}`, i))
+	}
+	time.Sleep(300 * time.Millisecond) // for them to take their connections
+	start := time.Now()
+	status, body, _ := postGraphQL(t, f.srv.URL, f.service, cheapQuery)
+	if elapsed := time.Since(start); elapsed > 500*time.Millisecond {
+		t.Errorf("service_role's cheap request took %s while anon's socket ran slow queries", elapsed)
+	}
+	if status != 200 || body != cheapData {
+		t.Errorf("service_role's cheap request: %d %s", status, body)
+	}
+	const share = "Too many concurrent requests of this API key or token: at most 2 of them may use the database at once"
+	status, event := f.eventStream(map[string]string{"apikey": f.anon}, slowQuery)
+	if status != 429 || !strings.Contains(event, share) {
+		t.Errorf("a slow anon query as an event stream: %d %s\nwant 429 %s", status, event, share)
+	}
+	answered, refused := 0, 0
+	for answered+refused < 4 {
+		m := c.message()
+		switch m.Type {
+		case "next":
+			if string(m.Payload) != `{"data": {"slow": 1}}` {
+				t.Errorf("answer of %s: %s", m.ID, m.Payload)
+			}
+			answered++
+		case "error":
+			if !strings.Contains(string(m.Payload), share) {
+				t.Errorf("error of %s: %s", m.ID, m.Payload)
+			}
+			refused++
+		}
+	}
+	if answered != 2 || refused != 2 {
+		t.Errorf("the socket's slow queries: %d answered and %d refused, want 2 and 2", answered, refused)
+	}
+	c.send(`{"id":"after","type":"subscribe","payload":{"query":"{ tCollection { edges { node { id } } } }"}}`)
+	for {
+		if m := c.message(); m.ID == "after" {
+			if m.Type != "next" || string(m.Payload) != cheapData {
+				t.Errorf("a query after the refusals: %+v %s", m, m.Payload)
+			}
+			break
+		}
+	}
+}
+
 // With ShareByAddress one client address holds at most its share too, whatever keys it sends: 127.0.0.2's
 // slow requests with two keys take two connections and its third waits, while 127.0.0.1 is answered at once.
 func TestPoolShareByAddress(t *testing.T) {

@@ -115,6 +115,9 @@ func TestFrozenPrimaryIsOne503InTime(t *testing.T) {
 	if status, body, _ := postGraphQL(t, f.srv.URL, f.anon, query); status != 200 {
 		t.Fatalf("before the freeze: %d %s", status, body)
 	}
+	socket := f.dialWS()
+	socket.init(fmt.Sprintf(`{"apikey":%q}`, f.anon))
+	socket.expect("connection_ack")
 	thaw := pgtest.Freeze(t, cluster)
 	// Statement timeout 1s + grace 2s, or pool timeout 2s for a new connection; 2s of slack for a loaded machine.
 	const within = 5 * time.Second
@@ -128,6 +131,22 @@ func TestFrozenPrimaryIsOne503InTime(t *testing.T) {
 		if want := `{"data":null,"errors":[{"message":"Database unavailable (request id ` + id + `)"}]}`; status != 503 || body != want {
 			t.Errorf("request %d while frozen: %d %s, want 503 %s", i, status, body, want)
 		}
+	}
+	// A query asking for an event stream gets the same answer, not a stream that says nothing; one on a
+	// WebSocket closes it with 1013, on which graphql-ws clients reconnect.
+	start := time.Now()
+	status, body := f.eventStream(map[string]string{"apikey": f.anon}, query)
+	if elapsed := time.Since(start); elapsed > within {
+		t.Errorf("an event stream's query while frozen answered after %s, want within %s", elapsed, within)
+	}
+	if want := `{"data":null,"errors":[{"message":"Database unavailable (request id `; status != 503 || !strings.HasPrefix(body, want) {
+		t.Errorf("an event stream's query while frozen: %d %s, want 503 %s...", status, body, want)
+	}
+	start = time.Now()
+	socket.send(`{"id":"q","type":"subscribe","payload":` + query + `}`)
+	socket.expectClose(closeTryAgainLater, wsReasonUnavailable)
+	if elapsed := time.Since(start); elapsed > within {
+		t.Errorf("a WebSocket's query while frozen ended after %s, want within %s", elapsed, within)
 	}
 	thaw()
 	testenv.Eventually(t, 15*time.Second, func() string {

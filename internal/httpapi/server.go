@@ -471,38 +471,12 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 		writeGraphQLError(w, http.StatusMethodNotAllowed, fmt.Sprintf(msgGETOnlyQueries, op))
 		return
 	}
-	g := s.gates[src.Replica]
-	// Answer logs nothing with the request id (this handler does, from its errors): no resolve.WithRequestID.
-	ctx, span := s.startExecute(r.Context(), op, req.OperationName, src.Replica > 0)
-	defer span.End()
-	session.ApplicationName = applicationName(span)
-	if s.opts.TraceStatements {
-		ctx = resolve.WithTracedStatements(ctx)
-	}
-	var deadline time.Time
-	if s.opts.RequestTimeout > 0 {
-		// The wait for a connection and the engine's statements each apply it in the context they make anyway.
-		deadline = time.Now().Add(s.opts.RequestTimeout)
-		ctx = resolve.WithDeadline(ctx, deadline)
-	}
-	held, err := s.acquire(r, g, session.Role, s.costs.Operation(req.Query, req.OperationName), deadline)
-	if err != nil {
-		s.writeAcquireFailure(w, r, g.pool, err)
-		return
-	}
-	defer held.release()
-	body, err := src.Engine.Answer(ctx, held.conn.Conn(), session, req)
+	body, failed := s.answerOnce(r.Context(), requesterOf(r), src, op, session, req)
 	switch {
-	case err == nil:
+	case failed != nil:
+		s.writeFailure(w, r, failed)
+	case body != nil:
 		s.writeAnswer(w, r, body)
-	case r.Context().Err() != nil:
-		// The client has gone; nobody reads an answer.
-	case errors.Is(err, resolve.ErrUnavailable):
-		// The database went away or did not answer in time: the outage's one answer, whatever pgx made of it.
-		s.writeInternal(w, r, http.StatusServiceUnavailable, unavailableMessage, "graphql: database unavailable during the request", err)
-	default:
-		// Not the client's doing and not an outage: a 500, never a 200 that looks like a GraphQL result.
-		s.writeInternal(w, r, http.StatusInternalServerError, resolve.InternalErrorMessage, "graphql: internal error", err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -55,6 +54,20 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, session resolv
 		writeGraphQLError(w, http.StatusMethodNotAllowed, fmt.Sprintf(msgGETOnlyQueries, kind))
 		return
 	}
+	var once []byte
+	if kind != "subscription" {
+		// Answered before the stream starts, so that a failure has its status as over a plain POST or GET; it is
+		// admitted, routed and bounded as they are.
+		_, src := s.engine.Route(req)
+		body, failed := s.answerOnce(r.Context(), requesterOf(r), src, kind, session, req)
+		if failed != nil {
+			s.writeFailure(w, r, failed)
+		}
+		if body == nil {
+			return
+		}
+		once = body
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // the stream lasts as long as the subscription
 	h := w.Header()
@@ -64,17 +77,8 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request, session resolv
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
 	stream := &sseStream{w: w, rc: rc, events: make(chan sseEvent, s.liveLimits.SendQueue), done: make(chan struct{})}
-	if kind != "subscription" {
-		// The wait for a connection is bounded as a POST's is.
-		ctx, cancel := context.WithTimeout(r.Context(), s.opts.PoolTimeout)
-		defer cancel()
-		conn, err := s.opts.Pool.Acquire(ctx)
-		if err != nil {
-			return // the client went away, or the database did: the stream just ends
-		}
-		body := s.engine.ExecuteAs(resolve.WithRequestID(r.Context(), obs.RequestID(r.Context())), conn.Conn(), session, req)
-		conn.Release()
-		stream.write(sseEvent{name: "next", data: body})
+	if once != nil {
+		stream.write(sseEvent{name: "next", data: once})
 		stream.write(sseEvent{name: "complete"})
 		return
 	}

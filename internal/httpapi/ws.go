@@ -105,8 +105,10 @@ type wsConn struct {
 	mu      sync.Mutex
 	session *resolve.Session // set by connection_init
 	key     string           // the API key connection_init authenticated with
-	ops     map[string]*wsOperation
-	expiry  *time.Timer
+	// requester is who the connection's queries and mutations count against in the pool's shares.
+	requester requester
+	ops       map[string]*wsOperation
+	expiry    *time.Timer
 }
 
 // wsOperation is one running operation of a connection.
@@ -271,6 +273,7 @@ func (wc *wsConn) connectionInit(payload json.RawMessage) bool {
 	}
 	wc.mu.Lock()
 	wc.session, wc.key = &session, key
+	wc.requester = requester{credential: credentialOf(key, authorization), address: wc.r.RemoteAddr}
 	wc.armExpiryLocked(session)
 	wc.mu.Unlock()
 	// The request log line of the connection, written when it ends, names its role.
@@ -307,7 +310,8 @@ func (wc *wsConn) renewToken(payload json.RawMessage) (renewed, ok bool) {
 	}
 	// The connection's key stays the one it was opened with when the ping names none.
 	ctx, span := wc.s.startSpan(wc.ctx, "authenticate")
-	session, status, msg, err := wc.s.authenticateCredentials(ctx, cmp.Or(creds.key(), wc.key), creds.authorization())
+	key := cmp.Or(creds.key(), wc.key)
+	session, status, msg, err := wc.s.authenticateCredentials(ctx, key, creds.authorization())
 	endAuthenticate(span, session, status, err)
 	switch {
 	case err != nil:
@@ -322,6 +326,7 @@ func (wc *wsConn) renewToken(payload json.RawMessage) (renewed, ok bool) {
 	}
 	wc.mu.Lock()
 	wc.session = &session
+	wc.requester.credential = credentialOf(key, creds.authorization())
 	wc.armExpiryLocked(session)
 	wc.mu.Unlock()
 	return true, true
@@ -359,7 +364,7 @@ func (wc *wsConn) subscribe(msg wsMessage) bool {
 	}
 	op := &wsOperation{}
 	wc.ops[msg.ID] = op
-	session := *wc.session
+	session, requester := *wc.session, wc.requester
 	wc.mu.Unlock()
 
 	// What the operation names is looked up, and under trusted_documents = "only" its text must be trusted, as
@@ -388,7 +393,7 @@ func (wc *wsConn) subscribe(msg wsMessage) bool {
 	}
 	if kind != "subscription" {
 		// A query or mutation over the socket is answered once, as over HTTP.
-		go wc.executeOnce(msg.ID, session, req)
+		go wc.executeOnce(msg.ID, requester, session, req)
 		return true
 	}
 	sub, err := wc.s.live.Subscribe(session, req, &wsSink{wc: wc, id: msg.ID})
@@ -409,22 +414,23 @@ func (wc *wsConn) subscribe(msg wsMessage) bool {
 	return true
 }
 
-// executeOnce answers a query or mutation sent over the socket, then completes it.
-func (wc *wsConn) executeOnce(id string, session resolve.Session, req resolve.Request) {
-	conn, err := wc.s.opts.Pool.Acquire(wc.ctx)
-	if err != nil {
-		if wc.ctx.Err() == nil {
-			wc.close(closeTryAgainLater, wsReasonUnavailable)
-		}
-		return
-	}
-	defer conn.Release()
-	body := wc.s.engine.ExecuteAs(wc.ctx, conn.Conn(), session, req)
-	if conn.Conn().IsClosed() {
+// executeOnce answers a query or mutation sent over the socket, then completes it. It is admitted, routed and
+// bounded as over HTTP: the operations of one socket count against its client's share of the pool.
+func (wc *wsConn) executeOnce(id string, c requester, session resolve.Session, req resolve.Request) {
+	kind, src := wc.s.engine.Route(req)
+	body, failed := wc.s.answerOnce(wc.ctx, c, src, string(kind), session, req)
+	switch {
+	case failed != nil && failed.outage:
+		// As when connection_init cannot read the roles: graphql-ws clients reconnect after 1013.
+		wc.s.logFailure(wc.r.Context(), failed)
 		wc.close(closeTryAgainLater, wsReasonUnavailable)
-		return
-	}
-	if wc.forget(id) {
+	case failed != nil:
+		// The operation's error (a share in use, every connection busy, a bug); the others go on.
+		wc.s.logFailure(wc.r.Context(), failed)
+		if wc.forget(id) {
+			wc.sendErrors(id, failed.message(obs.RequestID(wc.r.Context())))
+		}
+	case body != nil && wc.forget(id):
 		wc.sendResult(id, body)
 		wc.send(wsMessage{ID: id, Type: "complete"})
 	}

@@ -262,6 +262,16 @@ func (c *wsClient) expectClose(code websocket.StatusCode, reason string) {
 	}
 }
 
+// message reads the next message, whatever its type; the connection must stay open.
+func (c *wsClient) message() wsMessage {
+	c.t.Helper()
+	m, code, reason := c.next()
+	if code != 0 {
+		c.t.Fatalf("closed with %d %q, want a message", code, reason)
+	}
+	return m
+}
+
 func (c *wsClient) expect(typ string) wsMessage {
 	c.t.Helper()
 	m, code, reason := c.next()

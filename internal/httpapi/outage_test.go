@@ -11,8 +11,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/pgreflect/pgreflect/internal/console"
 	"github.com/pgreflect/pgreflect/internal/devtools/testenv"
+	"github.com/pgreflect/pgreflect/internal/schemaview"
 	"github.com/pgreflect/pgreflect/pgtest"
 	"github.com/pgreflect/pgreflect/resolve"
 )
@@ -155,6 +158,40 @@ func TestFrozenPrimaryIsOne503InTime(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// The console's Schema pages read the database under the request's budget too: while the primary is frozen a
+// page is answered 503 in time instead of waiting for as long as the freeze lasts.
+func TestFrozenPrimaryConsoleSchemaPageInTime(t *testing.T) {
+	cluster := pgtest.StartCluster(t)
+	url := cluster.URL("postgres")
+	pool, err := pgxpool.New(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	view := schemaview.New(schemaview.Options{Pool: pool, SearchPath: []string{"public"}})
+	const budget = 2 * time.Second
+	f := newFixtureEngine(t, url, `create table t(id int primary key); grant select on t to anon;`, 0,
+		Options{RequestTimeout: budget, Console: console.Handler(console.Options{AnonKey: "anon", Schema: view})},
+		resolve.Options{})
+	page := func() (int, string) {
+		resp, body := f.send(http.MethodGet, "/console/api/schema/graphql?role=anon", nil, nil, nil)
+		return resp.StatusCode, body
+	}
+	if status, body := page(); status != 200 || !strings.Contains(body, "tCollection") {
+		t.Fatalf("before the freeze: %d %s", status, body)
+	}
+	thaw := pgtest.Freeze(t, cluster)
+	defer thaw()
+	start := time.Now()
+	status, body := page()
+	if elapsed := time.Since(start); elapsed > budget+2*time.Second {
+		t.Errorf("the page while frozen answered after %s, with a budget of %s", elapsed, budget)
+	}
+	if status != http.StatusServiceUnavailable || !strings.Contains(body, "reading the schema failed") {
+		t.Errorf("the page while frozen: %d %s", status, body)
+	}
 }
 
 // RequestTimeout bounds a request's database work whatever its role's statement timeout, none here: a

@@ -68,7 +68,7 @@ type Options struct {
 	// PoolTimeout bounds a request's wait for a database connection (a free one, or a new one connecting),
 	// as PostgREST's db-pool-acquisition-timeout does; default DefaultPoolTimeout.
 	PoolTimeout time.Duration
-	// RequestTimeout bounds all of a request's database work on /graphql/v1, /auth/v1 and /v1, whatever its
+	// RequestTimeout bounds all of a request's database work on /graphql/v1, /auth/v1, /v1 and /console, whatever its
 	// role's statement timeout (the stack passes most of the HTTP write timeout, after which no answer can be
 	// written); 0: no bound of its own.
 	RequestTimeout time.Duration
@@ -364,8 +364,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	// Browsers call the API and the auth routes from any origin; the console and the management API are not
 	// for cross-origin use.
-	if s.opts.RequestTimeout > 0 && (strings.HasPrefix(r.URL.Path, "/auth/v1/") || strings.HasPrefix(r.URL.Path, "/v1/")) {
-		// The auth service and the management API wait on their database under the request's budget too.
+	if s.opts.RequestTimeout > 0 && (strings.HasPrefix(r.URL.Path, "/auth/v1/") || strings.HasPrefix(r.URL.Path, "/v1/") ||
+		strings.HasPrefix(r.URL.Path, "/console/")) {
+		// The auth service, the management API and the console's Schema pages wait on their database under the
+		// request's budget too.
 		ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
 		defer cancel()
 		r = r.WithContext(ctx)

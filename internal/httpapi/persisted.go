@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -64,7 +65,10 @@ const (
 // in table pgreflect.persisted_queries (dbsetup) so that every instance knows what one was sent, at most max of
 // them, the least recently used evicted first.
 type persistedQueries struct {
-	pool  *pgxpool.Pool
+	pool *pgxpool.Pool
+	// wait bounds a lookup or a store, its wait for a connection included: a database that does not answer
+	// must not hold the request longer.
+	wait  time.Duration
 	max   int
 	local *lru.Cache[string, string]
 	log   *slog.Logger
@@ -82,7 +86,7 @@ func (p *persistedQueries) schemaChanged() {
 }
 
 // newPersistedQueries returns the store of at most max documents, or nil when max is 0 (off).
-func newPersistedQueries(pool *pgxpool.Pool, max int, log *slog.Logger) *persistedQueries {
+func newPersistedQueries(pool *pgxpool.Pool, max int, wait time.Duration, log *slog.Logger) *persistedQueries {
 	if max <= 0 {
 		return nil
 	}
@@ -90,7 +94,7 @@ func newPersistedQueries(pool *pgxpool.Pool, max int, log *slog.Logger) *persist
 	if err != nil {
 		panic(err) // a positive size
 	}
-	return &persistedQueries{pool: pool, max: max, local: local, log: log}
+	return &persistedQueries{pool: pool, wait: wait, max: max, local: local, log: log}
 }
 
 // apqExtension is the part of a request's extensions the protocol uses.
@@ -195,7 +199,7 @@ func (p *persistedQueries) lookup(ctx context.Context, hash string) (string, boo
 	if doc, ok := p.local.Get(hash); ok {
 		return doc, true, nil
 	}
-	doc, found, err := queryDocument(ctx, p.pool, `select pgreflect.persisted_query($1)`, hash)
+	doc, found, err := queryDocument(ctx, p.pool, p.wait, `select pgreflect.persisted_query($1)`, hash)
 	if err != nil {
 		return "", false, fmt.Errorf("read persisted query: %w", err)
 	}
@@ -205,11 +209,13 @@ func (p *persistedQueries) lookup(ctx context.Context, hash string) (string, boo
 	return doc, found, nil
 }
 
-// queryDocument runs a lookup of schema pgreflect that answers a document's text or null.
-func queryDocument(ctx context.Context, pool *pgxpool.Pool, sql, key string) (string, bool, error) {
+// queryDocument runs a lookup of schema pgreflect that answers a document's text or null, within wait.
+func queryDocument(ctx context.Context, pool *pgxpool.Pool, wait time.Duration, sql, key string) (string, bool, error) {
 	if !dberr.StorableText(key) {
 		return "", false, nil // no document is stored under it
 	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	var doc *string
 	if err := pool.QueryRow(ctx, sql, key).Scan(&doc); err != nil || doc == nil {
 		return "", false, err
@@ -222,6 +228,8 @@ func (p *persistedQueries) store(ctx context.Context, hash, doc string) error {
 	if _, ok := p.local.Get(hash); ok {
 		return nil // stored by this instance already
 	}
+	ctx, cancel := context.WithTimeout(ctx, p.wait)
+	defer cancel()
 	if _, err := p.pool.Exec(ctx, `select pgreflect.persist_query($1, $2, $3)`, hash, doc, p.max); err != nil {
 		return fmt.Errorf("store persisted query: %w", err)
 	}

@@ -178,8 +178,9 @@ type assumableRoles struct {
 // fresh reports whether r is there and not expired.
 func (r *assumableRoles) fresh() bool { return r != nil && time.Now().Before(r.expires) }
 
-// rolesQueryTimeout bounds the query of the assumable roles, once it has a connection.
-const rolesQueryTimeout = 2 * time.Second
+// lookupTimeout bounds a small query of the server's own once it has a connection: the assumable roles, a
+// trusted document, a persisted query.
+const lookupTimeout = 2 * time.Second
 
 // rolesTTL bounds how long a change of role membership (which no event trigger announces) takes to show.
 const rolesTTL = 10 * time.Second
@@ -215,7 +216,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s := &Server{opts: opts, log: opts.Logger, engine: engine, mux: http.NewServeMux(),
 		tokens: auth.NewTokenCache(opts.Keys, 4096), costs: admission.NewCosts(rememberedOperations, opts.SlowThreshold),
 		anyOrigin: anyOrigin, exposeHeaders: exposeHeaders, preflight: preflight, version: []string{opts.BuildVersion},
-		liveLimits: opts.LiveLimits.withDefaults(), persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.Logger)}
+		liveLimits: opts.LiveLimits.withDefaults(), persisted: newPersistedQueries(opts.Pool, opts.PersistedQueries, opts.PoolTimeout+lookupTimeout, opts.Logger)}
 	s.waits.tick = waitTick
 	if err := opts.Pool.QueryRow(ctx, "select session_user::text").Scan(&s.loginRole); err != nil {
 		return nil, fmt.Errorf("httpapi: read the login role: %w", err)
@@ -224,7 +225,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.tracer = opts.TracerProvider.Tracer(tracerName)
 	}
 	var err error
-	if s.trusted, err = newTrustedDocuments(ctx, opts.Pool, opts.TrustedDocuments); err != nil {
+	if s.trusted, err = newTrustedDocuments(ctx, opts.Pool, opts.TrustedDocuments, opts.PoolTimeout+lookupTimeout); err != nil {
 		return nil, err
 	}
 	liveOpts := live.Options{Engine: s.engine, Pool: opts.Pool, PollInterval: s.liveLimits.PollInterval,
@@ -247,7 +248,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	// The hub refreshes every subscription after a schema change, once the engine has dropped its schemas. A
 	// server that does not answer fails a poll of the schema version, and the next one tries again.
-	watch := resolve.WatchOptions{Poll: opts.PollSchema, PollTimeout: opts.PoolTimeout + rolesQueryTimeout,
+	watch := resolve.WatchOptions{Poll: opts.PollSchema, PollTimeout: opts.PoolTimeout + lookupTimeout,
 		Also: countingInvalidator{s.live, opts.Metrics, s.persisted.schemaChanged}}
 	if err := engine.Start(ctx, watch); err != nil {
 		s.Close()
@@ -547,10 +548,10 @@ func (s *Server) mayAssume(ctx context.Context, role string) (bool, error) {
 }
 
 // readRoles reads the roles the login role may switch to, within PoolTimeout for a connection and
-// rolesQueryTimeout for the query: a refresh holds every request that needs it, and a server that does not
+// lookupTimeout for the query: a refresh holds every request that needs it, and a server that does not
 // answer must not hold them longer.
 func (s *Server) readRoles(ctx context.Context) (*assumableRoles, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.PoolTimeout+rolesQueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.opts.PoolTimeout+lookupTimeout)
 	defer cancel()
 	rows, err := s.opts.Pool.Query(ctx, `select rolname::text from pg_roles
 		where pg_has_role(current_user, oid, 'MEMBER') and not rolsuper`)

@@ -54,11 +54,12 @@ const trustedTTL = 30 * time.Second
 type trustedDocuments struct {
 	TrustedDocuments
 	pool  *pgxpool.Pool
+	wait  time.Duration // bounds a lookup, its wait for a connection included
 	known *expirable.LRU[string, string]
 }
 
 // newTrustedDocuments checks that the database has the table when the mode needs it.
-func newTrustedDocuments(ctx context.Context, pool *pgxpool.Pool, cfg TrustedDocuments) (*trustedDocuments, error) {
+func newTrustedDocuments(ctx context.Context, pool *pgxpool.Pool, cfg TrustedDocuments, wait time.Duration) (*trustedDocuments, error) {
 	if cfg.Mode == "" {
 		cfg.Mode = TrustedOff
 	}
@@ -72,7 +73,7 @@ func newTrustedDocuments(ctx context.Context, pool *pgxpool.Pool, cfg TrustedDoc
 	if !present {
 		return nil, errors.New("httpapi: trusted documents are on but the database lacks pgreflect.trusted_document: run `pgreflect setup`")
 	}
-	return &trustedDocuments{TrustedDocuments: cfg, pool: pool,
+	return &trustedDocuments{TrustedDocuments: cfg, pool: pool, wait: wait,
 		known: expirable.NewLRU[string, string](localPersistedEntries, nil, trustedTTL)}, nil
 }
 
@@ -81,7 +82,7 @@ func (t *trustedDocuments) lookup(ctx context.Context, key string) (string, bool
 	if doc, ok := t.known.Get(key); ok {
 		return doc, true, nil
 	}
-	doc, found, err := queryDocument(ctx, t.pool, `select pgreflect.trusted_document($1)`, key)
+	doc, found, err := queryDocument(ctx, t.pool, t.wait, `select pgreflect.trusted_document($1)`, key)
 	if err != nil {
 		return "", false, fmt.Errorf("read trusted document: %w", err)
 	}

@@ -29,6 +29,7 @@ type cacheKey struct {
 	generation uint64
 	role       string
 	searchPath string
+	snapshot   string
 }
 
 type cacheEntry[V any] struct {
@@ -133,8 +134,15 @@ func (c *Cache[V]) Generation() uint64 {
 // shared with another caller that failed because that caller's context was cancelled (its client went away)
 // is run again for this one.
 func (c *Cache[V]) Get(ctx context.Context, role string, searchPath []string, load func(context.Context) (V, error)) (V, error) {
+	return c.GetInSnapshot(ctx, "", role, searchPath, load)
+}
+
+// GetInSnapshot is Get for a value read in the database snapshot snapshot (pg_current_snapshot()'s text), which
+// a transaction of repeatable read or serializable keeps to its end: two reads in equal snapshots see the same
+// committed catalog, whatever changed since.
+func (c *Cache[V]) GetInSnapshot(ctx context.Context, snapshot, role string, searchPath []string, load func(context.Context) (V, error)) (V, error) {
 	for {
-		v, theirs, err := c.get(ctx, role, searchPath, load)
+		v, theirs, err := c.get(ctx, cacheKey{role: role, searchPath: strings.Join(searchPath, ","), snapshot: snapshot}, load)
 		// Only a cancellation: a load cut by its deadline met a server that did not answer, which the
 		// waiters should hear about at once rather than wait as long again.
 		if theirs && ctx.Err() == nil && errors.Is(err, context.Canceled) {
@@ -144,10 +152,11 @@ func (c *Cache[V]) Get(ctx context.Context, role string, searchPath []string, lo
 	}
 }
 
-// get is one try of Get; theirs reports whether the load ran for another caller.
-func (c *Cache[V]) get(ctx context.Context, role string, searchPath []string, load func(context.Context) (V, error)) (V, bool, error) {
+// get is one try of Get for key, whose generation it sets; theirs reports whether the load ran for another
+// caller.
+func (c *Cache[V]) get(ctx context.Context, key cacheKey, load func(context.Context) (V, error)) (V, bool, error) {
 	c.mu.Lock()
-	key := cacheKey{generation: c.generation, role: role, searchPath: strings.Join(searchPath, ",")}
+	key.generation = c.generation
 	c.tick++
 	if e, ok := c.entries[key]; ok {
 		e.lastUsed = c.tick

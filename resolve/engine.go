@@ -118,8 +118,11 @@ type Engine struct {
 	// executed are the schemas Execute read as a connection's role, apart from the sessions' (whose prelude sets
 	// the role: a schema kept here has none).
 	executed *reflect.Cache[*gqlschema.Schema]
-	compiled *compiledCache
-	version  atomic.Pointer[gqlschema.Version]
+	// snapshotted are the schemas Execute read in a snapshot that a transaction keeps (repeatable read,
+	// serializable), by the snapshot: a transaction's later calls share its first one's.
+	snapshotted *reflect.Cache[*gqlschema.Schema]
+	compiled    *compiledCache
+	version     atomic.Pointer[gqlschema.Version]
 	// multiplexedAfter is when (Unix nanoseconds) live refreshes may try one statement per cohort again, after the
 	// database answered that it has no pgreflect.live_refresh for the login role.
 	multiplexedAfter atomic.Int64
@@ -170,7 +173,7 @@ func NewEngine(opts Options) *Engine {
 	opts.AnswerGrace = cmp.Or(opts.AnswerGrace, 2*time.Second)
 	e := &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize),
 		catalogs: newCatalogReads(), builds: reflect.NewCache[*gqlschema.Schema](opts.CacheSize),
-		executed: reflect.NewCache[*gqlschema.Schema](opts.CacheSize), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes),
+		executed: reflect.NewCache[*gqlschema.Schema](opts.CacheSize), snapshotted: reflect.NewCache[*gqlschema.Schema](snapshottedSchemas), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes),
 		operations: newOperationKinds()}
 	for _, pool := range opts.Replicas {
 		replica := opts
@@ -208,6 +211,7 @@ func (e *Engine) InvalidatePrivileges() {
 	e.builds.Invalidate()
 	e.schemas.Invalidate()
 	e.executed.Invalidate()
+	e.snapshotted.Invalidate()
 	e.compiled.purge()
 	e.replicasChanged()
 }
@@ -219,6 +223,7 @@ func (e *Engine) InvalidateRelations(relations []uint32) {
 	e.builds.Invalidate()
 	e.schemas.Invalidate()
 	e.executed.Invalidate()
+	e.snapshotted.Invalidate()
 	e.compiled.purge()
 	e.replicasChanged()
 }
@@ -236,6 +241,7 @@ func (e *Engine) forget() {
 	e.builds.Invalidate()
 	e.schemas.Invalidate()
 	e.executed.Invalidate()
+	e.snapshotted.Invalidate()
 	e.compiled.purge()
 }
 
@@ -330,18 +336,22 @@ func unusable(conn *pgx.Conn, err error) error {
 	return err
 }
 
+// snapshottedSchemas bounds the schemas kept for transactions of repeatable read or serializable: a few
+// transactions at once, each of whose schemas may be large.
+const snapshottedSchemas = 4
+
 // Execute resolves req on conn as the connection's current role and search path. When conn is inside a
 // transaction the request runs in a savepoint: a failed request is rolled back to it and the caller's
 // transaction stays usable. The session's own settings (statement_timeout among them) apply. The schema read
-// is kept for the role and search path until a change, unless the transaction has changed the catalog (its
-// own DDL is then part of its schema; on a database without pgreflect setup, unless it has written at all) or
-// reads an older snapshot (repeatable read, serializable): such a transaction's every Execute reads the catalog
-// again.
+// is kept for the role and search path until a change. A transaction that reads a snapshot of its own
+// (repeatable read, serializable) keeps what it reads for its later calls, by the snapshot. A transaction that
+// has changed the catalog (its own DDL is then part of its schema; on a database without pgreflect setup, one
+// that has written at all) keeps nothing: its every Execute reads the catalog again.
 func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byte {
-	var role string
+	var role, snapshot string
 	var searchPath []string
-	var current bool
-	if err := conn.QueryRow(ctx, executeSessionSQL).Scan(&role, &searchPath, &current); err != nil {
+	var readCommitted, unchanged bool
+	if err := conn.QueryRow(ctx, executeSessionSQL).Scan(&role, &searchPath, &readCommitted, &unchanged, &snapshot); err != nil {
 		return errorsOnly(e.internal(ctx, err))
 	}
 	load := func(ctx context.Context) (*gqlschema.Schema, error) {
@@ -353,9 +363,12 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 	}
 	var schema *gqlschema.Schema
 	var err error
-	if current || conn.PgConn().TxStatus() == 'I' {
+	switch {
+	case conn.PgConn().TxStatus() == 'I' || readCommitted && unchanged:
 		schema, err = e.executed.Get(ctx, role, searchPath, load)
-	} else {
+	case unchanged:
+		schema, err = e.snapshotted.GetInSnapshot(ctx, snapshot, role, searchPath, load)
+	default:
 		schema, err = load(ctx)
 	}
 	if err != nil {
@@ -376,17 +389,18 @@ func (e *Engine) Execute(ctx context.Context, conn *pgx.Conn, req Request) []byt
 	return body
 }
 
-// executeSessionSQL reads what Execute runs as, and whether the catalog the transaction sees is the one every
-// later transaction sees: not when the transaction reads a snapshot older than its statements (repeatable read,
-// serializable), nor when it has changed the catalog itself (uncommitted DDL, GRANT or COMMENT), which Execute
-// then reads without keeping. pgreflect setup's event trigger marks a transaction that changed the catalog
-// (pgreflect.catalog_changed); on a database without it, a transaction that has written anything is taken for
-// one that may have.
+// executeSessionSQL reads what Execute runs as, and whether the catalog the transaction sees is one that others
+// see: whether each statement reads the latest (read committed) or the transaction keeps one snapshot
+// (repeatable read, serializable: the snapshot, then); and whether the transaction has not changed the catalog
+// itself (uncommitted DDL, GRANT or COMMENT), which Execute then reads without keeping. pgreflect setup's event
+// trigger marks a transaction that changed the catalog (pgreflect.catalog_changed); on a database without it,
+// a transaction that has written anything is taken for one that may have.
 const executeSessionSQL = `select current_user::text, current_schemas(false)::text[],
-	current_setting('transaction_isolation') = 'read committed'
-	and coalesce(current_setting('pgreflect.catalog_changed', true), '') = ''
+	current_setting('transaction_isolation') = 'read committed',
+	coalesce(current_setting('pgreflect.catalog_changed', true), '') = ''
 	and (pg_current_xact_id_if_assigned() is null
-		or exists (select from pg_catalog.pg_event_trigger where evtname = 'pgreflect_watch_ddl' and evtenabled <> 'D'))`
+		or exists (select from pg_catalog.pg_event_trigger where evtname = 'pgreflect_watch_ddl' and evtenabled <> 'D')),
+	pg_current_snapshot()::text`
 
 // build makes the GraphQL schema of a catalog with the engine's options. A relation that vanishes behind
 // another of the same name in an earlier schema of the search path is logged: the API gives no sign of it.

@@ -511,3 +511,68 @@ func TestLibraryExecuteKeepsNoSchemaOthersMisread(t *testing.T) {
 		t.Errorf("Execute in a transaction after the change: %s", got)
 	}
 }
+
+// A transaction of repeatable read keeps one snapshot, so Execute keeps the schema it read there for the
+// transaction's later calls, and those still see the catalog of the snapshot after a change that others see; a
+// transaction with a snapshot of after the change reads it afresh. One that has changed the catalog itself keeps
+// nothing: its own DDL after a first call shows in the next, though its snapshot is the same.
+func TestLibraryExecuteKeepsASnapshotsSchemaForItsTransaction(t *testing.T) {
+	d := newTestDB(t, `create table early (id int primary key); grant select on early to anon;`)
+	ctx := t.Context()
+	begin := func(conn *pgx.Conn) (pgx.Tx, string) {
+		t.Helper()
+		tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tx.Rollback(context.Background()) })
+		if _, err := tx.Exec(ctx, "set local role anon; set local search_path = public"); err != nil {
+			t.Fatal(err)
+		}
+		var snapshot string
+		if err := tx.QueryRow(ctx, "select pg_current_snapshot()::text").Scan(&snapshot); err != nil {
+			t.Fatal(err)
+		}
+		return tx, snapshot
+	}
+	kept := func(snapshot string) bool {
+		t.Helper()
+		_, err := d.engine.snapshotted.GetInSnapshot(ctx, snapshot, "anon", []string{"public"}, func(context.Context) (*gqlschema.Schema, error) {
+			return nil, errors.New("not kept")
+		})
+		return err == nil
+	}
+	const early, late = `{ earlyCollection { edges { node { id } } } }`, `{ lateCollection { edges { node { id } } } }`
+	old, snapshot := begin(d.conn)
+	if got := string(d.engine.Execute(ctx, old.Conn(), Request{Query: early})); got != `{"data": {"earlyCollection": {"edges": []}}}` {
+		t.Fatalf("Execute in a repeatable read transaction: %s", got)
+	}
+	if !kept(snapshot) {
+		t.Error("the schema read in a repeatable read transaction was not kept for its snapshot")
+	}
+	other := d.sibling()
+	other.exec(`create table late (id int primary key); grant select on late to anon`)
+	if got := string(d.engine.Execute(ctx, old.Conn(), Request{Query: late})); !strings.Contains(got, "Unknown field") {
+		t.Errorf("Execute again in the snapshot from before the table: %s", got)
+	}
+	fresh, _ := begin(other.conn)
+	if got := string(d.engine.Execute(ctx, fresh.Conn(), Request{Query: late})); got != `{"data": {"lateCollection": {"edges": []}}}` {
+		t.Errorf("Execute in a repeatable read transaction after the change: %s", got)
+	}
+
+	// The transaction's own DDL
+	own, _ := begin(d.sibling().conn)
+	if _, err := own.Exec(ctx, "reset role; create table mine (id int primary key); grant select on mine to anon; set local role anon"); err != nil {
+		t.Fatal(err)
+	}
+	const mine = `{ mineCollection { edges { node { id } } } }`
+	if got := string(d.engine.Execute(ctx, own.Conn(), Request{Query: mine})); got != `{"data": {"mineCollection": {"edges": []}}}` {
+		t.Fatalf("Execute after its transaction's own DDL: %s", got)
+	}
+	if _, err := own.Exec(ctx, "reset role; drop table mine; set local role anon"); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(d.engine.Execute(ctx, own.Conn(), Request{Query: mine})); !strings.Contains(got, "Unknown field") {
+		t.Errorf("Execute after the transaction dropped its table: %s", got)
+	}
+}

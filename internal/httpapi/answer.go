@@ -26,7 +26,7 @@ type failure struct {
 	err  error
 }
 
-// log writes f to the log of the request (or WebSocket) ctx belongs to.
+// logFailure writes f to the log of the request (or WebSocket) ctx belongs to.
 func (s *Server) logFailure(ctx context.Context, f *failure) {
 	obs.Logger(ctx, s.log).ErrorContext(ctx, f.what, slog.Any("error", f.err))
 }

@@ -87,6 +87,41 @@ func isWebSocket(r *http.Request) bool {
 	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
+// handshakeRefusal gives a handshake that the WebSocket library refuses (a missing key, another protocol
+// version) the API's error shape, {"errors": [{"message": ...}]} as JSON, instead of the library's plain text:
+// it holds back what the library writes for a status of 400 or more, for answer.
+type handshakeRefusal struct {
+	http.ResponseWriter
+	status int
+	text   strings.Builder
+}
+
+func (h *handshakeRefusal) WriteHeader(status int) {
+	if status < http.StatusBadRequest {
+		h.ResponseWriter.WriteHeader(status)
+		return
+	}
+	h.status = status
+}
+
+func (h *handshakeRefusal) Write(b []byte) (int, error) {
+	if h.status == 0 {
+		return h.ResponseWriter.Write(b)
+	}
+	return h.text.Write(b)
+}
+
+// Unwrap lets the library hijack the connection (http.ResponseController's rule).
+func (h *handshakeRefusal) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+// answer writes the refusal held back, if the library wrote one.
+func (h *handshakeRefusal) answer() {
+	if h.status == 0 {
+		return
+	}
+	writeGraphQLError(h.ResponseWriter, h.status, strings.TrimSpace(h.text.String()))
+}
+
 // wsConn is one client's WebSocket with its operations.
 type wsConn struct {
 	s      *Server
@@ -125,14 +160,16 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	refusal := &handshakeRefusal{ResponseWriter: w}
+	c, err := websocket.Accept(refusal, r, &websocket.AcceptOptions{
 		Subprotocols: []string{wsProtocol},
 		// The API is called from any origin (CORS allows all); the credentials are in connection_init, not
 		// in cookies, so another site's page gains nothing from the browser's.
 		InsecureSkipVerify: true,
 	})
 	if err != nil {
-		return // Accept has answered the client
+		refusal.answer()
+		return
 	}
 	if c.Subprotocol() != wsProtocol {
 		_ = c.Close(closeBadProtocol, wsReasonSubprotocol)

@@ -358,6 +358,51 @@ func TestWebSocketProtocolRules(t *testing.T) {
 	})
 }
 
+// A handshake the WebSocket library refuses is answered in the API's error shape, with the library's status
+// and reason.
+func TestWebSocketHandshakeRefusals(t *testing.T) {
+	f := newFixture(t, liveSchema)
+	upgrade := map[string]string{"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
+		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol": wsProtocol}
+	for _, c := range []struct {
+		name    string
+		headers map[string]string
+		status  int
+		message string
+	}{
+		{"an old protocol version", map[string]string{"Sec-WebSocket-Version": "8"}, 400, `unsupported WebSocket protocol version (only 13 is supported): \"8\"`},
+		{"no key", map[string]string{"Sec-WebSocket-Key": ""}, 400, "WebSocket protocol violation: missing Sec-WebSocket-Key"},
+		{"a key that is not 16 bytes", map[string]string{"Sec-WebSocket-Key": "c2hvcnQ="}, 400, "WebSocket protocol violation: invalid Sec-WebSocket-Key"},
+		{"no Connection: Upgrade", map[string]string{"Connection": "keep-alive"}, 426, `WebSocket protocol violation: Connection header \"keep-alive\" does not contain Upgrade`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/graphql/v1", nil)
+			for _, h := range []map[string]string{upgrade, c.headers} {
+				for k, v := range h {
+					req.Header.Set(k, v)
+				}
+			}
+			if c.headers["Sec-WebSocket-Key"] == "" {
+				req.Header.Del("Sec-WebSocket-Key")
+			}
+			resp, err := testClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if want := `{"errors":[{"message":"` + c.message; resp.StatusCode != c.status || !strings.HasPrefix(string(body), want) ||
+				resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("%d %s %s\nwant %d %s...", resp.StatusCode, resp.Header.Get("Content-Type"), body, c.status, want)
+			}
+		})
+	}
+	// The handshake still succeeds through the refusal's wrapper.
+	c := f.dialWS()
+	c.init(fmt.Sprintf(`{"apikey":%q}`, f.anon))
+	c.expect("connection_ack")
+}
+
 func TestWebSocketAnswersEveryOperation(t *testing.T) {
 	f := newFixture(t, liveSchema+`create table plain (id int primary key);`)
 	c := f.dialWS()

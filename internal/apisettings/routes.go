@@ -1,10 +1,12 @@
 package apisettings
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -65,11 +67,26 @@ func (h *handler) getGraphQL(r *http.Request) (any, error) {
 	return graphqlVersionResponse(st.GraphQLVersion), nil
 }
 
+// DecodeObject reads a management request's body, which must be one JSON object with nothing after it, into v.
+func DecodeObject(r *http.Request, v any) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(b)) == 0 || bytes.TrimSpace(b)[0] != '{' {
+		return errNotAnObject()
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return errNotAnObject()
+	}
+	return nil
+}
+
 func (h *handler) patchGraphQL(r *http.Request) (any, error) {
 	var body struct {
 		Version *string `json:"version"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+	if err := DecodeObject(r, &body); err != nil {
 		return nil, errNotAnObject()
 	}
 	if body.Version == nil {
@@ -108,7 +125,7 @@ func (h *handler) patchPostgrest(r *http.Request) (any, error) {
 	var body struct {
 		DBSchema *string `json:"db_schema"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+	if err := DecodeObject(r, &body); err != nil {
 		return nil, errNotAnObject()
 	}
 	if body.DBSchema == nil {

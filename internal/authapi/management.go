@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -61,7 +62,18 @@ func (s *Service) management(h func(w http.ResponseWriter, r *http.Request) erro
 			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Project not found"})
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		// The body is read whole here, so that one too large is told as such (413) rather than as the JSON it
+		// stopped being where it was cut.
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+		if err != nil {
+			if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+				writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"message": fmt.Sprintf("Request body too large: at most %d bytes", maxBodyBytes)})
+				return
+			}
+			writeJSON(w, http.StatusBadRequest, map[string]string{"message": "Request body could not be read"})
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		if err := h(w, r); err != nil {
 			var fe *fieldError
 			if errors.As(err, &fe) {
@@ -165,9 +177,7 @@ func nullable(s string) any {
 // Unknown fields are ignored (the Supabase CLI sends the whole config); null means "leave unchanged".
 func (s *Service) patchAuthConfig(w http.ResponseWriter, r *http.Request) error {
 	var body map[string]json.RawMessage
-	dec := json.NewDecoder(r.Body)
-	dec.UseNumber()
-	if err := dec.Decode(&body); err != nil || body == nil {
+	if err := apisettings.DecodeObject(r, &body); err != nil || body == nil {
 		return &fieldError{Reason: "Request body must be a JSON object"}
 	}
 	changes := overrides{}

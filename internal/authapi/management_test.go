@@ -84,6 +84,15 @@ func TestManagementValidation(t *testing.T) {
 	if r := w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, "[1,2]"); r.status != http.StatusBadRequest {
 		t.Errorf("non-object body: %d", r.status)
 	}
+	if r := w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, `{"site_url": "https://trailing.example"} and more`); r.status != http.StatusBadRequest ||
+		r.str("message") != "Request body must be a JSON object" {
+		t.Errorf("an object with text after it: %d %s", r.status, r.raw)
+	}
+	big := `{"site_url": "https://big.example", "pad": "` + strings.Repeat("x", maxBodyBytes) + `"}`
+	if r := w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, big); r.status != http.StatusRequestEntityTooLarge ||
+		r.str("message") != "Request body too large: at most 1048576 bytes" {
+		t.Errorf("a body of more than 1 MiB: %d %.200s", r.status, r.raw)
+	}
 	if r := w.mgmt(w.inst, http.MethodPatch, tRef, tMgmtToken, map[string]any{"external_google_secret": "x\x00y"}); r.status != http.StatusBadRequest ||
 		r.str("message") != msgUnstorableText {
 		t.Errorf("a secret with a NUL byte: %d %s, want 400 %q", r.status, r.raw, msgUnstorableText)

@@ -160,6 +160,10 @@ func TestGraphQLVersionPinned(t *testing.T) {
 	if status, out := s.management(t, http.MethodPatch, `{"version": "2.0"}`); status != 400 || !strings.Contains(out["message"].(string), "unsupported") {
 		t.Errorf("PATCH an unknown version: %d %v", status, out)
 	}
+	if status, out := s.management(t, http.MethodPatch, `{"version": "1.6"} and more`); status != 400 || out["message"] != "Request body must be a JSON object" {
+		t.Errorf("PATCH a version with text after the object: %d %v", status, out)
+	}
+	wantVersion(t, s, "1.5") // not applied
 	if status, out := s.management(t, http.MethodPatch, `{"version": "1.6"}`); status != 200 || out["installed_version"] != "1.6" {
 		t.Errorf("PATCH 1.6: %d %v", status, out)
 	}

@@ -82,16 +82,37 @@ func InvalidateRelations(c Invalidator, relations []uint32) {
 	c.Invalidate()
 }
 
+// PublicationsInvalidator is an Invalidator that also follows publications, which are no part of the catalog
+// (the change feed of live queries decodes one): it is told when one changed.
+type PublicationsInvalidator interface {
+	Invalidator
+	PublicationsChanged()
+}
+
+// PublicationsChanged calls c's PublicationsChanged. An Invalidator without it holds nothing a publication
+// changes.
+func PublicationsChanged(c Invalidator) {
+	if p, ok := c.(PublicationsInvalidator); ok {
+		p.PublicationsChanged()
+	}
+}
+
 // How an announcement (dbsetup's event trigger: the version, then what changed) says what changed: privileges
-// only, or the relations listed (oids, comma-separated; none when only functions or a schema's comment
-// changed). Any other announcement is of any change.
+// only, the relations listed (oids, comma-separated; none when only functions or a schema's comment changed),
+// or a publication (not a schema change: the version it carries is the one before). Any other announcement is
+// of any change.
 const (
-	privilegesOnly  = " privileges"
-	relationsPrefix = " relations "
+	privilegesOnly   = " privileges"
+	relationsPrefix  = " relations "
+	publicationsOnly = " publications"
 )
 
 // announce passes an announcement's payload on to cache.
 func announce(cache Invalidator, payload string) {
+	if strings.HasSuffix(payload, publicationsOnly) {
+		PublicationsChanged(cache)
+		return
+	}
 	if strings.HasSuffix(payload, privilegesOnly) {
 		InvalidatePrivileges(cache)
 		return

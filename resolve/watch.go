@@ -132,3 +132,9 @@ func (f fanout) InvalidateRelations(relations []uint32) {
 		reflect.InvalidateRelations(c, relations)
 	}
 }
+
+func (f fanout) PublicationsChanged() {
+	for _, c := range f {
+		reflect.PublicationsChanged(c)
+	}
+}

@@ -386,6 +386,41 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		for waitNotification(listener, 100*time.Millisecond) != nil {
 		}
 	}
+
+	// What changes nothing the catalog model holds moves no version: a materialized view's refresh is not
+	// announced, a publication's change once, with the version as it is, for the live queries' change feed.
+	if _, err := ddl.Exec(ctx, `create table public.gadget (id int primary key);
+		create materialized view public.gadget_ids as select id from public.gadget`); err != nil {
+		t.Fatal(err)
+	}
+	for waitNotification(listener, 300*time.Millisecond) != nil {
+	}
+	for _, c := range []struct{ stmt, what string }{
+		{`refresh materialized view public.gadget_ids`, ""},
+		{`create publication gadget_changes`, " publications"},
+		{`alter publication gadget_changes add table public.gadget`, " publications"},
+		{`alter publication gadget_changes drop table public.gadget`, " publications"},
+		{`drop publication gadget_changes`, " publications"},
+	} {
+		before := schemaVersion(t, ddl)
+		if _, err := ddl.Exec(ctx, c.stmt); err != nil {
+			t.Fatalf("%s: %v", c.stmt, err)
+		}
+		if after := schemaVersion(t, ddl); after != before {
+			t.Errorf("%s: version moved from %d to %d", c.stmt, before, after)
+		}
+		var announced []string
+		for got := waitNotification(listener, 300*time.Millisecond); got != nil; got = waitNotification(listener, 300*time.Millisecond) {
+			announced = append(announced, *got)
+		}
+		want := []string{}
+		if c.what != "" {
+			want = append(want, fmt.Sprint(before, c.what))
+		}
+		if !slices.Equal(announced, want) {
+			t.Errorf("%s: announced %q, want %q", c.stmt, announced, want)
+		}
+	}
 }
 
 func TestDDLByNonSuperuserStillWorks(t *testing.T) {

@@ -303,6 +303,9 @@ func (c countingInvalidator) InvalidateRelations(relations []uint32) {
 	reflect.InvalidateRelations(c.Invalidator, relations)
 }
 
+// PublicationsChanged is no schema change: nothing is reloaded or counted.
+func (c countingInvalidator) PublicationsChanged() { reflect.PublicationsChanged(c.Invalidator) }
+
 // Close stops the schema watcher and the subscriptions (their sockets are closed with 1013, so that clients
 // reconnect to another instance).
 func (s *Server) Close() {

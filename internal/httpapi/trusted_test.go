@@ -87,7 +87,7 @@ func TestTrustedDocumentsOnly(t *testing.T) {
 	if resp.StatusCode != 200 || got != want {
 		t.Errorf("GET by id: %d %s", resp.StatusCode, got)
 	}
-	if n := refusals(t, f); !strings.Contains(n, `pgreflect_limit_refusals_total{limit="untrusted_document"} 6`) {
+	if n := f.metricLines("pgreflect_limit_refusals_total"); !strings.Contains(n, `pgreflect_limit_refusals_total{limit="untrusted_document"} 6`) {
 		t.Errorf("refusals not counted:\n%s", n)
 	}
 	var stored int
@@ -101,20 +101,20 @@ func TestTrustedDocumentsOnly(t *testing.T) {
 	}
 }
 
-// refusals is the refusal counters, as /metrics shows them to the service_role key.
-func refusals(t *testing.T, f *fixture) string {
-	t.Helper()
+// metricLines is the lines of /metrics, as the service_role key sees them, that start with prefix.
+func (f *fixture) metricLines(prefix string) string {
+	f.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/metrics", nil)
 	req.Header.Set("apikey", f.service)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		f.t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	var lines []string
 	for l := range strings.SplitSeq(string(b), "\n") {
-		if strings.HasPrefix(l, "pgreflect_limit_refusals_total") {
+		if strings.HasPrefix(l, prefix) {
 			lines = append(lines, l)
 		}
 	}

@@ -730,6 +730,46 @@ func TestChangesReachSubscribersOfEveryInstance(t *testing.T) {
 	}
 }
 
+// TestPublishingATableReloadsNoSchema: the change feed adding a table to its publication (when a subscription
+// first reads it) is no schema change, so the server reloads nothing; it still hears of the publication's
+// changes, and adds a table taken out of it again.
+func TestPublishingATableReloadsNoSchema(t *testing.T) {
+	f := newFixture(t, liveSchema)
+	f.changes, f.live = f.dbURL, LiveLimits{PollInterval: time.Hour} // only the feed can bring a change
+	f.server, f.srv = f.start(obs.NewMetrics())
+	reloads := func() string { return f.metricLines("pgreflect_schema_reloads_total") }
+	before := reloads()
+	published := func() string {
+		var n int
+		if err := f.admin.QueryRow(t.Context(), `select count(*) from pg_publication_tables where pubname = 'pgreflect_live' and tablename = 'todo'`).Scan(&n); err != nil {
+			return err.Error()
+		}
+		if n != 1 {
+			return "todo is not published"
+		}
+		return ""
+	}
+	user := uuid.New()
+	sub := f.subscribe(f.userClient(user, time.Now().Add(time.Hour)), todoSubscription)
+	if _, err := nextTodos(t, sub, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, published)
+	if _, err := f.admin.Exec(t.Context(), `alter publication pgreflect_live drop table todo`); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, published)
+	if _, err := f.admin.Exec(t.Context(), `insert into todo (owner, task) values ($1, 'decoded')`, user); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := nextTodos(t, sub, 10*time.Second); err != nil || len(a.TodoCollection.Edges) != 1 {
+		t.Fatalf("after a write: %+v %v", a, err)
+	}
+	if after := reloads(); after != before {
+		t.Errorf("schema reloaded: %q, then %q", before, after)
+	}
+}
+
 func TestLiveMetrics(t *testing.T) {
 	f := newFixtureWith(t, liveSchema, obs.NewMetrics())
 	sub := f.subscribe(f.userClient(uuid.New(), time.Now().Add(time.Hour)), todoSubscription)

@@ -292,20 +292,26 @@ func publishedTables(ctx context.Context, conn *pgx.Conn) ([]resolve.RelationNam
 // since changes made before a table was published are not decoded. Tables it cannot add stay polled. After a
 // schema change it reads the publication again: a table dropped and created again under its name (or renamed,
 // and another created under its name) is a table the publication does not hold, and would be neither decoded
-// nor polled.
+// nor polled. So it does after a change of the publication, which may have taken a table out.
 func (h *Hub) publishWanted(ctx context.Context, conn *pgx.Conn, log *slog.Logger) error {
 	for {
 		var rels []resolve.RelationName
+		reread, schemaChanged := false, false
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case rels = <-h.wanted:
 		case <-h.schemaChanged:
+			reread, schemaChanged = true, true
+		case <-h.publicationChanged:
+			reread = true
+		}
+		if reread {
 			published, err := publishedTables(ctx, conn)
 			if err != nil {
 				return err
 			}
-			h.coverOnly(published)
+			h.coverOnly(published, schemaChanged)
 			rels = h.uncovered()
 		}
 		var added []resolve.RelationName
@@ -371,13 +377,15 @@ func (h *Hub) cover(rels []resolve.RelationName) {
 	}
 }
 
-// coverOnly records the tables the feed follows as exactly rels, and forgets the refusals: after a schema
-// change a table may have got a primary key, or be another table under the same name.
-func (h *Hub) coverOnly(rels []resolve.RelationName) {
+// coverOnly records the tables the feed follows as exactly rels, and forgets the refusals when the schema
+// changed: a table may have got a primary key, or be another table under the same name.
+func (h *Hub) coverOnly(rels []resolve.RelationName, schemaChanged bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	clear(h.covered)
-	clear(h.refused)
+	if schemaChanged {
+		clear(h.refused)
+	}
 	for _, r := range rels {
 		h.covered[r] = true
 	}

@@ -98,10 +98,10 @@ type Hub struct {
 	// covered are the tables the feed follows, refused those it cannot; a cohort reading
 	// anything else is polled.
 	covered, refused map[resolve.RelationName]bool
-	// wanted carries tables cohorts read to the feed, which adds them to the publication; schemaChanged tells
-	// it to read the publication again.
-	wanted        chan []resolve.RelationName
-	schemaChanged chan struct{}
+	// wanted carries tables cohorts read to the feed, which adds them to the publication; schemaChanged and
+	// publicationChanged tell it to read the publication again.
+	wanted                            chan []resolve.RelationName
+	schemaChanged, publicationChanged chan struct{}
 
 	// nextReplica spreads refreshes over the replicas.
 	nextReplica atomic.Uint64
@@ -164,7 +164,7 @@ func New(opts Options) *Hub {
 	}
 	h := &Hub{opts: opts, metrics: newMetrics(opts.Registerer), cohorts: map[cohortKey]*cohort{}, wake: make(chan struct{}, 1),
 		covered: map[resolve.RelationName]bool{}, refused: map[resolve.RelationName]bool{}, wanted: make(chan []resolve.RelationName, 64),
-		schemaChanged: make(chan struct{}, 1)}
+		schemaChanged: make(chan struct{}, 1), publicationChanged: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	for range opts.Workers {
@@ -286,6 +286,15 @@ func (h *Hub) Invalidate() {
 	h.Changed(nil)
 	select {
 	case h.schemaChanged <- struct{}{}:
+	default: // one is pending: it reads the publication after this change
+	}
+}
+
+// PublicationsChanged has the feed read its publication again, which another instance (or anyone) may have
+// changed: a table taken out of it is added again. It is no schema change: no cohort is refreshed for it.
+func (h *Hub) PublicationsChanged() {
+	select {
+	case h.publicationChanged <- struct{}{}:
 	default: // one is pending: it reads the publication after this change
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -227,6 +228,50 @@ func TestFeedFollowsATableCreatedAgain(t *testing.T) {
 	for i := range 2 {
 		d.exec(t, `insert into note (owner, body) values ($1, $2)`, user, fmt.Sprint("in the new table ", i))
 		rec.waitAnswer(t, 5*time.Second, fmt.Sprintf(`"in the new table %d"`, i))
+	}
+}
+
+// announcements counts what a schema watch tells the hub, as the server's watch tells it.
+type announcements struct {
+	h                                 *Hub
+	schemaChanges, publicationChanges atomic.Int32
+}
+
+func (a *announcements) Invalidate()          { a.schemaChanges.Add(1); a.h.Invalidate() }
+func (a *announcements) PublicationsChanged() { a.publicationChanges.Add(1); a.h.PublicationsChanged() }
+
+// The feed adding a table to its publication is no schema change: servers would read the catalog again and
+// rebuild every role's schema for each table a subscription reads first (a second at 5,000 tables), and every
+// subscription would be refreshed. The hub is told of the publication's change all the same, and adds a table
+// taken out of it again (the poll interval is longer than the test).
+func TestThePublicationsChangesAreNoSchemaChange(t *testing.T) {
+	d := newDB(t)
+	requireLogicalDecoding(t, d)
+	h := d.hub(t, time.Hour)
+	runFeed(t, h, d.url)
+	told := &announcements{h: h}
+	watch := resolve.NewEngine(resolve.Options{Pool: d.pool})
+	if err := watch.Start(t.Context(), resolve.WatchOptions{Also: told}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(watch.Close)
+	started := told.schemaChanges.Load() // the watch's own at its start
+
+	user := uuid.New()
+	rec := subscribe(t, h, user, noteSubscription, `"edges": []`)
+	waitNoteFollowed(t, d, h)
+	testenv.Eventually(t, 5*time.Second, func() string {
+		if told.publicationChanges.Load() == 0 {
+			return "the feed's addition of note was not announced"
+		}
+		return ""
+	})
+	d.exec(t, `alter publication pgreflect_live drop table note`)
+	waitNoteFollowed(t, d, h)
+	d.exec(t, `insert into note (owner, body) values ($1, 'published again')`, user)
+	rec.waitAnswer(t, 5*time.Second, `"published again"`)
+	if n := told.schemaChanges.Load(); n != started {
+		t.Errorf("%d schema changes announced, want none", n-started)
 	}
 }
 

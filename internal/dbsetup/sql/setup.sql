@@ -28,7 +28,9 @@ create sequence if not exists pgreflect.schema_version as bigint;
 -- indexes and owned sequences changed, or functions, or a schema's comment, or types (with the relations whose
 -- columns use them), or policies and triggers, which the catalog model does not hold (the list may be empty: a
 -- server re-reads those relations only, the types it read before, and functions and schemas whole); nothing
--- more otherwise.
+-- more otherwise. Two kinds of DDL change nothing the catalog model holds, and move no version: a refresh of a
+-- materialized view (its rows) is not announced, and a change of a publication is announced with the version
+-- as it is and " publications", for the change feed of live queries, which reads its publication again.
 create or replace function pgreflect.bump_schema_version()
   returns event_trigger
   language plpgsql
@@ -42,6 +44,19 @@ declare
   type_users oid[];
   type_users_partitioned boolean;
 begin
+  -- Servers would otherwise read the catalog again and rebuild every role's schema: for each refresh a cron job
+  -- runs, and for each table the change feed adds to its publication.
+  if tg_tag = 'REFRESH MATERIALIZED VIEW' then
+    return;
+  end if;
+  if tg_tag in ('CREATE PUBLICATION', 'ALTER PUBLICATION', 'DROP PUBLICATION') then
+    -- once, at ddl_command_end (ALTER PUBLICATION ... DROP TABLE also fires sql_drop)
+    if tg_event = 'ddl_command_end' then
+      perform pg_notify('pgreflect_schema_version',
+        coalesce(pg_catalog.pg_sequence_last_value('pgreflect.schema_version'::pg_catalog.regclass), 0)::text || ' publications');
+    end if;
+    return;
+  end if;
   if tg_tag in ('GRANT', 'REVOKE', 'ALTER DEFAULT PRIVILEGES') then
     what := ' privileges';
   elsif tg_event = 'ddl_command_end' then

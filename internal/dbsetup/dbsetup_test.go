@@ -387,8 +387,9 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		}
 	}
 
-	// What changes nothing the catalog model holds moves no version: a materialized view's refresh is not
-	// announced, a publication's change once, with the version as it is, for the live queries' change feed.
+	// What changes nothing the catalog model holds moves no version: a materialized view's refresh and
+	// temporary objects are not announced, a publication's change once, with the version as it is, for the live
+	// queries' change feed.
 	if _, err := ddl.Exec(ctx, `create table public.gadget (id int primary key);
 		create materialized view public.gadget_ids as select id from public.gadget`); err != nil {
 		t.Fatal(err)
@@ -397,6 +398,16 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 	}
 	for _, c := range []struct{ stmt, what string }{
 		{`refresh materialized view public.gadget_ids`, ""},
+		// temporary objects: in no API's search path
+		{`create temp table gadget_scratch (id serial primary key, n int)`, ""},
+		{`create index on gadget_scratch (n)`, ""},
+		{`alter table gadget_scratch add column m int`, ""},
+		{`comment on table gadget_scratch is 'scratch'`, ""},
+		{`alter table gadget_scratch drop column m`, ""},
+		{`create temp view gadget_scratch_ids as select id from gadget_scratch`, ""},
+		{`drop view gadget_scratch_ids`, ""},
+		{`drop table gadget_scratch`, ""},
+		{`begin; create temp table gadget_per_call (id int) on commit drop; commit`, ""},
 		{`create publication gadget_changes`, " publications"},
 		{`alter publication gadget_changes add table public.gadget`, " publications"},
 		{`alter publication gadget_changes drop table public.gadget`, " publications"},
@@ -420,6 +431,21 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		if !slices.Equal(announced, want) {
 			t.Errorf("%s: announced %q, want %q", c.stmt, announced, want)
 		}
+	}
+	// a temporary table dropped with a permanent one is a change
+	var gadget uint32
+	if _, err := ddl.Exec(ctx, `create temp table gadget_scratch (id int)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := ddl.QueryRow(ctx, `select 'public.gadget'::regclass::oid`).Scan(&gadget); err != nil {
+		t.Fatal(err)
+	}
+	before := schemaVersion(t, ddl)
+	if _, err := ddl.Exec(ctx, `drop table gadget_scratch, public.gadget cascade`); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitNotification(listener, 5*time.Second); got == nil || !strings.Contains(*got, fmt.Sprint(gadget)) || schemaVersion(t, ddl) <= before {
+		t.Errorf("drop of a temporary and a permanent table: announced %v, want public.gadget (%d) and a new version", got, gadget)
 	}
 }
 

@@ -28,9 +28,10 @@ create sequence if not exists pgreflect.schema_version as bigint;
 -- indexes and owned sequences changed, or functions, or a schema's comment, or types (with the relations whose
 -- columns use them), or policies and triggers, which the catalog model does not hold (the list may be empty: a
 -- server re-reads those relations only, the types it read before, and functions and schemas whole); nothing
--- more otherwise. Two kinds of DDL change nothing the catalog model holds, and move no version: a refresh of a
--- materialized view (its rows) is not announced, and a change of a publication is announced with the version
--- as it is and " publications", for the change feed of live queries, which reads its publication again.
+-- more otherwise. Some DDL changes nothing the catalog model holds, and moves no version: a refresh of a
+-- materialized view (its rows) and temporary objects are not announced, and a change of a publication is
+-- announced with the version as it is and " publications", for the change feed of live queries, which reads
+-- its publication again.
 create or replace function pgreflect.bump_schema_version()
   returns event_trigger
   language plpgsql
@@ -55,6 +56,16 @@ begin
       perform pg_notify('pgreflect_schema_version',
         coalesce(pg_catalog.pg_sequence_last_value('pgreflect.schema_version'::pg_catalog.regclass), 0)::text || ' publications');
     end if;
+    return;
+  end if;
+  -- Temporary objects (a table a function makes at every call, its indexes, a temporary view) are in no API's
+  -- search path: announced, each would have every server read and rebuild its schemas as often.
+  if tg_event = 'ddl_command_end' then
+    if (select bool_and(c.schema_name = 'pg_temp') from pg_catalog.pg_event_trigger_ddl_commands() c) then
+      return;
+    end if;
+  -- what a command names (its dependents may not say: a temporary view's rule has no schema)
+  elsif (select bool_and(o.is_temporary) from pg_catalog.pg_event_trigger_dropped_objects() o where o.original) then
     return;
   end if;
   if tg_tag in ('GRANT', 'REVOKE', 'ALTER DEFAULT PRIVILEGES') then

@@ -365,6 +365,7 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		{`drop trigger widget_same on public.widget`, " relations "},
 		// any other change: everything is read again
 		{`create schema widget_extras`, ""},
+		{`drop schema widget_extras`, ""},
 		{`drop type public.widget_mood cascade`, ""},
 		{`drop table public.widget`, relations},
 	} {
@@ -408,6 +409,13 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		{`drop view gadget_scratch_ids`, ""},
 		{`drop table gadget_scratch`, ""},
 		{`begin; create temp table gadget_per_call (id int) on commit drop; commit`, ""},
+		// what did nothing (as migrations and programs at their start run)
+		{`create table if not exists public.gadget (id int primary key)`, ""},
+		{`create index if not exists gadget_pkey on public.gadget (id)`, ""},
+		{`create sequence if not exists pgreflect.schema_version`, ""},
+		{`create schema if not exists public`, ""},
+		{`create extension if not exists plpgsql`, ""},
+		{`drop table if exists public.no_such_gadget`, ""},
 		{`create publication gadget_changes`, " publications"},
 		{`alter publication gadget_changes add table public.gadget`, " publications"},
 		{`alter publication gadget_changes drop table public.gadget`, " publications"},

@@ -29,7 +29,7 @@ create sequence if not exists pgreflect.schema_version as bigint;
 -- columns use them), or policies and triggers, which the catalog model does not hold (the list may be empty: a
 -- server re-reads those relations only, the types it read before, and functions and schemas whole); nothing
 -- more otherwise. Some DDL changes nothing the catalog model holds, and moves no version: a refresh of a
--- materialized view (its rows) and temporary objects are not announced, and a change of a publication is
+-- materialized view (its rows), temporary objects and commands that did nothing are not announced, and a change of a publication is
 -- announced with the version as it is and " publications", for the change feed of live queries, which reads
 -- its publication again.
 create or replace function pgreflect.bump_schema_version()
@@ -74,6 +74,11 @@ begin
     if tg_tag in ('DROP TABLE', 'DROP VIEW', 'DROP MATERIALIZED VIEW', 'DROP FOREIGN TABLE', 'DROP FUNCTION',
                   'DROP TYPE', 'DROP DOMAIN', 'DROP POLICY', 'DROP TRIGGER') then
       return; -- announced by sql_drop, which lists what was dropped
+    end if;
+    -- A command that did nothing (IF NOT EXISTS of what exists, as migrations and programs at their start run)
+    -- reports no object; so does any other DROP, which sql_drop announces.
+    if not exists (select from pg_catalog.pg_event_trigger_ddl_commands()) then
+      return;
     end if;
     -- An index or an owned sequence stands for its table. Partitioned tables and partitions are never listed:
     -- a change of one shows or hides others.

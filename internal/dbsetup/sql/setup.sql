@@ -29,9 +29,9 @@ create sequence if not exists pgreflect.schema_version as bigint;
 -- columns use them), or policies and triggers, which the catalog model does not hold (the list may be empty: a
 -- server re-reads those relations only, the types it read before, and functions and schemas whole); nothing
 -- more otherwise. Some DDL changes nothing the catalog model holds, and moves no version: a refresh of a
--- materialized view (its rows), temporary objects and commands that did nothing are not announced, and a change of a publication is
--- announced with the version as it is and " publications", for the change feed of live queries, which reads
--- its publication again.
+-- materialized view (its rows), REINDEX, temporary objects and commands that did nothing are not announced,
+-- and a change of a publication is announced with the version as it is and " publications", for the change
+-- feed of live queries, which reads its publication again.
 create or replace function pgreflect.bump_schema_version()
   returns event_trigger
   language plpgsql
@@ -45,9 +45,10 @@ declare
   type_users oid[];
   type_users_partitioned boolean;
 begin
-  -- Servers would otherwise read the catalog again and rebuild every role's schema: for each refresh a cron job
-  -- runs, and for each table the change feed adds to its publication.
-  if tg_tag = 'REFRESH MATERIALIZED VIEW' then
+  -- Servers would otherwise read the catalog again and rebuild every role's schema: for each refresh or reindex
+  -- a cron job runs (REINDEX is an event since PostgreSQL 17), and for each table the change feed adds to its
+  -- publication.
+  if tg_tag in ('REFRESH MATERIALIZED VIEW', 'REINDEX') then
     return;
   end if;
   if tg_tag in ('CREATE PUBLICATION', 'ALTER PUBLICATION', 'DROP PUBLICATION') then

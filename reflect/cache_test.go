@@ -128,21 +128,33 @@ func TestWatchInvalidatesOnNotifyAndReconnects(t *testing.T) {
 	waitFor(t, func() bool { return inv.n.Load() > base })
 	// Each loss after a recovery waits the first backoff again, not one doubled at every outage: six crashes
 	// in a test would otherwise leave the watch deaf for 3.2 s after the last, and schemas stale.
-	for kill := 2; kill <= 6; kill++ {
+	newest := func() uint32 {
 		mu.Lock()
-		pid := conns[len(conns)-1].PgConn().PID()
-		mu.Unlock()
+		defer mu.Unlock()
+		if c := conns[len(conns)-1]; c != nil {
+			return c.PgConn().PID()
+		}
+		return 0
+	}
+	var killed uint32
+	for kill := 2; kill <= 6; kill++ {
+		// Kill the newest connection once its LISTEN has finished, not during it (a loss without a recovery).
+		// Asking for it by pid: a look for any backend whose last query was a LISTEN also found a killed one
+		// still exiting, on a loaded machine (CI on PG 17).
+		var pid uint32
+		waitFor(t, func() bool {
+			pid = newest()
+			var listening bool
+			err := notifier.QueryRow(ctx, `select exists (select 1 from pg_stat_activity where pid = $1 and state = 'idle'
+				and query like 'listen %')`, pid).Scan(&listening)
+			return pid != killed && err == nil && listening
+		})
 		if _, err := notifier.Exec(ctx, "select pg_terminate_backend($1)", pid); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(conns) > kill })
-		// the new connection listens before it announces (LISTEN, then Invalidate): wait for its LISTEN
-		waitFor(t, func() bool {
-			var listening bool
-			err := notifier.QueryRow(ctx, "select exists (select 1 from pg_stat_activity where query like 'listen %' and pid <> $1)", pid).Scan(&listening)
-			return err == nil && listening
-		})
+		killed = pid
 	}
+	waitFor(t, func() bool { return newest() != killed && newest() != 0 })
 	mu.Lock()
 	for _, line := range logged {
 		if !strings.HasSuffix(line, "(retrying in 100ms)") {

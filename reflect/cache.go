@@ -22,7 +22,10 @@ type Cache[V any] struct {
 	mu         sync.Mutex
 	generation uint64
 	entries    map[cacheKey]*cacheEntry[V]
-	tick       uint64
+	// carried are the values of the generation before, which Renew kept for a Get of the same key (by key
+	// without its generation).
+	carried map[cacheKey]*cacheEntry[V]
+	tick    uint64
 }
 
 type cacheKey struct {
@@ -44,7 +47,7 @@ func NewCache[V any](max int) *Cache[V] {
 	if max < 1 {
 		max = 1
 	}
-	return &Cache[V]{max: max, entries: map[cacheKey]*cacheEntry[V]{}}
+	return &Cache[V]{max: max, entries: map[cacheKey]*cacheEntry[V]{}, carried: map[cacheKey]*cacheEntry[V]{}}
 }
 
 // Invalidator is anything Watch can invalidate.
@@ -142,6 +145,60 @@ func (c *Cache[V]) Invalidate() {
 	defer c.mu.Unlock()
 	c.generation++
 	clear(c.entries)
+	clear(c.carried)
+}
+
+// Renew starts a new generation as Invalidate does, but carries the values loaded in the generation it ends over
+// to it, and returns them: the next Get of such a value's key takes it up instead of loading. It is for values
+// whose keys name all they are made from (a schema built from one catalog read and one answer of privileges,
+// keyed by both), which a change may leave as they were. What the generation before carried and no Get took up
+// is dropped.
+func (c *Cache[V]) Renew() (carried []V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.carried)
+	for key, e := range c.entries {
+		select {
+		case <-e.ready:
+			if e.err == nil {
+				key.generation = 0
+				c.carried[key] = e
+				carried = append(carried, e.value)
+			}
+		default: // still loading, for the generation it ends
+		}
+	}
+	c.generation++
+	clear(c.entries)
+	return carried
+}
+
+// Drop drops the value Renew carried over for role and searchPath, if no Get took it up, and returns it: once
+// nothing will take it up, it need not wait for the next Renew.
+func (c *Cache[V]) Drop(role string, searchPath []string) (dropped []V) {
+	key := cacheKey{role: role, searchPath: strings.Join(searchPath, ",")}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.carried[key]; ok {
+		delete(c.carried, key)
+		dropped = append(dropped, e.value)
+	}
+	return dropped
+}
+
+// Retire drops the values Renew carried over for searchPath that no Get took up, and returns them: once a
+// change is known to have made them stale, they need not wait for the next Renew.
+func (c *Cache[V]) Retire(searchPath []string) (dropped []V) {
+	path := strings.Join(searchPath, ",")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, e := range c.carried {
+		if key.searchPath == path {
+			dropped = append(dropped, e.value)
+			delete(c.carried, key)
+		}
+	}
+	return dropped
 }
 
 // Generation is the number of invalidations so far.
@@ -179,7 +236,17 @@ func (c *Cache[V]) get(ctx context.Context, key cacheKey, load func(context.Cont
 	c.mu.Lock()
 	key.generation = c.generation
 	c.tick++
-	if e, ok := c.entries[key]; ok {
+	e, ok := c.entries[key]
+	if !ok {
+		carriedKey := key
+		carriedKey.generation = 0
+		if e, ok = c.carried[carriedKey]; ok {
+			delete(c.carried, carriedKey)
+			c.evictLocked()
+			c.entries[key] = e
+		}
+	}
+	if ok {
 		e.lastUsed = c.tick
 		c.mu.Unlock()
 		select {
@@ -190,7 +257,7 @@ func (c *Cache[V]) get(ctx context.Context, key cacheKey, load func(context.Cont
 			return zero, false, ctx.Err()
 		}
 	}
-	e := &cacheEntry[V]{ready: make(chan struct{}), lastUsed: c.tick}
+	e = &cacheEntry[V]{ready: make(chan struct{}), lastUsed: c.tick}
 	c.evictLocked()
 	c.entries[key] = e
 	c.mu.Unlock()

@@ -214,3 +214,50 @@ func TestCacheRunsAgainALoadItsCallerAbandoned(t *testing.T) {
 		t.Errorf("the other caller got %d, want the value of a load of its own", v)
 	}
 }
+
+// Renew carries the values of the generation it ends over to the next: a Get of the same key takes one up
+// without loading, once; what no Get took up by the Renew after is gone, and so is what Retire drops for its
+// search path and what Invalidate drops.
+func TestCacheRenewCarriesValuesOver(t *testing.T) {
+	ctx := context.Background()
+	c := NewCache[int](8)
+	loads := 0
+	get := func(key string, path []string, v int) int {
+		t.Helper()
+		got, err := c.Get(ctx, key, path, func(context.Context) (int, error) { loads++; return v, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	public, api := []string{"public"}, []string{"api"}
+	get("a", public, 1)
+	get("b", public, 2)
+	get("a", api, 3)
+	if carried := c.Renew(); len(carried) != 3 {
+		t.Fatalf("Renew carried %v, want the three values", carried)
+	}
+	if got := get("a", public, 10); got != 1 || loads != 3 {
+		t.Fatalf("after Renew: %d with %d loads, want the value carried over and no load", got, loads)
+	}
+	if dropped := c.Retire(api); len(dropped) != 1 || dropped[0] != 3 {
+		t.Fatalf("Retire(api) dropped %v, want [3]", dropped)
+	}
+	if got := get("a", api, 30); got != 30 {
+		t.Fatalf("a retired value was taken up: %d", got)
+	}
+	// b was carried over and not taken up: the next Renew drops it; a, taken up, is carried again
+	if carried := c.Renew(); len(carried) != 2 {
+		t.Fatalf("the second Renew carried %v, want a's two values", carried)
+	}
+	if got := get("b", public, 20); got != 20 {
+		t.Fatalf("a value no Get took up was carried over twice: %d", got)
+	}
+	if got := get("a", public, 100); got != 1 {
+		t.Fatalf("a value taken up was not carried over again: %d", got)
+	}
+	c.Invalidate()
+	if got := get("a", public, 1000); got != 1000 {
+		t.Fatalf("a value was carried over an Invalidate: %d", got)
+	}
+}

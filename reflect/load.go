@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	goreflect "reflect"
 	"slices"
 	"strings"
 
@@ -240,6 +241,13 @@ func (s *Shared) Update(doc []byte, relations []uint32) (*Shared, error) {
 	sortByOID(out.raw.ForeignKeys, func(fk rawForeignKey) uint32 { return fk.OID })
 	out.raw.Types = out.raw.usedTypes()
 	return out, nil
+}
+
+// Equal reports whether s and o hold the same catalog: a read that finds what the last one found changes nothing
+// built from it. Relations an update kept share their columns with the read before, which makes comparing them
+// cheap.
+func (s *Shared) Equal(o *Shared) bool {
+	return s == o || goreflect.DeepEqual(s.raw, o.raw)
 }
 
 // TypeOIDs are the types s holds, for the catalog query that brings s up to date (Update).

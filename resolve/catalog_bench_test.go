@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,8 +27,8 @@ func (s signalling) InvalidateRelations(relations []uint32) {
 
 // BenchmarkLargeCatalog measures issue 18's large catalogs at 1,000 and 5,000 tables: the first request after a
 // schema change (one role, and three roles at once), announced by the event triggers and passed on by the
-// schema watcher as a server runs them, for a change of one relation, of privileges, of a type, and of anything
-// else; and an introspection request (the first after a change, then the ones answered from the same schema
+// schema watcher as a server runs them, for a change of one relation, of privileges, of a type, of anything
+// else, and of what the API does not show; and an introspection request (the first after a change, then the ones answered from the same schema
 // generation), with the heap an introspection answer keeps.
 func BenchmarkLargeCatalog(b *testing.B) {
 	for _, tables := range []int{1000, 5000} {
@@ -63,16 +61,34 @@ func BenchmarkLargeCatalog(b *testing.B) {
 					<-announced
 				}
 			}
+			change("create schema unseen")
 			changes := 0 // each change's number, which its statement may use (a new schema's name)
-			for _, c := range []struct{ name, sql string }{
+			middle := tables / 2
+			for _, c := range []struct {
+				name string
+				sql  func(n int) string
+			}{
 				// a comment on a table: that relation is read again
-				{"after-table-comment", fmt.Sprintf("comment on table t_%d is 'changed %%d'", tables/2)},
-				// a GRANT: the privileges are read again
-				{"after-grant", fmt.Sprintf("grant select on t_%d to anon", tables/2)},
+				{"after-table-comment", func(n int) string { return fmt.Sprintf("comment on table t_%d is 'changed %d'", middle, n) }},
+				// a GRANT or REVOKE that changes what anon may do: the privileges are read again, and anon's schema
+				// is built again (the other roles' privileges are as they were: they keep their schemas)
+				{"after-grant", func(n int) string {
+					if n%2 == 0 {
+						return fmt.Sprintf("revoke delete on t_%d from anon", middle)
+					}
+					return fmt.Sprintf("grant delete on t_%d to anon", middle)
+				}},
 				// a comment on a type: the types read before and the ten tables that use it are read again
-				{"after-type-comment", "comment on type e_1 is 'changed %d'"},
-				// a new schema: the whole catalog is read again
-				{"after-other-ddl", "create schema other_%d"},
+				{"after-type-comment", func(n int) string { return fmt.Sprintf("comment on type e_1 is 'changed %d'", n) }},
+				// a new partitioned table and its partition, which the API shows: the whole catalog is read again,
+				// and every role's schema built again
+				{"after-other-ddl", func(n int) string {
+					return fmt.Sprintf("create table p_%d (id int primary key) partition by list (id); "+
+						"create table p_%d_a partition of p_%d for values in (1)", n, n, n)
+				}},
+				// a table in a schema the API does not show (as Supabase's auth, storage and realtime are): that
+				// relation is read again, and the catalog found as it was
+				{"after-unseen-ddl", func(n int) string { return fmt.Sprintf("create table unseen.t_%d (id int primary key)", n) }},
 			} {
 				// every role's schema built, as on a server in use: what a change retires is then known
 				warm := func() {
@@ -87,7 +103,7 @@ func BenchmarkLargeCatalog(b *testing.B) {
 					warm()
 					for b.Loop() {
 						b.StopTimer()
-						change(strings.ReplaceAll(c.sql, "%d", strconv.Itoa(changes)))
+						change(c.sql(changes))
 						changes++
 						b.StartTimer()
 						ask()

@@ -11,17 +11,22 @@ import (
 // catalogReads keeps the catalog read that every role of a search path shares, and brings it up to date after
 // a change: after a change of some relations only (reflect.RelationsInvalidator) the next read asks for those
 // relations and merges them into the last read (reflect.Shared.Update), after any other change it reads the
-// whole catalog again.
+// whole catalog again. A read that finds what the last one found is the last one again, serial and all: the
+// schemas built from it stay good (DDL in a schema the API does not show, a partition, a new empty schema).
 type catalogReads struct {
 	cache *reflect.Cache[*catalogRead]
+	// replaced, when set, is told of a search path whose read changed: what was built from the one before is
+	// stale.
+	replaced func(searchPath []string)
 
 	mu sync.Mutex
 	// reads counts the reads made, to number them (catalogRead.serial).
 	reads uint64
-	// latest is the last read of each search path (by its key), and changed the relations changed since; both
-	// are forgotten on a change that is not of relations only.
-	latest  map[string]*reflect.Shared
+	// latest is the last read of each search path (by its key); changed are the relations changed since, and
+	// whole the search paths whose next read reads everything (after a change not of relations only).
+	latest  map[string]*catalogRead
 	changed map[string]map[uint32]bool
+	whole   map[string]bool
 }
 
 // catalogRead is one read of a search path's catalog. Its serial tells it from every other read: a schema is
@@ -35,9 +40,9 @@ type catalogRead struct {
 // sharedCatalogs bounds the catalog reads kept: one per search path, and servers use one or two.
 const sharedCatalogs = 4
 
-func newCatalogReads() *catalogReads {
-	return &catalogReads{cache: reflect.NewCache[*catalogRead](sharedCatalogs), latest: map[string]*reflect.Shared{},
-		changed: map[string]map[uint32]bool{}}
+func newCatalogReads(replaced func(searchPath []string)) *catalogReads {
+	return &catalogReads{cache: reflect.NewCache[*catalogRead](sharedCatalogs), replaced: replaced,
+		latest: map[string]*catalogRead{}, changed: map[string]map[uint32]bool{}, whole: map[string]bool{}}
 }
 
 // get returns the catalog of searchPath for this schema generation; read runs the catalog query for the given
@@ -48,8 +53,9 @@ func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(c
 		key := strings.Join(searchPath, ",")
 		c.mu.Lock()
 		generation := c.cache.Generation()
-		base := c.latest[key]
+		last := c.latest[key]
 		changed, partly := c.changed[key]
+		partly = partly && last != nil && !c.whole[key]
 		relations := make([]uint32, 0, len(changed)) // not nil: nil reads every relation
 		for oid := range changed {
 			relations = append(relations, oid)
@@ -57,12 +63,12 @@ func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(c
 		c.mu.Unlock()
 
 		var shared *reflect.Shared
-		if base != nil && partly {
-			doc, err := read(ctx, relations, base.TypeOIDs())
+		if partly {
+			doc, err := read(ctx, relations, last.TypeOIDs())
 			if err != nil {
 				return nil, err
 			}
-			if shared, err = base.Update(doc, relations); err != nil {
+			if shared, err = last.Update(doc, relations); err != nil {
 				return nil, err
 			}
 		} else {
@@ -76,23 +82,33 @@ func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(c
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		// A change announced meanwhile may not be in this read: the next read starts from base again.
-		if c.cache.Generation() == generation {
-			c.latest[key] = shared
-			delete(c.changed, key)
+		got := last
+		if last == nil || !last.Equal(shared) {
+			c.reads++
+			got = &catalogRead{Shared: shared, serial: c.reads}
+			if last != nil && c.replaced != nil {
+				c.replaced(searchPath)
+			}
 		}
-		c.reads++
-		return &catalogRead{Shared: shared, serial: c.reads}, nil
+		// A change announced meanwhile may not be in this read: the next read starts from the last again.
+		if c.cache.Generation() == generation {
+			c.latest[key] = got
+			delete(c.changed, key)
+			delete(c.whole, key)
+		}
+		return got, nil
 	})
 }
 
-// invalidate forgets every read: the next one reads the whole catalog. The generation advances under mu, with
-// the reads forgotten: a read that finished in between would otherwise see its generation unchanged and keep
-// itself as the latest, with the change's relations forgotten, for the next change of relations to build on.
+// invalidate retires every read: the next one reads the whole catalog. The generation advances under mu, with
+// the reads marked: a read that finished in between would otherwise see its generation unchanged and keep
+// itself as the latest, with the change forgotten, for the next change of relations to build on.
 func (c *catalogReads) invalidate() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	clear(c.latest)
+	for key := range c.latest {
+		c.whole[key] = true
+	}
 	clear(c.changed)
 	c.cache.Invalidate()
 }

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -273,4 +274,177 @@ func privilegesAnswer(t *testing.T, d *testDB, role string) []byte {
 		t.Fatal(err)
 	}
 	return []byte(answer)
+}
+
+// A change that the API does not show (DDL, COMMENT and GRANT in a schema off the search path, a partition
+// there, a new schema) is announced and read, but every role keeps its schema: the same build, with its compiled
+// requests and introspection answer, as on a Supabase database whose auth, storage and realtime schemas change
+// under migrations and daily partitions. A change the API shows builds anew, and the compiled requests of the
+// schema it replaced go.
+func TestChangesTheAPIDoesNotShowKeepTheSchemas(t *testing.T) {
+	d := newTestDB(t, `create table note (id int primary key, body text);
+		create schema elsewhere;
+		create table elsewhere.log (id int primary key);
+		create table elsewhere.messages (id int, at date) partition by range (at);`)
+	announced := make(chan struct{}, 16)
+	d.watch(signalling{d.engine, announced})
+	ctx := t.Context()
+	roles := []string{"anon", "authenticated"}
+	const notes = `{ noteCollection { edges { node { id body } } } }`
+	schemaOf := func(role string) *gqlschema.Schema { t.Helper(); return loadedSchema(t, d.engine, role) }
+	// change runs sql and waits until the watcher has passed its announcement on, and the one request each
+	// role then sends has loaded its schema again
+	change := func(sql string) {
+		t.Helper()
+		if _, err := d.conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-announced:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: not announced", sql)
+		}
+		for _, role := range roles {
+			if got := d.as(role, nil, notes, ""); got != `{"data": {"noteCollection": {"edges": []}}}` {
+				t.Fatalf("%s after %s: %s", role, sql, got)
+			}
+		}
+	}
+	for len(announced) > 0 {
+		<-announced // the invalidation of the watcher's start
+	}
+	for _, role := range roles {
+		d.as(role, nil, notes, "")
+		d.as(role, nil, `{ __schema { types { name } } }`, "")
+	}
+	before := map[string]*gqlschema.Schema{}
+	for _, role := range roles {
+		before[role] = schemaOf(role)
+		if n := keptCompiled(d.engine, before[role]); n < 2 {
+			t.Fatalf("%s: %d compiled requests before the changes, want 2 or more", role, n)
+		}
+	}
+	for _, sql := range []string{
+		`create table elsewhere.audit (id int primary key)`, // a relation's read
+		`alter table elsewhere.log add column line text`,
+		`comment on table elsewhere.log is 'lines'`,
+		`grant select on elsewhere.log to anon`, // a read of privileges
+		`create table elsewhere.messages_2026 partition of elsewhere.messages for values from ('2026-01-01') to ('2027-01-01')`, // a whole read
+		`create schema more`,
+		`drop table elsewhere.audit`,
+	} {
+		change(sql)
+		for _, role := range roles {
+			if got := schemaOf(role); got != before[role] {
+				t.Errorf("%s: %s built a new schema", role, sql)
+				before[role] = got
+			}
+			if n := keptCompiled(d.engine, before[role]); n < 2 {
+				t.Errorf("%s: %d compiled requests kept after %s, want 2 or more", role, n, sql)
+			}
+		}
+	}
+
+	// one statement each: the announcements of one transaction's statements may come one by one, between the
+	// requests that follow
+	for _, sql := range []string{
+		`alter table note add column title text`,                                              // a relation's read
+		`create table parted (id int, at date, primary key (id, at)) partition by range (at)`, // whole reads
+		`create table parted_a partition of parted for values from ('2026-01-01') to ('2027-01-01')`,
+	} {
+		change(sql)
+		for _, role := range roles {
+			after := schemaOf(role)
+			if after == before[role] {
+				t.Fatalf("%s: %s built no new schema", role, sql)
+			}
+			if n := keptCompiled(d.engine, before[role]); n != 0 {
+				t.Errorf("%s: %d requests compiled for the schema before %s kept", role, n, sql)
+			}
+			before[role] = after
+		}
+	}
+	if got := d.as("anon", nil, `{ parted_aCollection { edges { node { id } } } note: noteCollection { edges { node { title } } } }`, ""); got != `{"data": {"note": {"edges": []}, "parted_aCollection": {"edges": []}}}` {
+		t.Errorf("after the changes the API shows: %s", got)
+	}
+}
+
+// After a GRANT or REVOKE, a role whose privileges are as they were takes up the schema built before, and a
+// role whose privileges changed gets another; the schema before is kept as long as a role that had it may
+// still come back for it, and dropped, with its compiled requests, once no role can.
+func TestAGrantKeepsTheSchemasOfTheRolesItLeavesAsTheyWere(t *testing.T) {
+	d := newTestDB(t, `create table note (id int primary key); create table other (id int primary key);
+		create table more (id int primary key)`)
+	ctx := t.Context()
+	const notes = `{ noteCollection { edges { node { id } } } }`
+	schemaOf := func(role string) *gqlschema.Schema {
+		t.Helper()
+		d.as(role, nil, notes, "")
+		return loadedSchema(t, d.engine, role)
+	}
+	grant := func(sql string) {
+		t.Helper()
+		if _, err := d.conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+		d.engine.InvalidatePrivileges()
+	}
+	shared := schemaOf("anon")
+	if schemaOf("authenticated") != shared {
+		t.Fatal("anon and authenticated, with equal privileges, do not share a schema")
+	}
+	// A REVOKE and GRANT of the same leave the privileges as they were, and the table's row of pg_class
+	// elsewhere in its heap: the privileges answer is in oid order, not the order of a scan.
+	grant(`revoke insert on note from anon; grant insert on note to anon`)
+	if schemaOf("anon") != shared {
+		t.Fatal("anon's privileges are as they were, and it did not take up its schema")
+	}
+	grant(`revoke select on note from anon`)
+	anon := schemaOf("anon")
+	if anon == shared {
+		t.Fatal("anon's schema after its REVOKE is the one before")
+	}
+	if got := schemaOf("authenticated"); got != shared {
+		t.Error("authenticated, whose privileges are as they were, did not take up its schema")
+	}
+	grant(`revoke select on note from authenticated`)
+	if schemaOf("anon") != anon {
+		t.Error("anon, whose privileges are as they were, did not take up its schema")
+	}
+	if n := keptCompiled(d.engine, shared); n == 0 {
+		t.Fatal("the schema authenticated had lost its compiled requests before authenticated came back")
+	}
+	if got := schemaOf("authenticated"); got != anon {
+		t.Error("authenticated, whose privileges are now anon's, does not share anon's schema")
+	}
+	// dropped from what Renew carried, with its compiled requests (which Renew keeps for what it carries)
+	if n := keptCompiled(d.engine, shared); n != 0 {
+		t.Errorf("%d requests compiled for the schema no role has any more are kept", n)
+	}
+}
+
+// keptCompiled counts the requests e keeps compiled for schema.
+func keptCompiled(e *Engine, schema *gqlschema.Schema) (n int) {
+	for _, c := range []*compiledCache{e.compiled, e.compiled.large} {
+		c.mu.Lock()
+		for key := range c.entries {
+			if key.schema == schema {
+				n++
+			}
+		}
+		c.mu.Unlock()
+	}
+	return n
+}
+
+// loadedSchema is the schema e has loaded for role on the search path public.
+func loadedSchema(t *testing.T, e *Engine, role string) *gqlschema.Schema {
+	t.Helper()
+	rs, err := e.schemas.Get(t.Context(), role, []string{"public"}, func(context.Context) (*roleSchema, error) {
+		return nil, errors.New("not loaded")
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", role, err)
+	}
+	return rs.schema
 }

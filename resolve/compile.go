@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/list"
 	"context"
+	"slices"
 	"sort"
 	"sync"
 
@@ -382,6 +383,42 @@ func (c *compiledCache) purge() {
 	c.order.Init()
 	clear(c.entries)
 	c.bytes = 0
+}
+
+// keepOnly empties the cache, and its cache of large answers, but for the requests compiled for schemas: those a
+// new schema generation takes up.
+func (c *compiledCache) keepOnly(schemas []*gqlschema.Schema) {
+	keep := make(map[*gqlschema.Schema]bool, len(schemas))
+	for _, s := range schemas {
+		keep[s] = true
+	}
+	c.drop(func(s *gqlschema.Schema) bool { return !keep[s] })
+}
+
+// forget drops the requests compiled for schemas, which are stale.
+func (c *compiledCache) forget(schemas []*gqlschema.Schema) {
+	if len(schemas) == 0 {
+		return
+	}
+	c.drop(func(s *gqlschema.Schema) bool { return slices.Contains(schemas, s) })
+}
+
+// drop removes the entries, here and in the cache of large answers, whose schema stale says is.
+func (c *compiledCache) drop(stale func(*gqlschema.Schema) bool) {
+	if c.large != nil {
+		c.large.drop(stale)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for el := c.order.Front(); el != nil; {
+		next := el.Next()
+		if e := el.Value.(*compiledEntry); stale(e.key.schema) {
+			c.order.Remove(el)
+			delete(c.entries, e.key)
+			c.bytes -= e.size
+		}
+		el = next
+	}
 }
 
 // size approximates the bytes a compiled request holds.

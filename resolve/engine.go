@@ -137,6 +137,7 @@ type Engine struct {
 	stopWatch context.CancelFunc
 	watchers  sync.WaitGroup
 	follower  atomic.Pointer[replicaFollower]
+	takers    buildTakers
 }
 
 // roleSchema is what one role sees: its GraphQL schema and the settings its requests run with, worked out once
@@ -172,9 +173,12 @@ func NewEngine(opts Options) *Engine {
 	}
 	opts.AnswerGrace = cmp.Or(opts.AnswerGrace, 2*time.Second)
 	e := &Engine{opts: opts, schemas: reflect.NewCache[*roleSchema](opts.CacheSize),
-		catalogs: newCatalogReads(), builds: reflect.NewCache[*gqlschema.Schema](opts.CacheSize),
+		builds:   reflect.NewCache[*gqlschema.Schema](opts.CacheSize),
 		executed: reflect.NewCache[*gqlschema.Schema](opts.CacheSize), snapshotted: reflect.NewCache[*gqlschema.Schema](snapshottedSchemas), compiled: newCompiledCache(opts.CompiledCacheBytes, opts.AnswerCacheBytes),
-		operations: newOperationKinds()}
+		operations: newOperationKinds(), takers: buildTakers{last: map[[2]string]string{}}}
+	// A search path's new catalog read makes the builds kept from the one before stale: they go at once, with
+	// their compiled requests and introspection answers, which may be tens of megabytes.
+	e.catalogs = newCatalogReads(func(searchPath []string) { e.compiled.forget(e.builds.Retire(searchPath)) })
 	for _, pool := range opts.Replicas {
 		replica := opts
 		replica.Pool, replica.Replicas = pool, nil
@@ -199,44 +203,56 @@ func (e *Engine) SetVersion(v gqlschema.Version) {
 		return // the schemas built are the right ones
 	}
 	e.version.Store(&v)
-	e.forget()
+	e.rebuild()
 }
 
 // Version is the pg_graphql behaviour version the engine follows.
 func (e *Engine) Version() gqlschema.Version { return *e.version.Load() }
 
-// InvalidatePrivileges forgets every schema and compiled request, keeping the catalog reads: after a GRANT or
-// REVOKE each role's next request re-reads its privileges only. The replicas forget theirs as Invalidate says.
+// InvalidatePrivileges forgets every role's schema, keeping the catalog reads: after a GRANT or REVOKE each
+// role's next request re-reads its privileges only, and a role whose privileges came out as they were takes up
+// the schema built before, with its compiled requests. The replicas forget theirs as Invalidate says.
 func (e *Engine) InvalidatePrivileges() {
-	e.builds.Invalidate()
-	e.schemas.Invalidate()
-	e.executed.Invalidate()
-	e.snapshotted.Invalidate()
-	e.compiled.purge()
+	e.renew()
 	e.replicasChanged()
 }
 
-// InvalidateRelations forgets every schema and compiled request, and what the catalog reads hold of relations
-// (oids): the next request re-reads those relations only. The replicas forget theirs as Invalidate says.
+// InvalidateRelations forgets every role's schema, and what the catalog reads hold of relations (oids): the next
+// request re-reads those relations only. The replicas forget theirs as Invalidate says.
 func (e *Engine) InvalidateRelations(relations []uint32) {
 	e.catalogs.invalidateRelations(relations)
-	e.builds.Invalidate()
-	e.schemas.Invalidate()
-	e.executed.Invalidate()
-	e.snapshotted.Invalidate()
-	e.compiled.purge()
+	e.renew()
 	e.replicasChanged()
 }
 
-// Invalidate forgets every cached catalog, schema and compiled request. The replicas forget theirs once they
-// have replayed the change while the engine is started (Start), at once otherwise.
+// Invalidate forgets every role's schema and has the next request read the whole catalog. The replicas forget
+// theirs once they have replayed the change while the engine is started (Start), at once otherwise.
 func (e *Engine) Invalidate() {
 	e.forget()
 	e.replicasChanged()
 }
 
-// forget drops the engine's own catalogs, schemas and compiled requests.
+// forget has the engine read its whole catalog again. Where a read finds what the one before found and a role
+// the privileges it had, the role takes up the schema built before, and its compiled requests and introspection
+// answer stay (a change the API does not show: DDL in a schema it does not show, a partition).
 func (e *Engine) forget() {
+	e.catalogs.invalidate()
+	e.renew()
+}
+
+// renew starts a schema generation: every role's next request reads its privileges (and the catalog, as far as
+// it was invalidated) and finds its schema among the builds kept for the read and privileges it finds, or
+// builds it. The compiled requests of the schemas kept stay; all others go.
+func (e *Engine) renew() {
+	e.compiled.keepOnly(e.builds.Renew())
+	e.schemas.Invalidate()
+	e.executed.Invalidate()
+	e.snapshotted.Invalidate()
+}
+
+// rebuild drops every catalog read, schema and compiled request: what was built is of no use (another
+// pg_graphql version).
+func (e *Engine) rebuild() {
 	e.catalogs.invalidate()
 	e.builds.Invalidate()
 	e.schemas.Invalidate()

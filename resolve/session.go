@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -148,6 +149,7 @@ func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSc
 func (e *Engine) buildFor(ctx context.Context, catalog *catalogRead, role string, searchPath []string, privileges []byte) (*gqlschema.Schema, error) {
 	seen := sha256.Sum256(privileges)
 	key := strconv.FormatUint(catalog.serial, 10) + " " + string(seen[:])
+	e.takes(role, searchPath, key)
 	return e.builds.Get(ctx, key, searchPath, func(context.Context) (*gqlschema.Schema, error) {
 		cat, err := catalog.ForRole(role, privileges)
 		if err != nil {
@@ -155,6 +157,43 @@ func (e *Engine) buildFor(ctx context.Context, catalog *catalogRead, role string
 		}
 		return e.build(cat), nil
 	})
+}
+
+// buildTakers records which build each role's last schema load took, by role and search path (at most
+// maxBuildTakers: roles are few).
+type buildTakers struct {
+	mu   sync.Mutex
+	last map[[2]string]string
+}
+
+const maxBuildTakers = 1024
+
+// takes records that role's load takes the build of key. The build its last load took, when another, is dropped
+// if Renew carried it over and no role's last load took it: no load will take it up any more. At thousands of
+// tables a schema is tens of megabytes, and holding the old one while its successor was built made the build
+// after a GRANT slower by half (the garbage collector's work).
+func (e *Engine) takes(role string, searchPath []string, key string) {
+	path := strings.Join(searchPath, ",")
+	t := &e.takers
+	t.mu.Lock()
+	if len(t.last) >= maxBuildTakers {
+		clear(t.last)
+	}
+	prev, had := t.last[[2]string{role, path}]
+	t.last[[2]string{role, path}] = key
+	unwanted := had && prev != key
+	if unwanted {
+		for taker, k := range t.last {
+			if taker[1] == path && k == prev {
+				unwanted = false // another role's last load took it: that role may take it up again
+				break
+			}
+		}
+	}
+	t.mu.Unlock()
+	if unwanted {
+		e.compiled.forget(e.builds.Drop(prev, searchPath))
+	}
 }
 
 // schemaList is the catalog query's parameter for a search path: its schemas, or NULL (the session's).

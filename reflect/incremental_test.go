@@ -173,7 +173,21 @@ func TestIncrementalReadEqualsAFullRead(t *testing.T) {
 		{`create policy everyone on author using (true)`, relations},
 		{`drop policy everyone on author`, relations},
 		{`comment on schema public is '@graphql({"inflect_names": false})'`, relations},
+		// a partitioned table and its partitions: a new one or a comment reads its whole tree again
+		{`create table payment (id int, paid_on date, book_id int references book (ident), primary key (id, paid_on)) partition by range (paid_on)`, relations},
+		{`create table payment_2025 partition of payment for values from ('2025-01-01') to ('2026-01-01')`, relations},
+		{`create table payment_2026 partition of payment for values from ('2026-01-01') to ('2027-01-01') partition by range (paid_on)`, relations},
+		{`create table payment_2026_h1 partition of payment_2026 for values from ('2026-01-01') to ('2026-07-01')`, relations},
+		{`create table refund (id int primary key, payment_id int, paid_on date, foreign key (payment_id, paid_on) references payment (id, paid_on))`, relations},
+		// Postgres adds the foreign key from refund to the new partition
+		{`create table payment_2027 partition of payment for values from ('2027-01-01') to ('2028-01-01')`, relations},
+		{`comment on table payment is '@graphql({"partitions": "hidden"})'`, relations},
+		{`comment on column payment_2025.paid_on is 'when'`, relations},
+		{`comment on table payment is null`, relations},
+		{`drop table refund`, relations},
+		{`drop table payment_2027`, relations},
 		// not read again in part: the fallback
+		{`alter table payment detach partition payment_2025`, all},
 		{`create schema extras`, all},
 		{`drop type colour cascade`, all},
 	} {

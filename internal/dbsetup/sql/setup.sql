@@ -44,6 +44,7 @@ declare
   others boolean;
   type_users oid[];
   type_users_partitioned boolean;
+  partition_roots oid[];
 begin
   -- Servers would otherwise read the catalog again and rebuild every role's schema: for each refresh or reindex
   -- a cron job runs (REINDEX is an event since PostgreSQL 17), and for each table the change feed adds to its
@@ -81,17 +82,21 @@ begin
     if not exists (select from pg_catalog.pg_event_trigger_ddl_commands()) then
       return;
     end if;
-    -- An index or an owned sequence stands for its table. Partitioned tables and partitions are never listed:
-    -- a change of one shows or hides others.
+    -- An index or an owned sequence stands for its table. A change of a partitioned table or a partition shows
+    -- or hides others of its tree: a new one (CREATE TABLE ... PARTITION OF, as pg_partman and Supabase Realtime
+    -- make every day) or a comment lists the whole tree; any other (ALTER TABLE ... DETACH PARTITION leaves a
+    -- table the tree no longer names) is no change of relations only.
     select array_agg(distinct coalesce(i.indrelid, d.refobjid, con.conrelid, c.objid))
              filter (where c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass and c.object_type <> 'composite type'
                         or con.oid is not null),
+           array_agg(distinct pg_catalog.pg_partition_root(r.oid)) filter (where r.relkind = 'p' or r.relispartition),
            bool_or(not ((c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
                          and c.object_type in ('table', 'table column', 'view', 'materialized view', 'foreign table',
                                                'index', 'sequence')
                          -- a table's constraint (a comment on a foreign key) stands for its table
                          or con.oid is not null)
-                        and not coalesce(r.relkind = 'p' or r.relispartition, false)
+                        and not (coalesce(r.relkind = 'p' or r.relispartition, false)
+                                 and tg_tag not in ('CREATE TABLE', 'COMMENT'))
                         -- the catalog read reads functions and schemas whole every time: no relation to list
                         or c.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass and c.object_type = 'function'
                         or c.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass and tg_tag = 'COMMENT'
@@ -101,7 +106,7 @@ begin
                         -- not in the catalog model
                         or c.classid in ('pg_catalog.pg_policy'::pg_catalog.regclass,
                                          'pg_catalog.pg_trigger'::pg_catalog.regclass)))
-      into relations, others
+      into relations, partition_roots, others
       from pg_catalog.pg_event_trigger_ddl_commands() c
       left join pg_catalog.pg_index i on i.indexrelid = c.objid
       left join pg_catalog.pg_depend d
@@ -120,7 +125,8 @@ begin
         or c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass and c.object_type = 'composite type' and t.typrelid = c.objid
       join pg_catalog.pg_attribute a on a.atttypid in (t.oid, t.typarray) and a.attnum > 0 and not a.attisdropped
       join pg_catalog.pg_class r on r.oid = a.attrelid and r.relkind in ('r', 'v', 'm', 'f', 'p');
-    relations := relations || type_users;
+    relations := relations || type_users
+      || (select array_agg(t.relid::oid) from pg_catalog.unnest(partition_roots) root, pg_catalog.pg_partition_tree(root) t);
     others := others or coalesce(type_users_partitioned, false);
   elsif tg_tag = 'ALTER TABLE' then
     -- what ALTER TABLE dropped (a column, its default, index or sequence, a constraint): the announcement at

@@ -57,6 +57,8 @@ func TestIncrementalReadEqualsAFullRead(t *testing.T) {
 		create table quote (id int primary key, book_id int references book (id));
 		comment on schema public is '@graphql({"inflect_names": true})';`)
 
+	// schemas created below, on the search path before they exist (current_schemas leaves them out until then)
+	exec(`set search_path = public, api, extras`)
 	announced := make(recorder, 64)
 	ready := make(chan struct{})
 	watchCtx, stop := context.WithCancel(ctx)
@@ -186,9 +188,12 @@ func TestIncrementalReadEqualsAFullRead(t *testing.T) {
 		{`comment on table payment is null`, relations},
 		{`drop table refund`, relations},
 		{`drop table payment_2027`, relations},
+		// a new schema on the search path, and one made with a table in it
+		{`create schema api`, relations},
+		{`create schema extras create table tool (id int primary key, book_id int references public.book (ident))`, relations},
 		// not read again in part: the fallback
 		{`alter table payment detach partition payment_2025`, all},
-		{`create schema extras`, all},
+		{`drop schema extras cascade`, all},
 		{`drop type colour cascade`, all},
 	} {
 		exec(c.sql)

@@ -124,7 +124,7 @@ func TestGrantReloadsPrivilegesOnly(t *testing.T) {
 			t.Errorf("%s: a GRANT re-read the catalog: %s", role, got)
 		}
 	}
-	if _, err := d.conn.Exec(t.Context(), `create schema extras`); err != nil { // not of relations only
+	if _, err := d.conn.Exec(t.Context(), `create procedure noop() language sql as ''`); err != nil { // not of relations only
 		t.Fatal(err)
 	}
 	eventually("anon reads late after a DDL", func() bool { return d.as("anon", nil, late, "") == `{"data": {"lateCollection": {"edges": []}}}` })
@@ -192,7 +192,7 @@ func TestRelationChangesReloadThoseRelationsOnly(t *testing.T) {
 		`{"data": null, "errors": [{"message": "Unknown field \"bookCollection\" on type Query"}]}`)
 	eventually("the table that stays", `{ authorCollection { edges { node { id } } } }`,
 		`{"data": {"authorCollection": {"edges": [{"node": {"id": 1}}]}}}`)
-	run(`create schema extras`) // not of relations, types, functions: everything is read again
+	run(`create procedure noop() language sql as ''`) // not of relations, types, functions: everything is read again
 	eventually("a full re-read", hidden, `{"data": {"otherCollection": {"edges": []}}}`)
 }
 
@@ -277,9 +277,9 @@ func privilegesAnswer(t *testing.T, d *testDB, role string) []byte {
 }
 
 // A change that the API does not show (DDL, COMMENT and GRANT in a schema off the search path, a partition
-// there, a new schema) is announced and read, but every role keeps its schema: the same build, with its compiled
-// requests and introspection answer, as on a Supabase database whose auth, storage and realtime schemas change
-// under migrations and daily partitions. A change the API shows builds anew, and the compiled requests of the
+// there, a new schema, a procedure) is announced and read, but every role keeps its schema: the same build, with
+// its compiled requests and introspection answer, as on a Supabase database whose auth, storage and realtime
+// schemas change under migrations and daily partitions. A change the API shows builds anew, and the compiled requests of the
 // schema it replaced go.
 func TestChangesTheAPIDoesNotShowKeepTheSchemas(t *testing.T) {
 	d := newTestDB(t, `create table note (id int primary key, body text);
@@ -329,8 +329,9 @@ func TestChangesTheAPIDoesNotShowKeepTheSchemas(t *testing.T) {
 		`alter table elsewhere.log add column line text`,
 		`comment on table elsewhere.log is 'lines'`,
 		`grant select on elsewhere.log to anon`, // a read of privileges
-		`create table elsewhere.messages_2026 partition of elsewhere.messages for values from ('2026-01-01') to ('2027-01-01')`, // a whole read
+		`create table elsewhere.messages_2026 partition of elsewhere.messages for values from ('2026-01-01') to ('2027-01-01')`, // its tree's read
 		`create schema more`,
+		`create procedure elsewhere.tidy() language sql as ''`, // a whole read
 		`drop table elsewhere.audit`,
 	} {
 		change(sql)

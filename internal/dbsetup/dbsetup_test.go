@@ -363,8 +363,9 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		{`drop policy widget_all on public.widget`, " relations "},
 		{`create trigger widget_same before update on public.widget for each row execute function suppress_redundant_updates_trigger()`, " relations "},
 		{`drop trigger widget_same on public.widget`, " relations "},
+		// a new schema holds nothing yet
+		{`create schema widget_extras`, " relations "},
 		// any other change: everything is read again
-		{`create schema widget_extras`, ""},
 		{`drop schema widget_extras`, ""},
 		{`drop type public.widget_mood cascade`, ""},
 		{`drop table public.widget`, relations},

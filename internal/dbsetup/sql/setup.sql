@@ -25,10 +25,10 @@ create sequence if not exists pgreflect.schema_version as bigint;
 -- The announcement is the new version, then what changed when a server can reload less than everything
 -- (reflect.Watch reads it): " privileges" after GRANT, REVOKE and ALTER DEFAULT PRIVILEGES, which change what
 -- roles may do and not the catalog; " relations <oid>,<oid>..." when only tables, views and their columns,
--- indexes and owned sequences changed, or functions, or a schema's comment, or types (with the relations whose
--- columns use them), or policies and triggers, which the catalog model does not hold (the list may be empty: a
--- server re-reads those relations only, the types it read before, and functions and schemas whole); nothing
--- more otherwise. Some DDL changes nothing the catalog model holds, and moves no version: a refresh of a
+-- indexes and owned sequences changed (a partition: its whole tree), or functions, or a new schema or a
+-- schema's comment, or types (with the relations whose columns use them), or policies and triggers, which the
+-- catalog model does not hold (the list may be empty: a server re-reads those relations only, the types it read
+-- before, and functions and schemas whole); nothing more otherwise. Some DDL changes nothing the catalog model holds, and moves no version: a refresh of a
 -- materialized view (its rows), REINDEX, temporary objects and commands that did nothing are not announced,
 -- and a change of a publication is announced with the version as it is and " publications", for the change
 -- feed of live queries, which reads its publication again.
@@ -99,7 +99,8 @@ begin
                                  and tg_tag not in ('CREATE TABLE', 'COMMENT'))
                         -- the catalog read reads functions and schemas whole every time: no relation to list
                         or c.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass and c.object_type = 'function'
-                        or c.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass and tg_tag = 'COMMENT'
+                        -- or a new schema: nothing is in it yet (what CREATE SCHEMA makes in it is listed)
+                        or c.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass and tg_tag in ('COMMENT', 'CREATE SCHEMA')
                         -- types the read had are read again every time; their users are listed below
                         or c.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
                         or c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass and c.object_type = 'composite type'

@@ -108,6 +108,10 @@ const (
 	privilegesOnly   = " privileges"
 	relationsPrefix  = " relations "
 	publicationsOnly = " publications"
+	// partitionsPrefix lists relations as relationsPrefix does, among them partition trees from their roots,
+	// which a server brings up to date with the partitions its last read had of them (Shared.WithPartitions, as
+	// it does for every list): a server that knows no partition trees reads everything instead.
+	partitionsPrefix = " partitions "
 )
 
 // announce passes an announcement's payload on to cache.
@@ -120,7 +124,11 @@ func announce(cache Invalidator, payload string) {
 		InvalidatePrivileges(cache)
 		return
 	}
-	if _, list, ok := strings.Cut(payload, relationsPrefix); ok {
+	_, list, ok := strings.Cut(payload, relationsPrefix)
+	if !ok {
+		_, list, ok = strings.Cut(payload, partitionsPrefix)
+	}
+	if ok {
 		relations := []uint32{} // none: functions or a schema comment changed, which every read reads whole
 		for field := range strings.SplitSeq(list, ",") {
 			if list == "" {

@@ -33,7 +33,9 @@ rels as (
            c.relispartition as partition,
            -- a partition is hidden when its root table says so; the root may be outside the search path
            case when c.relispartition then obj_description(pg_partition_root(c.oid), 'pg_class') end
-               as partition_root_comment
+               as partition_root_comment,
+           -- what a change of the root's tree reads again: the partitions it had (Shared.WithPartitions)
+           case when c.relispartition then pg_partition_root(c.oid) end as partition_root
     from pg_class c
     join shown on shown.oid = c.oid
     left join pg_description d on d.objoid = c.oid and d.classoid = 'pg_class'::regclass and d.objsubid = 0
@@ -167,6 +169,7 @@ select json_build_object(
             'oid', c.oid::int8, 'name', c.relname, 'kind', c.relkind, 'schema_oid', c.relnamespace::int8,
             'row_type', c.reltype::int8, 'rls', c.relrowsecurity, 'comment', c.comment,
             'partition', c.partition, 'partition_root_comment', c.partition_root_comment,
+            'partition_root', c.partition_root::int8,
             'indexes', coalesce(ri.indexes, '[]'),
             'columns', coalesce(rc.columns, '[]')
         ) order by c.oid) from rels c left join rel_columns rc on rc.attrelid = c.oid

@@ -123,7 +123,9 @@ type rawRelation struct {
 	Comment     *string `json:"comment"`
 	Partition   bool    `json:"partition"`
 	RootComment *string `json:"partition_root_comment"`
-	Indexes     []struct {
+	// PartitionRoot is a partition's top-level partitioned table (0: not a partition).
+	PartitionRoot uint32 `json:"partition_root"`
+	Indexes       []struct {
 		Name       string `json:"name"`
 		Primary    bool   `json:"primary"`
 		Expression bool   `json:"expression"`
@@ -212,6 +214,11 @@ type rawType struct {
 	Attributes []Attribute `json:"attributes"`
 }
 
+// ErrWholeReadNeeded is Update's answer when a partition read again has a root that was not read with it: a
+// partitioned table with partitions of its own, detached from its tree, is a new tree that no announcement
+// named. Only a whole read is right then.
+var ErrWholeReadNeeded = errors.New("reflect: the change needs a whole read of the catalog")
+
 // Update returns the catalog with some relations read again: doc is the catalog query's answer for those
 // relations and for s's types (TypeOIDs), which replaces what s holds of them (a relation doc lacks was dropped,
 // or left the search path) and of the foreign keys that touch them. The schemas, functions and types, which the
@@ -224,6 +231,11 @@ func (s *Shared) Update(doc []byte, relations []uint32) (*Shared, error) {
 	changed := make(map[uint32]bool, len(relations))
 	for _, oid := range relations {
 		changed[oid] = true
+	}
+	for _, r := range part.raw.Relations {
+		if r.PartitionRoot != 0 && !changed[r.PartitionRoot] {
+			return nil, ErrWholeReadNeeded
+		}
 	}
 	out := &Shared{raw: part.raw}
 	for _, r := range s.raw.Relations {
@@ -248,6 +260,23 @@ func (s *Shared) Update(doc []byte, relations []uint32) (*Shared, error) {
 // cheap.
 func (s *Shared) Equal(o *Shared) bool {
 	return s == o || goreflect.DeepEqual(s.raw, o.raw)
+}
+
+// WithPartitions returns relations with the partitions s holds of every partitioned table among them: what an
+// update for a change of a partition tree reads again. The announcement lists the tree as it is now; a partition
+// detached from it is no longer in it, and is found here, in the tree as s has it.
+func (s *Shared) WithPartitions(relations []uint32) []uint32 {
+	roots := make(map[uint32]bool, len(relations))
+	for _, oid := range relations {
+		roots[oid] = true
+	}
+	out := slices.Clip(relations) // appended to, never the caller's array
+	for _, r := range s.raw.Relations {
+		if r.PartitionRoot != 0 && roots[r.PartitionRoot] && !roots[r.OID] {
+			out = append(out, r.OID)
+		}
+	}
+	return out
 }
 
 // TypeOIDs are the types s holds, for the catalog query that brings s up to date (Update).

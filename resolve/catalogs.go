@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 
@@ -64,14 +65,16 @@ func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(c
 
 		var shared *reflect.Shared
 		if partly {
+			relations = last.WithPartitions(relations)
 			doc, err := read(ctx, relations, last.TypeOIDs())
 			if err != nil {
 				return nil, err
 			}
-			if shared, err = last.Update(doc, relations); err != nil {
+			if shared, err = last.Update(doc, relations); err != nil && !errors.Is(err, reflect.ErrWholeReadNeeded) {
 				return nil, err
 			}
-		} else {
+		}
+		if shared == nil {
 			doc, err := read(ctx, nil, nil)
 			if err != nil {
 				return nil, err

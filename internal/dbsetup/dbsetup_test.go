@@ -389,6 +389,47 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		}
 	}
 
+	// A partition tree's change lists the tree from its root, in an announcement of its own kind, which a server
+	// that knows no partition trees takes for a change of anything.
+	var root, partition uint32
+	for _, c := range []struct {
+		stmt string
+		want func() []uint32
+	}{
+		{`create table public.ledger (id int, at date) partition by range (at)`, func() []uint32 { return []uint32{root} }},
+		{`create table public.ledger_2026 partition of public.ledger for values from ('2026-01-01') to ('2027-01-01')`,
+			func() []uint32 { return []uint32{root, partition} }},
+		{`alter table public.ledger add column note text`, func() []uint32 { return []uint32{root, partition} }},
+	} {
+		if _, err := ddl.Exec(ctx, c.stmt); err != nil {
+			t.Fatalf("%s: %v", c.stmt, err)
+		}
+		if err := ddl.QueryRow(ctx, `select 'public.ledger'::regclass::oid, coalesce(to_regclass('public.ledger_2026')::oid, 0)`).Scan(&root, &partition); err != nil {
+			t.Fatal(err)
+		}
+		got := waitNotification(listener, 5*time.Second)
+		if got == nil {
+			t.Fatalf("%s: no notification", c.stmt)
+		}
+		_, list, ok := strings.Cut(*got, " partitions ")
+		var listed []uint32
+		for field := range strings.SplitSeq(list, ",") {
+			oid, err := strconv.ParseUint(field, 10, 32)
+			if err != nil {
+				ok = false
+			}
+			listed = append(listed, uint32(oid))
+		}
+		slices.Sort(listed)
+		want := c.want()
+		slices.Sort(want)
+		if !ok || !slices.Equal(slices.Compact(listed), want) {
+			t.Errorf("%s: announced %q, want the version and partitions %v", c.stmt, *got, want)
+		}
+		for waitNotification(listener, 100*time.Millisecond) != nil {
+		}
+	}
+
 	// What changes nothing the catalog model holds moves no version: a materialized view's refresh and
 	// temporary objects are not announced, a publication's change once, with the version as it is, for the live
 	// queries' change feed.

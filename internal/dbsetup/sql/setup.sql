@@ -25,7 +25,7 @@ create sequence if not exists pgreflect.schema_version as bigint;
 -- The announcement is the new version, then what changed when a server can reload less than everything
 -- (reflect.Watch reads it): " privileges" after GRANT, REVOKE and ALTER DEFAULT PRIVILEGES, which change what
 -- roles may do and not the catalog; " relations <oid>,<oid>..." when only tables, views and their columns,
--- indexes and owned sequences changed (a partition: its whole tree), or functions, or a new schema or a
+-- indexes and owned sequences changed (" partitions <oid>,<oid>...": of partition trees, whole), or functions, or a new schema or a
 -- schema's comment, or types (with the relations whose columns use them), or policies and triggers, which the
 -- catalog model does not hold (the list may be empty: a server re-reads those relations only, the types it read
 -- before, and functions and schemas whole); nothing more otherwise. Some DDL changes nothing the catalog model holds, and moves no version: a refresh of a
@@ -83,9 +83,9 @@ begin
       return;
     end if;
     -- An index or an owned sequence stands for its table. A change of a partitioned table or a partition shows
-    -- or hides others of its tree: a new one (CREATE TABLE ... PARTITION OF, as pg_partman and Supabase Realtime
-    -- make every day) or a comment lists the whole tree; any other (ALTER TABLE ... DETACH PARTITION leaves a
-    -- table the tree no longer names) is no change of relations only.
+    -- or hides others of its tree (a new partition, ATTACH PARTITION as pg_partman runs it, a comment, a column
+    -- added to every partition): it lists the whole tree, from its root, and a server reads again the partitions
+    -- its last read had of that root too (one DETACH PARTITION took out of the tree).
     select array_agg(distinct coalesce(i.indrelid, d.refobjid, con.conrelid, c.objid))
              filter (where c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass and c.object_type <> 'composite type'
                         or con.oid is not null),
@@ -95,8 +95,6 @@ begin
                                                'index', 'sequence')
                          -- a table's constraint (a comment on a foreign key) stands for its table
                          or con.oid is not null)
-                        and not (coalesce(r.relkind = 'p' or r.relispartition, false)
-                                 and tg_tag not in ('CREATE TABLE', 'COMMENT'))
                         -- the catalog read reads functions and schemas whole every time: no relation to list
                         or c.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass and c.object_type = 'function'
                         -- or a new schema: nothing is in it yet (what CREATE SCHEMA makes in it is listed)
@@ -134,11 +132,9 @@ begin
     -- ddl_command_end lists the table
     select array_agg(distinct o.objid) filter (where o.object_type = 'table column'),
            bool_or(o.object_type not in ('table column', 'default value', 'table constraint', 'index', 'sequence',
-                                         'trigger')
-                   or coalesce(r.relkind = 'p' or r.relispartition, false))
+                                         'trigger'))
       into relations, others
-      from pg_catalog.pg_event_trigger_dropped_objects() o
-      left join pg_catalog.pg_class r on o.object_type = 'table column' and r.oid = o.objid;
+      from pg_catalog.pg_event_trigger_dropped_objects() o;
   elsif tg_tag in ('DROP TYPE', 'DROP DOMAIN', 'DROP POLICY', 'DROP TRIGGER') then
     -- the type, policy or trigger alone; a column dropped with a type (CASCADE) is another change
     select bool_or(o.object_type not in ('type', 'composite type', 'domain constraint', 'policy', 'trigger'))
@@ -162,7 +158,10 @@ begin
     relations := coalesce(relations, '{}');
   end if;
   if not others and pg_catalog.cardinality(relations) <= 500 then
-    what := ' relations ' || pg_catalog.array_to_string(relations, ',');
+    -- A server older than the partition trees' announcements would take one for relations only, and miss a
+    -- partition detached: to it, " partitions" is a change of anything.
+    what := case when partition_roots is null then ' relations ' else ' partitions ' end
+      || pg_catalog.array_to_string(relations, ',');
   end if;
   perform pg_notify('pgreflect_schema_version', nextval('pgreflect.schema_version')::text || what);
   -- Until the transaction ends, a schema read in it holds its own uncommitted change: the library's Execute

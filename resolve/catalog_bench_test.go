@@ -64,30 +64,41 @@ func BenchmarkLargeCatalog(b *testing.B) {
 			change("create schema unseen")
 			change("create table parted (id int primary key) partition by list (id)")
 			change("create table parted_a partition of parted for values in (1)")
-			changes := 0 // each change's number, which its statement may use (a new schema's name)
+			changes := 0 // each change's number, which its statements may use (a new type's name)
 			middle := tables / 2
 			for _, c := range []struct {
 				name string
-				sql  func(n int) string
+				// prepare, when set, makes a change first that is not measured (and not asked after)
+				prepare, sql func(n int) string
 			}{
 				// a comment on a table: that relation is read again
-				{"after-table-comment", func(n int) string { return fmt.Sprintf("comment on table t_%d is 'changed %d'", middle, n) }},
+				{name: "after-table-comment", sql: func(n int) string { return fmt.Sprintf("comment on table t_%d is 'changed %d'", middle, n) }},
 				// a GRANT or REVOKE that changes what anon may do: the privileges are read again, and anon's schema
 				// is built again (the other roles' privileges are as they were: they keep their schemas)
-				{"after-grant", func(n int) string {
+				{name: "after-grant", sql: func(n int) string {
 					if n%2 == 0 {
 						return fmt.Sprintf("revoke delete on t_%d from anon", middle)
 					}
 					return fmt.Sprintf("grant delete on t_%d to anon", middle)
 				}},
 				// a comment on a type: the types read before and the ten tables that use it are read again
-				{"after-type-comment", func(n int) string { return fmt.Sprintf("comment on type e_1 is 'changed %d'", n) }},
-				// a column added to a partitioned table, which its partition (a table the API shows) takes: the
-				// whole catalog is read again, and every role's schema built again
-				{"after-other-ddl", func(n int) string { return fmt.Sprintf("alter table parted add column c_%d int", n) }},
+				{name: "after-type-comment", sql: func(n int) string { return fmt.Sprintf("comment on type e_1 is 'changed %d'", n) }},
+				// a type dropped with the column that used it: the whole catalog is read again, and every role's
+				// schema built again
+				{name: "after-other-ddl",
+					prepare: func(n int) string {
+						return fmt.Sprintf("create type k_%d as enum ('k'); alter table t_%d add column k_%d k_%d", n, middle+1, n, n)
+					},
+					sql: func(n int) string { return fmt.Sprintf("drop type k_%d cascade", n) }},
+				// a partition attached, as pg_partman adds them: its partition tree is read again
+				{name: "after-attach-partition",
+					prepare: func(n int) string { return fmt.Sprintf("create table parted_%d (id int primary key)", n) },
+					sql: func(n int) string {
+						return fmt.Sprintf("alter table parted attach partition parted_%d for values in (%d)", n, n+2)
+					}},
 				// a table in a schema the API does not show (as Supabase's auth, storage and realtime are): that
 				// relation is read again, and the catalog found as it was
-				{"after-unseen-ddl", func(n int) string { return fmt.Sprintf("create table unseen.t_%d (id int primary key)", n) }},
+				{name: "after-unseen-ddl", sql: func(n int) string { return fmt.Sprintf("create table unseen.t_%d (id int primary key)", n) }},
 			} {
 				// every role's schema built, as on a server in use: what a change retires is then known
 				warm := func() {
@@ -102,6 +113,9 @@ func BenchmarkLargeCatalog(b *testing.B) {
 					warm()
 					for b.Loop() {
 						b.StopTimer()
+						if c.prepare != nil {
+							change(c.prepare(changes))
+						}
 						change(c.sql(changes))
 						changes++
 						b.StartTimer()

@@ -250,8 +250,8 @@ func (e *Engine) renew() {
 	e.snapshotted.Invalidate()
 }
 
-// rebuild drops every catalog read, schema and compiled request: what was built is of no use (another
-// pg_graphql version).
+// rebuild has the whole catalog read again and drops every schema and compiled request: what was built is of
+// no use (another pg_graphql version).
 func (e *Engine) rebuild() {
 	e.catalogs.invalidate()
 	e.builds.Invalidate()

@@ -170,8 +170,8 @@ const maxBuildTakers = 1024
 
 // takes records that role's load takes the build of key. The build its last load took, when another, is dropped
 // if Renew carried it over and no role's last load took it: no load will take it up any more. At thousands of
-// tables a schema is tens of megabytes, and holding the old one while its successor was built made the build
-// after a GRANT slower by half (the garbage collector's work).
+// tables a schema is tens of megabytes, which the garbage collector would otherwise mark while its successor is
+// built.
 func (e *Engine) takes(role string, searchPath []string, key string) {
 	path := strings.Join(searchPath, ",")
 	t := &e.takers

@@ -25,13 +25,14 @@ create sequence if not exists pgreflect.schema_version as bigint;
 -- The announcement is the new version, then what changed when a server can reload less than everything
 -- (reflect.Watch reads it): " privileges" after GRANT, REVOKE and ALTER DEFAULT PRIVILEGES, which change what
 -- roles may do and not the catalog; " relations <oid>,<oid>..." when only tables, views and their columns,
--- indexes and owned sequences changed (" partitions <oid>,<oid>...": of partition trees, whole), or functions, or a new schema or a
--- schema's comment, or types (with the relations whose columns use them), or policies and triggers, which the
--- catalog model does not hold (the list may be empty: a server re-reads those relations only, the types it read
--- before, and functions and schemas whole); nothing more otherwise. Some DDL changes nothing the catalog model holds, and moves no version: a refresh of a
--- materialized view (its rows), REINDEX, temporary objects and commands that did nothing are not announced,
--- and a change of a publication is announced with the version as it is and " publications", for the change
--- feed of live queries, which reads its publication again.
+-- indexes and owned sequences changed (" partitions <oid>,<oid>...": of partition trees, whole), or functions,
+-- or a new schema or a schema's comment, or types (with the relations whose columns use them), or policies and
+-- triggers, which the catalog model does not hold (the list may be empty: a server re-reads those relations
+-- only, the types it read before, and functions and schemas whole); nothing more otherwise. Some DDL changes
+-- nothing the catalog model holds, and moves no version: a refresh of a materialized view (its rows), REINDEX,
+-- temporary objects and commands that did nothing are not announced, and a change of a publication is
+-- announced with the version as it is and " publications", for the change feed of live queries, which reads
+-- its publication again.
 create or replace function pgreflect.bump_schema_version()
   returns event_trigger
   language plpgsql

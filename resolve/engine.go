@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -435,7 +436,8 @@ func (e *Engine) build(cat *reflect.Catalog) *gqlschema.Schema {
 // planning is how the engine's requests are compiled: under its limits, and with joined records where its
 // statements are prepared.
 func (e *Engine) planning() planning {
-	return planning{limits: e.opts.Limits, joinRecords: e.opts.StatementMode == StatementsPrepared}
+	return planning{limits: e.opts.Limits, joinRecords: e.opts.StatementMode == StatementsPrepared,
+		introWorkers: runtime.GOMAXPROCS(0)}
 }
 
 // run answers req against schema: from the compiled-request cache when it can, running the statements in

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
 )
@@ -29,7 +30,7 @@ const IntrospectionQuery = `query IntrospectionQuery { __schema { queryType { na
 func Introspect(ctx context.Context, schema *gqlschema.Schema) ([]byte, error) {
 	shown := *schema
 	shown.Introspection = true
-	c := compile(ctx, &shown, planning{}, Request{Query: IntrospectionQuery})
+	c := compile(ctx, &shown, planning{introWorkers: runtime.GOMAXPROCS(0)}, Request{Query: IntrospectionQuery})
 	if c.response == nil {
 		return nil, errors.New("introspection: the request needed the database")
 	}

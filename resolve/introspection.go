@@ -2,9 +2,12 @@ package resolve
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
 	"github.com/pgreflect/pgreflect/sqlgen"
@@ -51,6 +54,12 @@ type introspector struct {
 	// mutation and subscription are the root types when introspection shows them (they have a visible field),
 	// else nil.
 	mutation, subscription *gqlschema.Type
+	// workers is how many goroutines write a type list in parts: the request's introWorkers, and 1 in a part
+	// (the parts of a list in a part would be sized by one goroutine's introspector and written by another's).
+	workers int
+	// partSizes are the sizes of the parts of each type list written in parts (typeListInParts), in the order
+	// the lists were sized, which is the order the writing pass takes them in.
+	partSizes [][]int
 }
 
 type introRefKey struct {
@@ -59,7 +68,7 @@ type introRefKey struct {
 }
 
 func newIntrospector(r *request) *introspector {
-	in := &introspector{r: r, shapes: map[*selection]*introShape{}, refs: map[introRefKey]*introFields{}}
+	in := &introspector{r: r, shapes: map[*selection]*introShape{}, refs: map[introRefKey]*introFields{}, workers: r.introWorkers}
 	if m := r.schema.Mutation; m != nil && !m.Hidden && len(in.fields(m)) > 0 {
 		in.mutation = m
 	}
@@ -291,13 +300,8 @@ func introList[T any](in *introspector, sel *selection, typeName string, unknown
 	}
 	if in.out != nil {
 		in.out.raw("[")
-		for i, item := range items {
-			if i > 0 {
-				in.out.raw(", ")
-			}
-			if _, err := in.object(shape, unknown, func(s *selection) (any, bool, error) { return field(s, item) }); err != nil {
-				return nil, err
-			}
+		if err := introItems(in, shape, unknown, items, field, false); err != nil {
+			return nil, err
 		}
 		in.out.raw("]")
 		return introWritten{}, nil
@@ -311,6 +315,21 @@ func introList[T any](in *introspector, sel *selection, typeName string, unknown
 		list = append(list, obj)
 	}
 	return list, nil
+}
+
+// introItems writes (or sizes) the objects of a list on the fast path, separated by commas, with one before
+// the first too when comma is set (a part of a list after its first).
+func introItems[T any](in *introspector, shape *introShape, unknown func(field string) error, items []T,
+	field func(s *selection, item T) (any, bool, error), comma bool) error {
+	for i, item := range items {
+		if i > 0 || comma {
+			in.out.raw(", ")
+		}
+		if _, err := in.object(shape, unknown, func(s *selection) (any, bool, error) { return field(s, item) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // collect returns the sub-selections of sel for an object of the named meta type.
@@ -393,9 +412,139 @@ func (in *introspector) typeList(sel *selection, names []string) (any, error) {
 			types = append(types, t)
 		}
 	}
-	return introList(in, sel, "__Type", errUnknownTypeField, types, func(s *selection, t *gqlschema.Type) (any, bool, error) {
-		return in.typeField(s, t, nil)
+	if in.out != nil {
+		if parts := introParts(types, in.workers); len(parts) > 1 {
+			return in.typeListInParts(sel, parts)
+		}
+	}
+	return introList(in, sel, "__Type", errUnknownTypeField, types, in.typeItem)
+}
+
+func (in *introspector) typeItem(s *selection, t *gqlschema.Type) (any, bool, error) {
+	return in.typeField(s, t, nil)
+}
+
+// introPartTypes is the fewest types a part of a type list written in parts has: below it, starting a part
+// costs more than writing it.
+const introPartTypes = 16
+
+// introParts splits the types of a list into parts for workers goroutines: a few parts each, so that one
+// that draws the large types (Query, Mutation) does not leave the others waiting. One part means no split.
+func introParts(types []*gqlschema.Type, workers int) [][]*gqlschema.Type {
+	if workers < 2 {
+		return nil
+	}
+	n := min(4*workers, len(types)/introPartTypes)
+	parts := make([][]*gqlschema.Type, 0, n)
+	for i := range n {
+		parts = append(parts, types[i*len(types)/n:(i+1)*len(types)/n])
+	}
+	return parts
+}
+
+// typeListInParts is the fast path of a type list (__schema.types, tens of thousands of types at 5,000
+// tables) written by several goroutines at once. The sizing pass sizes each part apart; the writing pass
+// writes each part into its own place in the answer, which is allocated at its size before either starts.
+// The first answer at 5,000 tables takes 0.5 s on two cores, where one goroutine took 0.85 s.
+func (in *introspector) typeListInParts(sel *selection, parts [][]*gqlschema.Type) (any, error) {
+	o := in.out
+	if o.buf == nil {
+		sizes := make([]int, len(parts))
+		err := in.inParts(len(parts), func(w *introspector, p int) error {
+			w.out = &introOut{}
+			err := w.typeItems(sel, parts[p], p > 0)
+			sizes[p] = w.out.n
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		in.partSizes = append(in.partSizes, sizes)
+		o.n += len("[]")
+		for _, n := range sizes {
+			o.n += n
+		}
+		return introWritten{}, nil
+	}
+	sizes := in.partSizes[0]
+	in.partSizes = in.partSizes[1:]
+	total := len("[]")
+	for _, n := range sizes {
+		total += n
+	}
+	o.buf.Grow(total) // nothing to do where the answer was allocated at its size
+	list := o.buf.AvailableBuffer()[:total]
+	list[0], list[total-1] = '[', ']'
+	starts := make([]int, len(parts))
+	for p, at := 0, 1; p < len(parts); p++ {
+		starts[p] = at
+		at += sizes[p]
+	}
+	err := in.inParts(len(parts), func(w *introspector, p int) error {
+		part := list[starts[p] : starts[p] : starts[p]+sizes[p]]
+		w.out = &introOut{buf: bytes.NewBuffer(part)}
+		if err := w.typeItems(sel, parts[p], p > 0); err != nil {
+			return err
+		}
+		// A part that outgrew its size was written elsewhere (the buffer grew): the answer would be wrong.
+		if written := w.out.buf.Bytes(); len(written) != sizes[p] || len(written) > 0 && &written[0] != &part[:1][0] {
+			return fmt.Errorf("introspection: part %d of the types wrote %d bytes, sized %d", p, len(written), sizes[p])
+		}
+		return nil
 	})
+	if err != nil {
+		panic(err) // the sizing pass made the same calls, and none failed: this is a bug, not a request's failure
+	}
+	o.buf.Write(list) // in place: this only moves the buffer's end past the list
+	return introWritten{}, nil
+}
+
+// typeItems writes (or sizes) types as items of sel's list.
+func (in *introspector) typeItems(sel *selection, types []*gqlschema.Type, comma bool) error {
+	shape, err := in.collect(sel, "__Type")
+	if err != nil {
+		return err
+	}
+	return introItems(in, shape, errUnknownTypeField, types, in.typeItem, comma)
+}
+
+// inParts calls do for each of n parts, on at most in.workers goroutines, each with an introspector of its
+// own (an introspector memoises, and is not safe for concurrent use). It returns the first part's error in
+// their order, and panics again, on the caller's goroutine, with a worker's panic.
+func (in *introspector) inParts(n int, do func(w *introspector, p int) error) error {
+	errs := make([]error, n)
+	var next atomic.Int64
+	var mu sync.Mutex
+	var panicked any
+	var wg sync.WaitGroup
+	for range min(in.workers, n) {
+		wg.Go(func() {
+			defer func() {
+				if v := recover(); v != nil {
+					mu.Lock()
+					if panicked == nil {
+						panicked = v
+					}
+					mu.Unlock()
+				}
+			}()
+			w := &introspector{r: in.r, shapes: map[*selection]*introShape{}, mutation: in.mutation, subscription: in.subscription,
+				workers: 1}
+			for p := int(next.Add(1)) - 1; p < n; p = int(next.Add(1)) - 1 {
+				errs[p] = do(w, p)
+			}
+		})
+	}
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // typeValue resolves a __Type selection for ref, a named type or a LIST / NON_NULL wrapper; null for a

@@ -42,16 +42,20 @@ var introOddQueries = []struct {
 		__schema { queryType { name } } }`},
 	{name: "__type of a meta type", query: `{ __type(name: "__Type") { name kind fields { name type { kind name ofType { kind name } } } } }`},
 	{name: "__type unknown", query: `{ __type(name: "NoSuchType") { name } }`},
+	// lists of many types outside __schema.types, and two of them, each written in parts by the root's workers
+	{name: "the implementations of Node", query: `{ __type(name: "Node") { possibleTypes { name fields { name } } } }`},
+	{name: "two type lists", query: `{ __schema { a: types { name } b: types { kind name possibleTypes { name } } } }`},
 	{name: "unknown field", query: `{ __schema { types { name bogus } } }`, fails: true},
 	{name: "two failures in one object", query: `{ __schema { types { aaaaaaaaaa: fields { nope } b: bogus } } }`, fails: true},
 	{name: "unknown field of a nested type", query: `{ __schema { types { fields { type { ofType { nope } } } } } }`, fails: true},
 	{name: "unknown field of __type", query: `{ __type(name: "Query") { name wrong } }`, fails: true},
 }
 
-// introBothPaths answers each introspection root field of query on schema by the fast path and by the general
-// path, and fails the test unless both give the same bytes or the same error. fast reports whether the
-// document's every root field answered by the fast path (which writes what it sized).
-func introBothPaths(t *testing.T, schema *gqlschema.Schema, query string) (fast bool, failed bool) {
+// introBothPaths answers each introspection root field of query on schema by the fast path, its type lists
+// written by workers goroutines, and by the general path, and fails the test unless both give the same bytes
+// or the same error. fast reports whether the document's every root field answered by the fast path (which
+// writes what it sized).
+func introBothPaths(t *testing.T, schema *gqlschema.Schema, query string, workers int) (fast bool, failed bool) {
 	t.Helper()
 	shown := *schema
 	shown.Introspection = true
@@ -59,7 +63,7 @@ func introBothPaths(t *testing.T, schema *gqlschema.Schema, query string) (fast 
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	r := &request{schema: &shown, doc: doc, op: op, variables: variables}
+	r := &request{schema: &shown, doc: doc, op: op, variables: variables, introWorkers: workers}
 	roots, err := r.collect(op.SelectionSet, "Query")
 	if err != nil {
 		t.Fatalf("collect: %v", err)
@@ -110,17 +114,20 @@ func introBothPaths(t *testing.T, schema *gqlschema.Schema, query string) (fast 
 	return fast, failed
 }
 
-// introCheckPaths runs the standard and full graphql-js queries and the odd selections against schema.
+// introCheckPaths runs the standard and full graphql-js queries and the odd selections against schema, the
+// fast path on one goroutine and on three.
 func introCheckPaths(t *testing.T, schema *gqlschema.Schema) {
 	t.Helper()
-	for _, q := range []string{IntrospectionQuery, introFullQuery} {
-		if fast, failed := introBothPaths(t, schema, q); !fast || failed {
-			t.Errorf("the graphql-js query did not take the fast path (fast %v, failed %v)", fast, failed)
+	for _, workers := range []int{1, 3} {
+		for _, q := range []string{IntrospectionQuery, introFullQuery} {
+			if fast, failed := introBothPaths(t, schema, q, workers); !fast || failed {
+				t.Errorf("%d goroutines: the graphql-js query did not take the fast path (fast %v, failed %v)", workers, fast, failed)
+			}
 		}
-	}
-	for _, q := range introOddQueries {
-		if _, failed := introBothPaths(t, schema, q.query); failed != q.fails {
-			t.Errorf("%s: failed %v, want %v", q.name, failed, q.fails)
+		for _, q := range introOddQueries {
+			if _, failed := introBothPaths(t, schema, q.query, workers); failed != q.fails {
+				t.Errorf("%d goroutines, %s: failed %v, want %v", workers, q.name, failed, q.fails)
+			}
 		}
 	}
 }

@@ -109,9 +109,12 @@ const (
 	relationsPrefix  = " relations "
 	publicationsOnly = " publications"
 	// partitionsPrefix lists relations as relationsPrefix does, among them partition trees from their roots,
-	// which a server brings up to date with the partitions its last read had of them (Shared.WithPartitions, as
-	// it does for every list): a server that knows no partition trees reads everything instead.
+	// which a server brings up to date with the partitions its last read had of them (Shared.ToRead, as it
+	// does for every list): a server that knows no partition trees reads everything instead.
 	partitionsPrefix = " partitions "
+	// indexesPrefix lists dropped indexes, which a server finds the relations of in its last read
+	// (Shared.ToRead): one that knows them not reads everything instead.
+	indexesPrefix = " indexes "
 )
 
 // announce passes an announcement's payload on to cache.
@@ -124,9 +127,12 @@ func announce(cache Invalidator, payload string) {
 		InvalidatePrivileges(cache)
 		return
 	}
-	_, list, ok := strings.Cut(payload, relationsPrefix)
-	if !ok {
-		_, list, ok = strings.Cut(payload, partitionsPrefix)
+	var list string
+	ok := false
+	for _, prefix := range []string{relationsPrefix, partitionsPrefix, indexesPrefix} {
+		if _, list, ok = strings.Cut(payload, prefix); ok {
+			break
+		}
 	}
 	if ok {
 		relations := []uint32{} // none: functions or a schema comment changed, which every read reads whole

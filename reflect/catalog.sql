@@ -86,7 +86,9 @@ rel_columns as (
 -- the unique indexes that are not partial, the primary key's among them, read once for the primary key, the
 -- unique column sets and the conflict targets of upserts
 rel_indexes as (
-    select i.indrelid, json_agg(json_build_object('name', ic.relname, 'primary', i.indisprimary,
+    -- the oid: a dropped index is announced by it alone (Shared.ToRead finds its relation)
+    select i.indrelid, json_agg(json_build_object('oid', i.indexrelid::int8, 'name', ic.relname,
+            'primary', i.indisprimary,
             'expression', i.indexprs is not null,
             -- PostgreSQL 18's WITHOUT OVERLAPS keys are unique and exclusion constraints at once
             'exclusion', i.indisexclusion,

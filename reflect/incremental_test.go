@@ -198,6 +198,22 @@ func TestIncrementalReadEqualsAFullRead(t *testing.T) {
 		{`alter table payment detach partition payment_2028`, relations},
 		// a partitioned table detached with partitions of its own: a tree no announcement named
 		{`alter table payment detach partition payment_2026`, wholeAfterAll},
+		// a dropped index is announced by its oid: its relation is the last read's (unique indexes only), and
+		// the index on a partitioned table takes its partitions' along
+		{`create unique index book_title on book (title)`, relations},
+		{`drop index book_title`, relations},
+		{`create index book_title_plain on book (title)`, relations},
+		{`drop index book_title_plain`, relations},
+		{`drop index payment_paid`, relations},
+		// a foreign key dropped with the index it needed
+		{`create unique index author_name on author (name)`, relations},
+		{`create table fan (id int primary key, author_name text references author (name))`, relations},
+		{`drop index author_name cascade`, all},
+		// procedures and aggregates, which the API does not show
+		{`create procedure tidy() language sql as ''`, relations},
+		{`drop procedure tidy()`, relations},
+		{`create aggregate total(int) (sfunc = int4pl, stype = int)`, relations},
+		{`drop aggregate total(int)`, relations},
 		{`drop table refund`, relations},
 		{`drop table payment_2027`, relations},
 		// a new schema on the search path, and one made with a table in it
@@ -219,7 +235,7 @@ func TestIncrementalReadEqualsAFullRead(t *testing.T) {
 		default:
 			kind = relations
 			changed := append([]uint32{}, slices.Compact(slices.Sorted(slices.Values(a.relations)))...) // not nil: nil reads all
-			changed = current.WithPartitions(changed)
+			changed = current.ToRead(changed)
 			var err error
 			updated, err = current.Update(read(changed, current.TypeOIDs()), changed)
 			switch {

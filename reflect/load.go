@@ -124,18 +124,22 @@ type rawRelation struct {
 	Partition   bool    `json:"partition"`
 	RootComment *string `json:"partition_root_comment"`
 	// PartitionRoot is a partition's top-level partitioned table (0: not a partition).
-	PartitionRoot uint32 `json:"partition_root"`
-	Indexes       []struct {
-		Name       string `json:"name"`
-		Primary    bool   `json:"primary"`
-		Expression bool   `json:"expression"`
-		Exclusion  bool   `json:"exclusion"`
-		Deferrable bool   `json:"deferrable"`
-		Valid      bool   `json:"valid"`
-		// Columns are attribute numbers, 0 for an expression: named by ForRole from the relation's columns.
-		Columns []int `json:"columns"`
-	} `json:"indexes"`
-	Columns []rawColumn `json:"columns"`
+	PartitionRoot uint32      `json:"partition_root"`
+	Indexes       []rawIndex  `json:"indexes"`
+	Columns       []rawColumn `json:"columns"`
+}
+
+// rawIndex is a unique index of a relation of the catalog query's answer (the query reads no other).
+type rawIndex struct {
+	OID        uint32 `json:"oid"`
+	Name       string `json:"name"`
+	Primary    bool   `json:"primary"`
+	Expression bool   `json:"expression"`
+	Exclusion  bool   `json:"exclusion"`
+	Deferrable bool   `json:"deferrable"`
+	Valid      bool   `json:"valid"`
+	// Columns are attribute numbers, 0 for an expression: named by ForRole from the relation's columns.
+	Columns []int `json:"columns"`
 }
 
 // rawColumn is a column of the catalog query's answer: the Column each role's copy starts from (privileges and
@@ -262,17 +266,24 @@ func (s *Shared) Equal(o *Shared) bool {
 	return s == o || goreflect.DeepEqual(s.raw, o.raw)
 }
 
-// WithPartitions returns relations with the partitions s holds of every partitioned table among them: what an
-// update for a change of a partition tree reads again. The announcement lists the tree as it is now; a partition
-// detached from it is no longer in it, and is found here, in the tree as s has it.
-func (s *Shared) WithPartitions(relations []uint32) []uint32 {
-	roots := make(map[uint32]bool, len(relations))
+// ToRead returns what an update of s reads again for a change announced of relations (oids): those relations,
+// the partitions s holds of every partitioned table among them, and the relation s holds each index among them
+// on. The announcement of a change of a partition tree lists the tree as it is now; a partition detached from it
+// is no longer in it, and is found here, in the tree as s has it. A dropped index is announced by its own oid,
+// which no longer says its table; one s does not hold (not unique, partial, or of a relation not read) changed
+// nothing that s holds.
+func (s *Shared) ToRead(relations []uint32) []uint32 {
+	listed := make(map[uint32]bool, len(relations))
 	for _, oid := range relations {
-		roots[oid] = true
+		listed[oid] = true
 	}
 	out := slices.Clip(relations) // appended to, never the caller's array
 	for _, r := range s.raw.Relations {
-		if r.PartitionRoot != 0 && roots[r.PartitionRoot] && !roots[r.OID] {
+		if listed[r.OID] {
+			continue
+		}
+		if r.PartitionRoot != 0 && listed[r.PartitionRoot] ||
+			slices.ContainsFunc(r.Indexes, func(ix rawIndex) bool { return listed[ix.OID] }) {
 			out = append(out, r.OID)
 		}
 	}

@@ -96,6 +96,12 @@ func BenchmarkLargeCatalog(b *testing.B) {
 					sql: func(n int) string {
 						return fmt.Sprintf("alter table parted attach partition parted_%d for values in (%d)", n, n+2)
 					}},
+				// a unique index dropped: the relation the last read had it on is read again
+				{name: "after-drop-index",
+					prepare: func(n int) string {
+						return fmt.Sprintf("create unique index t_%d_u%d on t_%d (id, name)", middle, n, middle)
+					},
+					sql: func(n int) string { return fmt.Sprintf("drop index t_%d_u%d", middle, n) }},
 				// a table in a schema the API does not show (as Supabase's auth, storage and realtime are): that
 				// relation is read again, and the catalog found as it was
 				{name: "after-unseen-ddl", sql: func(n int) string { return fmt.Sprintf("create table unseen.t_%d (id int primary key)", n) }},

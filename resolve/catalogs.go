@@ -65,7 +65,7 @@ func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(c
 
 		var shared *reflect.Shared
 		if partly {
-			relations = last.WithPartitions(relations)
+			relations = last.ToRead(relations)
 			doc, err := read(ctx, relations, last.TypeOIDs())
 			if err != nil {
 				return nil, err

@@ -124,7 +124,7 @@ func TestGrantReloadsPrivilegesOnly(t *testing.T) {
 			t.Errorf("%s: a GRANT re-read the catalog: %s", role, got)
 		}
 	}
-	if _, err := d.conn.Exec(t.Context(), `create procedure noop() language sql as ''`); err != nil { // not of relations only
+	if _, err := d.conn.Exec(t.Context(), `create collation noop from "C"`); err != nil { // not of relations only
 		t.Fatal(err)
 	}
 	eventually("anon reads late after a DDL", func() bool { return d.as("anon", nil, late, "") == `{"data": {"lateCollection": {"edges": []}}}` })
@@ -185,6 +185,20 @@ func TestRelationChangesReloadThoseRelationsOnly(t *testing.T) {
 	run(`create function author_initial(a author) returns text stable language sql as 'select left(a.name, 1)'`)
 	eventually("a new computed field", `{ authorCollection { edges { node { initial: authorInitial } } } }`,
 		`{"data": {"authorCollection": {"edges": [{"node": {"initial": "a"}}]}}}`)
+	// a unique index makes a one-to-one relationship; dropped, it is announced by its own oid, and the table it
+	// was on is read again (alone)
+	run(`create table profile (id int primary key, author_id int references author (id));
+		create unique index profile_author on profile (author_id); insert into profile values (7, 1)`)
+	eventually("a one-to-one relationship", `{ authorCollection { edges { node { profile { id } } } } }`,
+		`{"data": {"authorCollection": {"edges": [{"node": {"profile": {"id": 7}}}]}}}`)
+	run(`drop index profile_author`)
+	eventually("a dropped unique index", `{ authorCollection { edges { node { profileCollection { edges { node { id } } } } } } }`,
+		`{"data": {"authorCollection": {"edges": [{"node": {"profileCollection": {"edges": [{"node": {"id": 7}}]}}}]}}}`)
+	for _, role := range roles {
+		if got := d.as(role, nil, hidden, ""); !strings.Contains(got, "Unknown field") {
+			t.Fatalf("%s: a dropped index re-read the whole catalog: %s", role, got)
+		}
+	}
 	run(`drop table book`)
 	// The dropped table's field goes (an answer that stays the same, such as authors', could not tell whether
 	// the reload happened yet).
@@ -192,7 +206,7 @@ func TestRelationChangesReloadThoseRelationsOnly(t *testing.T) {
 		`{"data": null, "errors": [{"message": "Unknown field \"bookCollection\" on type Query"}]}`)
 	eventually("the table that stays", `{ authorCollection { edges { node { id } } } }`,
 		`{"data": {"authorCollection": {"edges": [{"node": {"id": 1}}]}}}`)
-	run(`create procedure noop() language sql as ''`) // not of relations, types, functions: everything is read again
+	run(`create collation noop from "C"`) // not of relations, types, functions: everything is read again
 	eventually("a full re-read", hidden, `{"data": {"otherCollection": {"edges": []}}}`)
 }
 
@@ -277,7 +291,7 @@ func privilegesAnswer(t *testing.T, d *testDB, role string) []byte {
 }
 
 // A change that the API does not show (DDL, COMMENT and GRANT in a schema off the search path, a partition
-// there, a new schema, a procedure) is announced and read, but every role keeps its schema: the same build, with
+// there, a new schema, a collation) is announced and read, but every role keeps its schema: the same build, with
 // its compiled requests and introspection answer, as on a Supabase database whose auth, storage and realtime
 // schemas change under migrations and daily partitions. A change the API shows builds anew, and the compiled requests of the
 // schema it replaced go.
@@ -331,7 +345,7 @@ func TestChangesTheAPIDoesNotShowKeepTheSchemas(t *testing.T) {
 		`grant select on elsewhere.log to anon`, // a read of privileges
 		`create table elsewhere.messages_2026 partition of elsewhere.messages for values from ('2026-01-01') to ('2027-01-01')`, // its tree's read
 		`create schema more`,
-		`create procedure elsewhere.tidy() language sql as ''`, // a whole read
+		`create collation elsewhere.tidy from "C"`, // a whole read
 		`drop table elsewhere.audit`,
 	} {
 		change(sql)

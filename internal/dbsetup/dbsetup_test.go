@@ -350,6 +350,12 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		{`grant select (id) on public.widget to anon`, " privileges"},
 		{`create function public.widget_label(w public.widget) returns text language sql as 'select w.name'`, " relations "},
 		{`drop function public.widget_label(public.widget)`, " relations "},
+		// procedures and aggregates: the API shows neither, and functions are read whole
+		{`create procedure public.widget_tidy() language sql as ''`, " relations "},
+		{`comment on procedure public.widget_tidy() is 'tidies'`, " relations "},
+		{`drop procedure public.widget_tidy()`, " relations "},
+		{`create aggregate public.widget_total(int) (sfunc = int4pl, stype = int)`, " relations "},
+		{`drop aggregate public.widget_total(int)`, " relations "},
 		{`comment on schema public is 'the public schema'`, " relations "},
 		// a type: the types read before are read again, and the relations whose columns use it
 		{`create type public.widget_mood as enum ('ok')`, " relations "},
@@ -425,6 +431,41 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		slices.Sort(want)
 		if !ok || !slices.Equal(slices.Compact(listed), want) {
 			t.Errorf("%s: announced %q, want the version and partitions %v", c.stmt, *got, want)
+		}
+		for waitNotification(listener, 100*time.Millisecond) != nil {
+		}
+	}
+
+	// A dropped index no longer says its table: it is announced by its own oid, in an announcement of its own
+	// kind, which a server that cannot find its table takes for a change of anything. Dropped with what needed
+	// it (a foreign key, through CASCADE), it is a change of anything.
+	if _, err := ddl.Exec(ctx, `create table public.shelf (id int primary key, label text);
+		create unique index shelf_label on public.shelf (label);
+		create table public.bin (id int primary key, label text references public.shelf (label));
+		create index shelf_label_id on public.shelf (label, id)`); err != nil {
+		t.Fatal(err)
+	}
+	for waitNotification(listener, 300*time.Millisecond) != nil {
+	}
+	for _, c := range []struct{ index, stmt, what string }{
+		{index: "public.shelf_label_id", stmt: `drop index public.shelf_label_id`, what: " indexes %d"},
+		{index: "public.shelf_label", stmt: `drop index public.shelf_label cascade`, what: ""},
+	} {
+		var index uint32
+		if err := ddl.QueryRow(ctx, `select $1::regclass::oid`, c.index).Scan(&index); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ddl.Exec(ctx, c.stmt); err != nil {
+			t.Fatalf("%s: %v", c.stmt, err)
+		}
+		want := c.what
+		if strings.Contains(want, "%d") {
+			want = fmt.Sprintf(want, index)
+		}
+		if got := waitNotification(listener, 5*time.Second); got == nil {
+			t.Errorf("%s: no notification", c.stmt)
+		} else if _, what, _ := strings.Cut(*got, " "); strings.TrimPrefix(want, " ") != what {
+			t.Errorf("%s: announced %q, want the version and %q", c.stmt, *got, want)
 		}
 		for waitNotification(listener, 100*time.Millisecond) != nil {
 		}

@@ -25,14 +25,15 @@ create sequence if not exists pgreflect.schema_version as bigint;
 -- The announcement is the new version, then what changed when a server can reload less than everything
 -- (reflect.Watch reads it): " privileges" after GRANT, REVOKE and ALTER DEFAULT PRIVILEGES, which change what
 -- roles may do and not the catalog; " relations <oid>,<oid>..." when only tables, views and their columns,
--- indexes and owned sequences changed (" partitions <oid>,<oid>...": of partition trees, whole), or functions,
--- or a new schema or a schema's comment, or types (with the relations whose columns use them), or policies and
--- triggers, which the catalog model does not hold (the list may be empty: a server re-reads those relations
--- only, the types it read before, and functions and schemas whole); nothing more otherwise. Some DDL changes
--- nothing the catalog model holds, and moves no version: a refresh of a materialized view (its rows), REINDEX,
--- temporary objects and commands that did nothing are not announced, and a change of a publication is
--- announced with the version as it is and " publications", for the change feed of live queries, which reads
--- its publication again.
+-- indexes and owned sequences changed (" partitions <oid>,<oid>...": of partition trees, whole; " indexes
+-- <oid>,<oid>...": of dropped indexes, whose relations a server knows), or functions, procedures and
+-- aggregates, or a new schema or a schema's comment, or types (with the relations whose columns use them), or
+-- policies and triggers, which the catalog model does not hold (the list may be empty: a server re-reads those
+-- relations only, the types it read before, and functions and schemas whole); nothing more otherwise. Some
+-- DDL changes nothing the catalog model holds, and moves no version: a refresh of a materialized view (its
+-- rows), REINDEX, temporary objects and commands that did nothing are not announced, and a change of a
+-- publication is announced with the version as it is and " publications", for the change feed of live
+-- queries, which reads its publication again.
 create or replace function pgreflect.bump_schema_version()
   returns event_trigger
   language plpgsql
@@ -46,6 +47,7 @@ declare
   type_users oid[];
   type_users_partitioned boolean;
   partition_roots oid[];
+  dropped_indexes boolean := false;
 begin
   -- Servers would otherwise read the catalog again and rebuild every role's schema: for each refresh or reindex
   -- a cron job runs (REINDEX is an event since PostgreSQL 17), and for each table the change feed adds to its
@@ -97,7 +99,9 @@ begin
                          -- a table's constraint (a comment on a foreign key) stands for its table
                          or con.oid is not null)
                         -- the catalog read reads functions and schemas whole every time: no relation to list
-                        or c.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass and c.object_type = 'function'
+                        -- (procedures and aggregates it does not read: the API shows neither)
+                        or c.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+                           and c.object_type in ('function', 'procedure', 'aggregate')
                         -- or a new schema: nothing is in it yet (what CREATE SCHEMA makes in it is listed)
                         or c.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass and tg_tag in ('COMMENT', 'CREATE SCHEMA')
                         -- types the read had are read again every time; their users are listed below
@@ -141,10 +145,20 @@ begin
     select bool_or(o.object_type not in ('type', 'composite type', 'domain constraint', 'policy', 'trigger'))
       into others from pg_catalog.pg_event_trigger_dropped_objects() o;
     relations := '{}';
-  elsif tg_tag = 'DROP FUNCTION' then
+  elsif tg_tag in ('DROP FUNCTION', 'DROP PROCEDURE', 'DROP ROUTINE', 'DROP AGGREGATE') then
     -- a function alone; with what CASCADE drops along (a column default, a view) it is another change
-    select bool_or(o.object_type <> 'function') into others from pg_catalog.pg_event_trigger_dropped_objects() o;
+    select bool_or(o.object_type not in ('function', 'procedure', 'aggregate'))
+      into others from pg_catalog.pg_event_trigger_dropped_objects() o;
     relations := '{}';
+  elsif tg_tag = 'DROP INDEX' then
+    -- A dropped index no longer says its table: the indexes are listed (" indexes <oid>..."), and a server
+    -- reads again the relations its last read had them on. It read unique indexes only: any other changed
+    -- nothing it shows. An index dropped with others (a foreign key that needed it, through CASCADE) is
+    -- another change.
+    select array_agg(o.objid), bool_or(o.object_type <> 'index')
+      into relations, others
+      from pg_catalog.pg_event_trigger_dropped_objects() o;
+    dropped_indexes := true;
   elsif tg_tag in ('DROP TABLE', 'DROP VIEW', 'DROP MATERIALIZED VIEW', 'DROP FOREIGN TABLE') then
     -- what dropping a relation drops with it; anything else (a function, through CASCADE) is another change
     select array_agg(distinct o.objid) filter (where o.object_type in ('table', 'view', 'materialized view', 'foreign table')),
@@ -161,7 +175,9 @@ begin
   if not others and pg_catalog.cardinality(relations) <= 500 then
     -- A server older than the partition trees' announcements would take one for relations only, and miss a
     -- partition detached: to it, " partitions" is a change of anything.
-    what := case when partition_roots is null then ' relations ' else ' partitions ' end
+    what := case when partition_roots is not null then ' partitions '
+                 when dropped_indexes then ' indexes '
+                 else ' relations ' end
       || pg_catalog.array_to_string(relations, ',');
   end if;
   perform pg_notify('pgreflect_schema_version', nextval('pgreflect.schema_version')::text || what);

@@ -196,6 +196,11 @@ func TestIncrementalReadEqualsAFullRead(t *testing.T) {
 		{`create table payment_2028 (id int not null, paid_on date not null, book_id int, primary key (id, paid_on))`, relations},
 		{`alter table payment attach partition payment_2028 for values from ('2028-01-01') to ('2029-01-01')`, relations},
 		{`alter table payment detach partition payment_2028`, relations},
+		// a type that a partition tree uses: the tree is read again
+		{`create type status as enum ('new')`, relations},
+		{`alter table payment add column st status`, relations},
+		{`alter type status add value 'paid'`, relations},
+		{`comment on type status is 'where a payment is'`, relations},
 		// a partitioned table detached with partitions of its own: a tree no announcement named
 		{`alter table payment detach partition payment_2026`, wholeAfterAll},
 		// a dropped index is announced by its oid: its relation is the last read's (unique indexes only), and

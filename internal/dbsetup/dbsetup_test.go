@@ -397,6 +397,11 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 
 	// A partition tree's change lists the tree from its root, in an announcement of its own kind, which a server
 	// that knows no partition trees takes for a change of anything.
+	if _, err := ddl.Exec(ctx, `create type public.ledger_kind as enum ('debit')`); err != nil {
+		t.Fatal(err)
+	}
+	for waitNotification(listener, 300*time.Millisecond) != nil {
+	}
 	var root, partition uint32
 	for _, c := range []struct {
 		stmt string
@@ -406,6 +411,9 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		{`create table public.ledger_2026 partition of public.ledger for values from ('2026-01-01') to ('2027-01-01')`,
 			func() []uint32 { return []uint32{root, partition} }},
 		{`alter table public.ledger add column note text`, func() []uint32 { return []uint32{root, partition} }},
+		// a type that the tree uses: the tree
+		{`alter table public.ledger add column kind public.ledger_kind`, func() []uint32 { return []uint32{root, partition} }},
+		{`alter type public.ledger_kind add value 'credit'`, func() []uint32 { return []uint32{root, partition} }},
 	} {
 		if _, err := ddl.Exec(ctx, c.stmt); err != nil {
 			t.Fatalf("%s: %v", c.stmt, err)

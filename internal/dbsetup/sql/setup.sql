@@ -45,7 +45,7 @@ declare
   relations oid[];
   others boolean;
   type_users oid[];
-  type_users_partitioned boolean;
+  type_user_roots oid[];
   partition_roots oid[];
   dropped_indexes boolean := false;
 begin
@@ -120,18 +120,22 @@ begin
         on c.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass and con.oid = c.objid and con.conrelid <> 0
       left join pg_catalog.pg_class r on r.oid = coalesce(i.indrelid, d.refobjid, con.conrelid, c.objid);
     -- A column's description names its type (format_type): the relations with a column of a changed type, or
-    -- of its array, are read again. (pg_attribute has no index on the type: one scan, on type DDL only.)
-    select array_agg(distinct a.attrelid), bool_or(r.relkind = 'p' or r.relispartition)
-      into type_users, type_users_partitioned
+    -- of its array, are read again, a partitioned table or a partition with its tree. (pg_attribute has no
+    -- index on the type: one scan, on type DDL only.)
+    select array_agg(distinct a.attrelid),
+           array_agg(distinct pg_catalog.pg_partition_root(r.oid)) filter (where r.relkind = 'p' or r.relispartition)
+      into type_users, type_user_roots
       from pg_catalog.pg_event_trigger_ddl_commands() c
       join pg_catalog.pg_type t
         on c.classid = 'pg_catalog.pg_type'::pg_catalog.regclass and t.oid = c.objid
         or c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass and c.object_type = 'composite type' and t.typrelid = c.objid
       join pg_catalog.pg_attribute a on a.atttypid in (t.oid, t.typarray) and a.attnum > 0 and not a.attisdropped
       join pg_catalog.pg_class r on r.oid = a.attrelid and r.relkind in ('r', 'v', 'm', 'f', 'p');
+    if type_user_roots is not null then
+      partition_roots := coalesce(partition_roots, '{}') || type_user_roots;
+    end if;
     relations := relations || type_users
       || (select array_agg(t.relid::oid) from pg_catalog.unnest(partition_roots) root, pg_catalog.pg_partition_tree(root) t);
-    others := others or coalesce(type_users_partitioned, false);
   elsif tg_tag = 'ALTER TABLE' then
     -- what ALTER TABLE dropped (a column, its default, index or sequence, a constraint): the announcement at
     -- ddl_command_end lists the table

@@ -201,6 +201,11 @@ func TestIncrementalReadEqualsAFullRead(t *testing.T) {
 		{`alter table payment add column st status`, relations},
 		{`alter type status add value 'paid'`, relations},
 		{`comment on type status is 'where a payment is'`, relations},
+		{`drop type status cascade`, relations},
+		// a partition's own default dropped with its function: the partition's tree
+		{`create function one() returns int language sql as 'select 1'`, relations},
+		{`alter table payment_2025 alter column book_id set default one()`, relations},
+		{`drop function one() cascade`, relations},
 		// a partitioned table detached with partitions of its own: a tree no announcement named
 		{`alter table payment detach partition payment_2026`, wholeAfterAll},
 		// a dropped index is announced by its oid: its relation is the last read's (unique indexes only), and
@@ -213,7 +218,7 @@ func TestIncrementalReadEqualsAFullRead(t *testing.T) {
 		// a foreign key dropped with the index it needed
 		{`create unique index author_name on author (name)`, relations},
 		{`create table fan (id int primary key, author_name text references author (name))`, relations},
-		{`drop index author_name cascade`, all},
+		{`drop index author_name cascade`, relations},
 		// procedures and aggregates, which the API does not show
 		{`create procedure tidy() language sql as ''`, relations},
 		{`drop procedure tidy()`, relations},
@@ -224,9 +229,20 @@ func TestIncrementalReadEqualsAFullRead(t *testing.T) {
 		// a new schema on the search path, and one made with a table in it
 		{`create schema api`, relations},
 		{`create schema extras create table tool (id int primary key, book_id int references public.book (ident))`, relations},
+		// what CASCADE takes along: a default, a foreign key and a column of a table in another schema, a view
+		{`create function extras.next_stars() returns int language sql as 'select 3'`, relations},
+		{`create type extras.grade as enum ('a', 'b')`, relations},
+		{`alter table review alter column stars set default extras.next_stars(), add column g extras.grade`, relations},
+		{`create view stocked as select t.id, t.book_id from extras.tool t`, relations},
+		{`alter table quote add column tool_id int references extras.tool (id)`, relations},
+		{`drop schema extras cascade`, relations},
+		{`drop type colour cascade`, relations},
+		{`create function three() returns int language sql as 'select 3'`, relations},
+		{`alter table review alter column stars set default three()`, relations},
+		{`drop function three() cascade`, relations},
 		// not read again in part: the fallback
-		{`drop schema extras cascade`, all},
-		{`drop type colour cascade`, all},
+		{`create extension citext`, all},
+		{`drop extension citext`, all},
 	} {
 		exec(c.sql)
 		a := next(c.sql)

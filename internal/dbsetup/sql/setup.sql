@@ -69,6 +69,11 @@ begin
     if (select bool_and(c.schema_name = 'pg_temp') from pg_catalog.pg_event_trigger_ddl_commands() c) then
       return;
     end if;
+    -- Each command of an extension's script (citext's are about 90) would be announced: CREATE and ALTER
+    -- EXTENSION are announced once, by their own command, as a change of anything.
+    if (select bool_and(c.in_extension) from pg_catalog.pg_event_trigger_ddl_commands() c) then
+      return;
+    end if;
   -- what a command names (its dependents may not say: a temporary view's rule has no schema)
   elsif (select bool_and(o.is_temporary) from pg_catalog.pg_event_trigger_dropped_objects() o where o.original) then
     return;
@@ -144,33 +149,42 @@ begin
                                          'trigger'))
       into relations, others
       from pg_catalog.pg_event_trigger_dropped_objects() o;
-  elsif tg_tag in ('DROP TYPE', 'DROP DOMAIN', 'DROP POLICY', 'DROP TRIGGER') then
-    -- the type, policy or trigger alone; a column dropped with a type (CASCADE) is another change
-    select bool_or(o.object_type not in ('type', 'composite type', 'domain constraint', 'policy', 'trigger'))
-      into others from pg_catalog.pg_event_trigger_dropped_objects() o;
-    relations := '{}';
-  elsif tg_tag in ('DROP FUNCTION', 'DROP PROCEDURE', 'DROP ROUTINE', 'DROP AGGREGATE') then
-    -- a function alone; with what CASCADE drops along (a column default, a view) it is another change
-    select bool_or(o.object_type not in ('function', 'procedure', 'aggregate'))
-      into others from pg_catalog.pg_event_trigger_dropped_objects() o;
-    relations := '{}';
-  elsif tg_tag = 'DROP INDEX' then
-    -- A dropped index no longer says its table: the indexes are listed (" indexes <oid>..."), and a server
-    -- reads again the relations its last read had them on. It read unique indexes only: any other changed
-    -- nothing it shows. An index dropped with others (a foreign key that needed it, through CASCADE) is
-    -- another change.
-    select array_agg(o.objid), bool_or(o.object_type <> 'index')
-      into relations, others
-      from pg_catalog.pg_event_trigger_dropped_objects() o;
-    dropped_indexes := true;
-  elsif tg_tag in ('DROP TABLE', 'DROP VIEW', 'DROP MATERIALIZED VIEW', 'DROP FOREIGN TABLE') then
-    -- what dropping a relation drops with it; anything else (a function, through CASCADE) is another change
-    select array_agg(distinct o.objid) filter (where o.object_type in ('table', 'view', 'materialized view', 'foreign table')),
-           bool_or(o.object_type not in ('table', 'view', 'materialized view', 'foreign table', 'index', 'sequence',
-                                         'type', 'table constraint', 'default value', 'toast table', 'table column',
-                                         'rule', 'trigger', 'policy'))
-      into relations, others
-      from pg_catalog.pg_event_trigger_dropped_objects() o;
+  elsif tg_event = 'sql_drop' then
+    -- What a DROP dropped, with what CASCADE took along. A relation, or a column of one, is listed. A column's
+    -- default or a constraint of a table that stays no longer says its table: its address names it, and the
+    -- table is listed (triggers, policies and rules are not in the catalog model). An index names only itself:
+    -- it is listed by its own oid (" indexes <oid>..."), and a server reads again the relation its last read had
+    -- it on (it reads unique indexes only: any other changed nothing it shows). Where a table was dropped, its
+    -- indexes go with it and are not listed. Functions, procedures, aggregates and schemas are read whole every
+    -- time, and types as the last read had them. A sequence dropped alone may have been a column's (serial):
+    -- another change, as is any other kind of object (an extension, an operator).
+    select array_agg(distinct r) filter (where r is not null),
+           bool_or(not (o.object_type in ('table', 'view', 'materialized view', 'foreign table', 'table column',
+                                          'index', 'toast table', 'type', 'composite type', 'domain constraint',
+                                          'table constraint', 'default value', 'rule', 'trigger', 'policy',
+                                          'function', 'procedure', 'aggregate', 'schema')
+                        or o.object_type = 'sequence' and tg_tag <> 'DROP SEQUENCE')),
+           bool_or(o.object_type = 'index')
+             and tg_tag not in ('DROP TABLE', 'DROP VIEW', 'DROP MATERIALIZED VIEW', 'DROP FOREIGN TABLE')
+      into relations, others, dropped_indexes
+      from pg_catalog.pg_event_trigger_dropped_objects() o,
+           lateral (select case
+             when o.object_type in ('table', 'view', 'materialized view', 'foreign table', 'table column') then o.objid
+             when o.object_type = 'index'
+                  and tg_tag not in ('DROP TABLE', 'DROP VIEW', 'DROP MATERIALIZED VIEW', 'DROP FOREIGN TABLE')
+               then o.objid
+             when o.object_type in ('default value', 'table constraint')
+               then pg_catalog.to_regclass(pg_catalog.quote_ident(o.address_names[1]) || '.'
+                                           || pg_catalog.quote_ident(o.address_names[2]))::oid
+             end as r) listed;
+    -- a partitioned table or a partition listed (a partition's own default, dropped with its function): its
+    -- tree, as DDL on one lists it
+    select array_agg(distinct pg_catalog.pg_partition_root(c.oid))
+      into partition_roots
+      from pg_catalog.pg_class c
+     where c.oid = any(relations) and (c.relkind = 'p' or c.relispartition);
+    relations := relations
+      || (select array_agg(t.relid::oid) from pg_catalog.unnest(partition_roots) root, pg_catalog.pg_partition_tree(root) t);
   end if;
   -- an announcement holds at most 8,000 bytes
   if not others then
@@ -179,8 +193,9 @@ begin
   if not others and pg_catalog.cardinality(relations) <= 500 then
     -- A server older than the partition trees' announcements would take one for relations only, and miss a
     -- partition detached: to it, " partitions" is a change of anything.
-    what := case when partition_roots is not null then ' partitions '
-                 when dropped_indexes then ' indexes '
+    -- A server that knows no dropped indexes reads everything for " indexes", whether the list holds trees too.
+    what := case when dropped_indexes then ' indexes '
+                 when partition_roots is not null then ' partitions '
                  else ' relations ' end
       || pg_catalog.array_to_string(relations, ',');
   end if;

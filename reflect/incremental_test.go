@@ -226,6 +226,11 @@ func TestIncrementalReadEqualsAFullRead(t *testing.T) {
 		{`drop aggregate total(int)`, relations},
 		{`drop table refund`, relations},
 		{`drop table payment_2027`, relations},
+		// a schema renamed onto the search path and off it: its relations show and hide
+		{`create schema outside create table outer_thing (id int primary key, book_id int references public.book (ident))`, relations},
+		{`alter schema outside rename to api`, relations},
+		{`alter schema api rename to outside`, relations},
+		{`alter schema outside owner to anon`, relations},
 		// a new schema on the search path, and one made with a table in it
 		{`create schema api`, relations},
 		{`create schema extras create table tool (id int primary key, book_id int references public.book (ident))`, relations},

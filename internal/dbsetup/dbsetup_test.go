@@ -385,8 +385,9 @@ func TestDDLBumpsVersionAndNotifiesAtCommit(t *testing.T) {
 		{`drop trigger widget_same on public.widget`, " relations "},
 		// a new schema holds nothing yet
 		{`create schema widget_extras`, " relations "},
-		// a schema, read whole every time
-		{`drop schema widget_extras`, " relations "},
+		// a schema, read whole every time; one renamed lists its relations (none here)
+		{`alter schema widget_extras rename to widget_more`, " relations "},
+		{`drop schema widget_more`, " relations "},
 		// a type dropped with a column that used it: the column's table
 		{`drop type public.widget_mood cascade`, relations},
 		// any other change: everything is read again; an extension once, not for each command of its script

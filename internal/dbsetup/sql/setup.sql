@@ -46,6 +46,7 @@ declare
   others boolean;
   type_users oid[];
   type_user_roots oid[];
+  schema_roots oid[];
   partition_roots oid[];
   dropped_indexes boolean := false;
 begin
@@ -107,8 +108,10 @@ begin
                         -- (procedures and aggregates it does not read: the API shows neither)
                         or c.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
                            and c.object_type in ('function', 'procedure', 'aggregate')
-                        -- or a new schema: nothing is in it yet (what CREATE SCHEMA makes in it is listed)
-                        or c.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass and tg_tag in ('COMMENT', 'CREATE SCHEMA')
+                        -- or a new schema: nothing is in it yet (what CREATE SCHEMA makes in it is listed); or
+                        -- one renamed or given to another owner, whose relations are listed below
+                        or c.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
+                           and tg_tag in ('COMMENT', 'CREATE SCHEMA', 'ALTER SCHEMA')
                         -- types the read had are read again every time; their users are listed below
                         or c.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
                         or c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass and c.object_type = 'composite type'
@@ -136,8 +139,19 @@ begin
         or c.classid = 'pg_catalog.pg_class'::pg_catalog.regclass and c.object_type = 'composite type' and t.typrelid = c.objid
       join pg_catalog.pg_attribute a on a.atttypid in (t.oid, t.typarray) and a.attnum > 0 and not a.attisdropped
       join pg_catalog.pg_class r on r.oid = a.attrelid and r.relkind in ('r', 'v', 'm', 'f', 'p');
-    if type_user_roots is not null then
-      partition_roots := coalesce(partition_roots, '{}') || type_user_roots;
+    -- A schema renamed is on a search path by another name, or on none: its relations show or hide. (Its
+    -- functions and types are read whole, or as the last read had them, every time; a new owner's privileges
+    -- are read again by every server's next load, whatever the change.)
+    if tg_tag = 'ALTER SCHEMA' then
+      select relations || array_agg(r.oid),
+             array_agg(distinct pg_catalog.pg_partition_root(r.oid)) filter (where r.relkind = 'p' or r.relispartition)
+        into relations, schema_roots
+        from pg_catalog.pg_event_trigger_ddl_commands() c
+        join pg_catalog.pg_class r on r.relnamespace = c.objid and r.relkind in ('r', 'v', 'm', 'f', 'p')
+       where c.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass;
+    end if;
+    if type_user_roots is not null or schema_roots is not null then
+      partition_roots := coalesce(partition_roots, '{}') || coalesce(type_user_roots, '{}') || coalesce(schema_roots, '{}');
     end if;
     relations := relations || type_users
       || (select array_agg(t.relid::oid) from pg_catalog.unnest(partition_roots) root, pg_catalog.pg_partition_tree(root) t);

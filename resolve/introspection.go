@@ -460,18 +460,12 @@ func (in *introspector) typeListInParts(sel *selection, parts [][]*gqlschema.Typ
 			return nil, err
 		}
 		in.partSizes = append(in.partSizes, sizes)
-		o.n += len("[]")
-		for _, n := range sizes {
-			o.n += n
-		}
+		o.n += listSize(sizes)
 		return introWritten{}, nil
 	}
 	sizes := in.partSizes[0]
 	in.partSizes = in.partSizes[1:]
-	total := len("[]")
-	for _, n := range sizes {
-		total += n
-	}
+	total := listSize(sizes)
 	o.buf.Grow(total) // nothing to do where the answer was allocated at its size
 	list := o.buf.AvailableBuffer()[:total]
 	list[0], list[total-1] = '[', ']'
@@ -497,6 +491,15 @@ func (in *introspector) typeListInParts(sel *selection, parts [][]*gqlschema.Typ
 	}
 	o.buf.Write(list) // in place: this only moves the buffer's end past the list
 	return introWritten{}, nil
+}
+
+// listSize is the size of a list written in parts of these sizes: the parts and its brackets.
+func listSize(sizes []int) int {
+	n := len("[]")
+	for _, size := range sizes {
+		n += size
+	}
+	return n
 }
 
 // typeItems writes (or sizes) types as items of sel's list.

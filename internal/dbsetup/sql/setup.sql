@@ -150,9 +150,7 @@ begin
         join pg_catalog.pg_class r on r.relnamespace = c.objid and r.relkind in ('r', 'v', 'm', 'f', 'p')
        where c.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass;
     end if;
-    if type_user_roots is not null or schema_roots is not null then
-      partition_roots := coalesce(partition_roots, '{}') || coalesce(type_user_roots, '{}') || coalesce(schema_roots, '{}');
-    end if;
+    partition_roots := partition_roots || type_user_roots || schema_roots; -- null where all are: no tree
     relations := relations || type_users
       || (select array_agg(t.relid::oid) from pg_catalog.unnest(partition_roots) root, pg_catalog.pg_partition_tree(root) t);
   elsif tg_tag = 'ALTER TABLE' then
@@ -178,8 +176,7 @@ begin
                                           'table constraint', 'default value', 'rule', 'trigger', 'policy',
                                           'function', 'procedure', 'aggregate', 'schema')
                         or o.object_type = 'sequence' and tg_tag <> 'DROP SEQUENCE')),
-           bool_or(o.object_type = 'index')
-             and tg_tag not in ('DROP TABLE', 'DROP VIEW', 'DROP MATERIALIZED VIEW', 'DROP FOREIGN TABLE')
+           bool_or(o.object_type = 'index' and r is not null)
       into relations, others, dropped_indexes
       from pg_catalog.pg_event_trigger_dropped_objects() o,
            lateral (select case

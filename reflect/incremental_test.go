@@ -76,18 +76,20 @@ func TestIncrementalReadEqualsAFullRead(t *testing.T) {
 	}
 
 	// read runs the catalog query as the engine does (nil relations: all of them).
-	read := func(relations, types []uint32) []byte {
+	read := func(relations, types []uint32) *reflect.Answer {
 		t.Helper()
-		var doc []byte
+		var answer *reflect.Answer
 		if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, reflect.CatalogSettings); err != nil {
 				return err
 			}
-			return tx.QueryRow(ctx, reflect.CatalogQuery, nil, relations, types).Scan(&doc)
+			var err error
+			answer, err = reflect.Read(ctx, tx, nil, relations, types)
+			return err
 		}); err != nil {
 			t.Fatal(err)
 		}
-		return doc
+		return answer
 	}
 	full := func() *reflect.Shared {
 		t.Helper()

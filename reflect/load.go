@@ -10,12 +10,11 @@ import (
 	"maps"
 	goreflect "reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/pgreflect/pgreflect/internal/plainjson"
 )
 
 // CatalogQuery is the catalog query, for callers that send it in a batch of their own; Parse reads its result.
@@ -42,6 +41,7 @@ var PrivilegesQuery string
 type Querier interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
@@ -49,13 +49,15 @@ type Querier interface {
 // They run in a transaction of their own, or a savepoint in q's, rolled back: CatalogSettings leave nothing
 // behind.
 func Load(ctx context.Context, q Querier) (*Catalog, error) {
-	var doc, role, privileges string
+	var role, privileges string
+	var answer *Answer
 	err := readRolledBack(ctx, q, func(q Querier) error {
 		if _, err := q.Exec(ctx, CatalogSettings); err != nil {
 			return fmt.Errorf("catalog settings: %w", err)
 		}
-		if err := q.QueryRow(ctx, CatalogQuery, nil, nil, nil).Scan(&doc); err != nil {
-			return fmt.Errorf("catalog query: %w", err)
+		var err error
+		if answer, err = Read(ctx, q, nil, nil, nil); err != nil {
+			return err
 		}
 		if err := q.QueryRow(ctx, "select current_user::text").Scan(&role); err != nil {
 			return fmt.Errorf("current role: %w", err)
@@ -68,11 +70,103 @@ func Load(ctx context.Context, q Querier) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	shared, err := Parse([]byte(doc))
+	shared, err := Parse(answer)
 	if err != nil {
 		return nil, err
 	}
 	return shared.ForRole(role, []byte(privileges))
+}
+
+// Read runs the catalog query on q, which has run CatalogSettings in the same transaction, for the schemas,
+// relations and types given (see CatalogQuery; nil for the defaults).
+func Read(ctx context.Context, q Querier, schemas []string, relations, types []uint32) (*Answer, error) {
+	rows, err := q.Query(ctx, CatalogQuery, schemas, relations, types)
+	if err != nil {
+		return nil, fmt.Errorf("catalog query: %w", err)
+	}
+	defer rows.Close()
+	answer := &Answer{}
+	for rows.Next() {
+		if err := answer.Add(rows.RawValues()); err != nil {
+			return nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("catalog query: %w", err)
+	}
+	return answer, nil
+}
+
+// Answer is the catalog query's answer, taken row by row as it arrives (Add): one row holds the document, every
+// other row a column of a relation read (catalog.sql says why). Parse and Shared.Update read it, once.
+type Answer struct {
+	raw      rawCatalog
+	document bool
+	// columns are each relation's columns by its oid. A slice per relation, not one for all: growing one slice of
+	// 50,000 columns copied it into fresh memory again and again, which cost more than reading the rows.
+	columns map[uint32][]rawColumn
+}
+
+// answerFields is the number of fields of each row of the catalog query's answer: the document, and the column's
+// relation and rawColumn's fields.
+const answerFields = 12
+
+// Add takes one row of the catalog query's answer, as the protocol delivers it (every field is text, whose
+// binary and text formats are alike). values are not kept.
+func (a *Answer) Add(values [][]byte) error {
+	if len(values) != answerFields {
+		return fmt.Errorf("catalog query: a row of %d fields, want %d", len(values), answerFields)
+	}
+	if values[0] != nil {
+		if a.document {
+			return errors.New("catalog query: a second document")
+		}
+		a.document = true
+		if err := json.Unmarshal(values[0], &a.raw); err != nil {
+			return fmt.Errorf("decode catalog: %w", err)
+		}
+		return nil
+	}
+	var c rawColumn
+	var err error
+	unsigned := func(v []byte) uint32 {
+		n, e := strconv.ParseUint(string(v), 10, 32)
+		err = cmp.Or(err, e)
+		return uint32(n)
+	}
+	signed := func(v []byte) int {
+		n, e := strconv.ParseInt(string(v), 10, 32)
+		err = cmp.Or(err, e)
+		return int(n)
+	}
+	boolean := func(v []byte) bool {
+		b, e := strconv.ParseBool(string(v))
+		err = cmp.Or(err, e)
+		return b
+	}
+	relation := unsigned(values[1])
+	c.Num = signed(values[2])
+	c.Name = string(values[3])
+	c.Type = unsigned(values[4])
+	c.TypeMod = signed(values[5])
+	c.FormatType = string(values[6])
+	c.NotNull, c.HasDefault, c.Generated, c.Serial = boolean(values[7]), boolean(values[8]), boolean(values[9]),
+		boolean(values[10])
+	if values[11] != nil {
+		comment := string(values[11])
+		c.Comment = &comment
+	}
+	if err == nil && (values[1] == nil || values[3] == nil || values[6] == nil) {
+		err = errors.New("a field that is never null is null")
+	}
+	if err != nil {
+		return fmt.Errorf("catalog query: column %q of relation %s: %w", values[3], values[1], err)
+	}
+	if a.columns == nil {
+		a.columns = map[uint32][]rawColumn{}
+	}
+	a.columns[relation] = append(a.columns[relation], c)
+	return nil
 }
 
 // readRolledBack runs read in a transaction rolled back after it: q's own, or a savepoint when q is a
@@ -103,12 +197,24 @@ type Shared struct {
 	raw rawCatalog
 }
 
-// Parse reads the catalog query's JSON.
-func Parse(doc []byte) (*Shared, error) {
-	s := &Shared{}
-	if err := json.Unmarshal(doc, &s.raw); err != nil {
-		return nil, fmt.Errorf("decode catalog: %w", err)
+// Parse reads the catalog query's answer, which it uses up.
+func Parse(a *Answer) (*Shared, error) {
+	if !a.document {
+		return nil, errors.New("decode catalog: the answer has no document")
 	}
+	s := &Shared{raw: a.raw}
+	for i := range s.raw.Relations {
+		r := &s.raw.Relations[i]
+		r.Columns = a.columns[r.OID]
+		delete(a.columns, r.OID)
+		// in attribute order: the rows come in no order
+		slices.SortFunc(r.Columns, func(x, y rawColumn) int { return cmp.Compare(x.Num, y.Num) })
+	}
+	if len(a.columns) > 0 {
+		return nil, fmt.Errorf("decode catalog: columns of relation %d, which the answer does not hold",
+			slices.Min(slices.Collect(maps.Keys(a.columns))))
+	}
+	*a = Answer{}
 	return s, nil
 }
 
@@ -124,9 +230,10 @@ type rawRelation struct {
 	Partition   bool    `json:"partition"`
 	RootComment *string `json:"partition_root_comment"`
 	// PartitionRoot is a partition's top-level partitioned table (0: not a partition).
-	PartitionRoot uint32      `json:"partition_root"`
-	Indexes       []rawIndex  `json:"indexes"`
-	Columns       []rawColumn `json:"columns"`
+	PartitionRoot uint32     `json:"partition_root"`
+	Indexes       []rawIndex `json:"indexes"`
+	// Columns come as rows of their own (Answer), not in the document.
+	Columns []rawColumn `json:"-"`
 }
 
 // rawIndex is a unique index of a relation of the catalog query's answer (the query reads no other).
@@ -147,46 +254,6 @@ type rawIndex struct {
 type rawColumn struct {
 	Column
 	Comment *string
-}
-
-// UnmarshalJSON reads a column as the catalog query writes it: an array of its fields in rawColumn's order.
-func (c *rawColumn) UnmarshalJSON(data []byte) error {
-	if c.decodePlain(data) {
-		return nil
-	}
-	return c.decode(data)
-}
-
-// decode is UnmarshalJSON for any valid JSON.
-func (c *rawColumn) decode(data []byte) error {
-	*c = rawColumn{}
-	fields := []any{&c.Num, &c.Name, &c.Type, &c.TypeMod, &c.FormatType, &c.NotNull, &c.HasDefault, &c.Generated,
-		&c.Serial, &c.Comment}
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return fmt.Errorf("column %s: %w", data, err)
-	}
-	if len(fields) != 10 {
-		return fmt.Errorf("column %s: %d fields, want 10", data, len(fields))
-	}
-	return nil
-}
-
-// decodePlain reads a column written as the catalog query writes nearly all of them, with package plainjson
-// rather than encoding/json's reflection and second scan of each column (half of decoding the catalog at 5,000
-// tables). It reports false for anything else, which decode then reads (or refuses).
-func (c *rawColumn) decodePlain(data []byte) bool {
-	p := plainjson.Reader{Data: data}
-	var out rawColumn
-	ok := p.Byte('[') &&
-		p.Int(&out.Num) && p.Byte(',') && p.String(&out.Name) && p.Byte(',') && p.OID(&out.Type) && p.Byte(',') &&
-		p.Int(&out.TypeMod) && p.Byte(',') && p.String(&out.FormatType) && p.Byte(',') &&
-		p.Bool(&out.NotNull) && p.Byte(',') && p.Bool(&out.HasDefault) && p.Byte(',') &&
-		p.Bool(&out.Generated) && p.Byte(',') && p.Bool(&out.Serial) && p.Byte(',') &&
-		p.OptionalString(&out.Comment) && p.Byte(']') && p.End()
-	if ok {
-		*c = out
-	}
-	return ok
 }
 
 // rawForeignKey is a foreign key of the catalog query's answer.
@@ -223,12 +290,12 @@ type rawType struct {
 // named. Only a whole read is right then.
 var ErrWholeReadNeeded = errors.New("reflect: the change needs a whole read of the catalog")
 
-// Update returns the catalog with some relations read again: doc is the catalog query's answer for those
-// relations and for s's types (TypeOIDs), which replaces what s holds of them (a relation doc lacks was dropped,
+// Update returns the catalog with some relations read again: a is the catalog query's answer for those
+// relations and for s's types (TypeOIDs), which replaces what s holds of them (a relation a lacks was dropped,
 // or left the search path) and of the foreign keys that touch them. The schemas, functions and types, which the
-// query reads whole or as s had them, are doc's, less the types nothing uses any more. s is not changed.
-func (s *Shared) Update(doc []byte, relations []uint32) (*Shared, error) {
-	part, err := Parse(doc)
+// query reads whole or as s had them, are a's, less the types nothing uses any more. s is not changed.
+func (s *Shared) Update(a *Answer, relations []uint32) (*Shared, error) {
+	part, err := Parse(a)
 	if err != nil {
 		return nil, err
 	}

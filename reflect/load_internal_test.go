@@ -1,89 +1,128 @@
 package reflect
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
 
-// A column of the catalog query's answer is an array in rawColumn's order: each field lands where it belongs,
-// a null comment is none, and an array of another length is refused rather than read shifted.
-func TestRawColumnFromAnArray(t *testing.T) {
-	var got []rawColumn
-	doc := `[[2, "title", 25, -1, "text", true, false, true, false, null], [3, "n", 23, -1, "integer", false, true, false, true, "a note"]]`
-	if err := json.Unmarshal([]byte(doc), &got); err != nil {
-		t.Fatal(err)
+// columnRow is a column row of the catalog query's answer, its fields as the protocol delivers them ("<null>"
+// for NULL).
+func columnRow(fields ...string) [][]byte {
+	row := [][]byte{nil}
+	for _, f := range fields {
+		if f == "<null>" {
+			row = append(row, nil)
+			continue
+		}
+		row = append(row, []byte(f))
 	}
-	note := "a note"
-	want := []rawColumn{
-		{Column: Column{Num: 2, Name: "title", Type: 25, TypeMod: -1, FormatType: "text", NotNull: true, Generated: true}},
-		{Column: Column{Num: 3, Name: "n", Type: 23, TypeMod: -1, FormatType: "integer", HasDefault: true, Serial: true},
-			Comment: &note},
-	}
-	if len(got) != 2 || got[0] != want[0] || got[1].Comment == nil || *got[1].Comment != note {
-		t.Fatalf("got %+v, want %+v", got, want)
-	}
-	got[1].Comment = want[1].Comment
-	if got[1] != want[1] {
-		t.Fatalf("got %+v, want %+v", got[1], want[1])
-	}
-	for _, bad := range []string{`[2, "title"]`, `[2, "title", 25, -1, "text", true, false, true, false, null, 1]`, `{"num": 2}`} {
-		var c rawColumn
-		if err := json.Unmarshal([]byte(bad), &c); err == nil || !strings.Contains(err.Error(), "column") {
-			t.Errorf("%s: got %v, want a column error", bad, err)
+	return row
+}
+
+// A column row of the catalog query's answer lands in rawColumn's fields in their order, a null comment is none,
+// and a row that is not one the query writes is refused rather than read shifted or as zeros.
+func TestAnswerColumnRows(t *testing.T) {
+	var a Answer
+	for _, row := range [][][]byte{
+		columnRow("16390", "2", "title", "25", "-1", "text", "true", "false", "true", "false", "<null>"),
+		columnRow("16390", "3", "n", "23", "-1", "integer", "false", "true", "false", "true", "a note"),
+	} {
+		if err := a.Add(row); err != nil {
+			t.Fatal(err)
 		}
 	}
+	want := []rawColumn{
+		{Column: Column{Num: 2, Name: "title", Type: 25, TypeMod: -1, FormatType: "text", NotNull: true, Generated: true}},
+		{Column: Column{Num: 3, Name: "n", Type: 23, TypeMod: -1, FormatType: "integer", HasDefault: true, Serial: true}},
+	}
+	got := a.columns[16390]
+	if len(a.columns) != 1 || len(got) != 2 || got[0] != want[0] || got[1].Comment == nil || *got[1].Comment != "a note" {
+		t.Fatalf("got %+v, want %+v", a.columns, want)
+	}
+	if got[1].Comment = nil; got[1] != want[1] {
+		t.Fatalf("got %+v, want %+v", got[1], want[1])
+	}
+
+	for name, row := range map[string][][]byte{
+		"fields missing":       columnRow("16390", "2", "title"),
+		"a field too many":     columnRow("16390", "2", "title", "25", "-1", "text", "true", "false", "true", "false", "<null>", "x"),
+		"an oid out of range":  columnRow("4294967296", "2", "title", "25", "-1", "text", "true", "false", "true", "false", "<null>"),
+		"a negative oid":       columnRow("16390", "2", "title", "-25", "-1", "text", "true", "false", "true", "false", "<null>"),
+		"a number that is not": columnRow("16390", "two", "title", "25", "-1", "text", "true", "false", "true", "false", "<null>"),
+		"a boolean that is not": columnRow("16390", "2", "title", "25", "-1", "text", "yes", "false", "true", "false",
+			"<null>"),
+		"a null boolean": columnRow("16390", "2", "title", "25", "-1", "text", "true", "<null>", "true", "false", "<null>"),
+		"a null name":    columnRow("16390", "2", "<null>", "25", "-1", "text", "true", "false", "true", "false", "<null>"),
+		"a null type":    columnRow("16390", "2", "title", "25", "-1", "<null>", "true", "false", "true", "false", "<null>"),
+		"a null relation": columnRow("<null>", "2", "title", "25", "-1", "text", "true", "false", "true", "false",
+			"<null>"),
+	} {
+		b := Answer{}
+		if err := b.Add(row); err == nil || !strings.Contains(err.Error(), "catalog query") || len(b.columns) != 0 {
+			t.Errorf("%s: got %v and %d columns, want a catalog query error and none", name, err, len(b.columns))
+		}
+	}
+
+	doc := append([][]byte{[]byte(`{}`)}, make([][]byte, answerFields-1)...)
+	b := Answer{}
+	if err := b.Add(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add(doc); err == nil || !strings.Contains(err.Error(), "second document") {
+		t.Errorf("a second document: got %v", err)
+	}
 }
 
-// rawColumnSeeds are columns as the catalog query writes them, and others that only encoding/json reads.
-var rawColumnSeeds = []string{
-	`[1, "id", 23, -1, "integer", true, true, false, true, null]`,
-	`[12,"naïve ✓",4294967295,-2147483648,"character varying(20)",false,false,true,false,"a \"quoted\" note"]`,
-	` [ 3 , "a\"b" , 25 , 0 , "text" , false , false , false , false , "x" ] `,
-	`[3, "tab\tin", 25, 0, "text", false, false, false, false, null]`,
-	`[3, "x", 25, 1e1, "text", false, false, false, false, null]`,
-	`[3, "x", 25, 01, "text", false, false, false, false, null]`,
-	`[3, "x", 4294967296, 0, "text", false, false, false, false, null]`,
-	`[3, "x", -1, 0, "text", false, false, false, false, null]`,
-	`[-0, "x", 25, 0, "text", false, false, false, false, null]`,
-	`[3, "x", 25, 0, "text", null, false, false, false, null]`,
-	`[3, "x", 25, 0, "text", false, false, false, false, null] x`,
-	`[3, "x", 25, 0, "text", false, false, false, false]`,
-	"[3, \"\xff\", 25, 0, \"text\", false, false, false, false, null]",
-	`[99999999999, "x", 25, 0, "text", false, false, false, false, null]`,
-}
+// Parse gives each relation its columns in attribute order, whatever order the rows came in, and refuses a
+// column of a relation the document does not hold and an answer without a document.
+func TestParseGivesRelationsTheirColumns(t *testing.T) {
+	var a Answer
+	doc := `{"relations": [{"oid": 10, "name": "a"}, {"oid": 20, "name": "b"}, {"oid": 30, "name": "c"}]}`
+	for _, row := range [][][]byte{
+		columnRow("30", "2", "c2", "25", "-1", "text", "false", "false", "false", "false", "<null>"),
+		columnRow("10", "3", "a3", "25", "-1", "text", "false", "false", "false", "false", "<null>"),
+		append([][]byte{[]byte(doc)}, make([][]byte, answerFields-1)...),
+		columnRow("30", "1", "c1", "25", "-1", "text", "false", "false", "false", "false", "<null>"),
+		columnRow("10", "1", "a1", "25", "-1", "text", "false", "false", "false", "false", "<null>"),
+	} {
+		if err := a.Add(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Parse(&a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range s.raw.Relations {
+		var names []string
+		for _, c := range r.Columns {
+			names = append(names, c.Name)
+		}
+		got = append(got, r.Name+":"+strings.Join(names, ","))
+	}
+	if g := strings.Join(got, " "); g != "a:a1,a3 b: c:c1,c2" {
+		t.Errorf("got %s", g)
+	}
+	// each relation's columns are its own: appending to one does not write into the next
+	s.raw.Relations[0].Columns = append(s.raw.Relations[0].Columns, rawColumn{})
+	if s.raw.Relations[2].Columns[0].Name != "c1" {
+		t.Errorf("appending to a's columns changed c's: %+v", s.raw.Relations[2].Columns)
+	}
 
-// The plain reader (decodePlain) reads the columns the catalog query writes, and what it reads is what
-// encoding/json reads; what it leaves, encoding/json reads or refuses.
-func TestRawColumnPlainReaderAgrees(t *testing.T) {
-	if c := (rawColumn{}); !c.decodePlain([]byte(rawColumnSeeds[0])) || c.Name != "id" || !c.Serial {
-		t.Fatalf("the plain reader left a column as the catalog query writes it: %+v", c)
+	stray := Answer{}
+	for _, row := range [][][]byte{
+		append([][]byte{[]byte(doc)}, make([][]byte, answerFields-1)...),
+		columnRow("40", "1", "d1", "25", "-1", "text", "false", "false", "false", "false", "<null>"),
+	} {
+		if err := stray.Add(row); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for _, seed := range rawColumnSeeds {
-		comparePlainReader(t, []byte(seed))
+	if _, err := Parse(&stray); err == nil || !strings.Contains(err.Error(), "relation 40") {
+		t.Errorf("a column of a relation not in the document: got %v", err)
 	}
-}
-
-func FuzzRawColumn(f *testing.F) {
-	for _, seed := range rawColumnSeeds {
-		f.Add([]byte(seed))
-	}
-	f.Fuzz(comparePlainReader)
-}
-
-func comparePlainReader(t *testing.T, data []byte) {
-	var plain, generic rawColumn
-	if !plain.decodePlain(data) {
-		return
-	}
-	if err := generic.decode(data); err != nil {
-		t.Fatalf("%s: the plain reader read %+v, encoding/json refused it: %v", data, plain, err)
-	}
-	if (plain.Comment == nil) != (generic.Comment == nil) || plain.Comment != nil && *plain.Comment != *generic.Comment {
-		t.Fatalf("%s: comment %v, encoding/json %v", data, plain.Comment, generic.Comment)
-	}
-	plain.Comment, generic.Comment = nil, nil
-	if plain != generic {
-		t.Fatalf("%s: the plain reader read %+v, encoding/json %+v", data, plain, generic)
+	if _, err := Parse(&Answer{}); err == nil || !strings.Contains(err.Error(), "no document") {
+		t.Errorf("no document: got %v", err)
 	}
 }

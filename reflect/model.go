@@ -1,8 +1,8 @@
 // Package reflect loads the database catalog, as seen by one role with one search_path, into an immutable
 // model: schemas, relations, columns, keys, foreign keys, functions, enums, privileges and comment directives.
 //
-// The model is read with a single catalog query (one round trip) that returns JSON built in Postgres, decoded
-// once. Models are cached by (schema version, role, search_path); the version advances when the database's
+// The model is read with a single catalog query (one round trip) that returns one JSON document built in
+// Postgres and a row per column, decoded once. Models are cached by (schema version, role, search_path); the version advances when the database's
 // event triggers announce a DDL, COMMENT, GRANT or REVOKE, so the hot path never queries the catalog.
 //
 // The package shares its name with the standard library's reflect. A file that needs both names one of them;

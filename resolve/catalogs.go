@@ -49,7 +49,7 @@ func newCatalogReads(replaced func(searchPath []string)) *catalogReads {
 // get returns the catalog of searchPath for this schema generation; read runs the catalog query for the given
 // relations (nil: all of them; empty: none, and the functions, types and schemas that every read reads) and
 // types (nil: none but those the relations and functions use).
-func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(ctx context.Context, relations, types []uint32) ([]byte, error)) (*catalogRead, error) {
+func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(ctx context.Context, relations, types []uint32) (*reflect.Answer, error)) (*catalogRead, error) {
 	return c.cache.Get(ctx, "", searchPath, func(ctx context.Context) (*catalogRead, error) {
 		key := strings.Join(searchPath, ",")
 		c.mu.Lock()
@@ -66,20 +66,20 @@ func (c *catalogReads) get(ctx context.Context, searchPath []string, read func(c
 		var shared *reflect.Shared
 		if partly {
 			relations = last.ToRead(relations)
-			doc, err := read(ctx, relations, last.TypeOIDs())
+			answer, err := read(ctx, relations, last.TypeOIDs())
 			if err != nil {
 				return nil, err
 			}
-			if shared, err = last.Update(doc, relations); err != nil && !errors.Is(err, reflect.ErrWholeReadNeeded) {
+			if shared, err = last.Update(answer, relations); err != nil && !errors.Is(err, reflect.ErrWholeReadNeeded) {
 				return nil, err
 			}
 		}
 		if shared == nil {
-			doc, err := read(ctx, nil, nil)
+			answer, err := read(ctx, nil, nil)
 			if err != nil {
 				return nil, err
 			}
-			if shared, err = reflect.Parse(doc); err != nil {
+			if shared, err = reflect.Parse(answer); err != nil {
 				return nil, err
 			}
 		}

@@ -231,7 +231,7 @@ func TestABuildFromTheReadBeforeAChangeIsNotReused(t *testing.T) {
 				t.Fatalf("before the change: %s", got)
 			}
 			// What the straddling request takes before the change: the catalog read and service_role's privileges.
-			before, err := d.engine.catalogs.get(ctx, publicOnly, func(context.Context, []uint32, []uint32) ([]byte, error) {
+			before, err := d.engine.catalogs.get(ctx, publicOnly, func(context.Context, []uint32, []uint32) (*reflect.Answer, error) {
 				t.Fatal("the catalog was read again: the read before the change should be cached")
 				return nil, nil
 			})

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,9 @@ type statement struct {
 	verbatim []bool
 	// noRow is the result when the statement returns no row (sqlgen's Statement.NoRow).
 	noRow []byte
+	// rows, when set, takes every row of the result (values valid until it returns), and the statement's
+	// result is nil: for the catalog query, whose answer is many rows.
+	rows func(values [][]byte) error
 }
 
 // batch is what one request sends in one round trip: the session prelude, the request's statements, and an
@@ -213,6 +217,15 @@ func sendGroups(ctx context.Context, conn *pgx.Conn, cache *statementCache, role
 			var noRow []byte
 			if query < len(g) {
 				row, noRow = g[query].row, g[query].noRow
+				if take := g[query].rows; take != nil {
+					if err := everyRow(r, take); err != nil {
+						errs[group] = err
+						continue
+					}
+					out[group] = append(out[group], nil)
+					query++
+					continue
+				}
 			}
 			values, err := firstRow(r, row)
 			if err != nil {
@@ -269,6 +282,17 @@ func firstRow(r *pgconn.ResultReader, all bool) ([][]byte, error) {
 		return nil, err
 	}
 	return row, nil
+}
+
+// everyRow reads a statement's result, handing every row to take. A row take refuses ends the reading, and the
+// rest of the result is skipped.
+func everyRow(r *pgconn.ResultReader, take func(values [][]byte) error) error {
+	var refused error
+	for refused == nil && r.NextRow() {
+		refused = take(r.Values())
+	}
+	_, err := r.Close()
+	return cmp.Or(err, refused)
 }
 
 // encodeParams renders parameters in text format: strings as text, string lists as text[].

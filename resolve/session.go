@@ -119,14 +119,16 @@ func (e *Engine) loadAs(ctx context.Context, conn *pgx.Conn, s Session) (*roleSc
 	if err != nil {
 		return nil, err
 	}
-	catalog, err := e.catalogs.get(ctx, s.SearchPath, func(ctx context.Context, relations, types []uint32) ([]byte, error) {
-		results, err := runPipeline(ctx, conn, e.opts.StatementMode, s.Role, []statement{prelude,
+	catalog, err := e.catalogs.get(ctx, s.SearchPath, func(ctx context.Context, relations, types []uint32) (*reflect.Answer, error) {
+		answer := &reflect.Answer{}
+		_, err := runPipeline(ctx, conn, e.opts.StatementMode, s.Role, []statement{prelude,
 			{sql: reflect.CatalogSettings},
-			{sql: reflect.CatalogQuery, args: []any{schemaList(s.SearchPath), oidList(relations), oidList(types)}}})
+			{sql: reflect.CatalogQuery, args: []any{schemaList(s.SearchPath), oidList(relations), oidList(types)},
+				rows: answer.Add}})
 		if err != nil {
 			return nil, err
 		}
-		return results[2], nil
+		return answer, nil
 	})
 	if err != nil {
 		return nil, err

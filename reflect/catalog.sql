@@ -6,10 +6,11 @@
 -- Shared.Update merges into an earlier read after the event triggers announced a change of those only. $3, when
 -- not null, are types (oids) to read whatever uses them: the types of that earlier read, which a change of a
 -- type (a new enum value, a comment) or of a relation's columns may have changed.
--- The answer is rows: the first holds the document (schemas, relations, foreign keys, functions, types, as JSON) and
--- nothing else, every other row is a column of a relation read, its fields as text (load.go's Answer). Writing the
--- 50,000 columns of 5,000 tables as JSON arrays cost Postgres 220 ms, about 3 us a column in json_build_array's
--- per-value dispatch; as rows of text it costs almost nothing, and Go reads them without a JSON pass.
+-- The answer is rows, each of a kind (its first field; load.go's Answer reads them): one document ('d': schemas,
+-- foreign keys, functions, types, as JSON), a row per relation read ('r') and a row per column of those ('c'),
+-- their fields as text. Writing the 50,000 columns of 5,000 tables as JSON arrays cost Postgres 220 ms, about 3 us
+-- a column in json_build_array's per-value dispatch, and the relations as JSON objects more; as rows of text they
+-- cost almost nothing, and Go reads them without a JSON pass.
 -- Comments are joined from pg_description rather than read by obj_description, a SQL function called per row
 -- that cost 8 us a call (100 ms at 5,000 tables; a partition's root comment, rare, is still read by it). Key columns are attribute numbers, named in Go from the relation's
 -- columns: a subquery per index and foreign key side cost 250-400 ms at 5,000 tables.
@@ -157,16 +158,9 @@ types as (
     where t.oid in (select oid from used_types)
        or t.oid in (select e.typelem from pg_type e where e.oid in (select oid from used_types))
 )
-select json_build_object(
+select 'd', json_build_object(
     'schemas', coalesce((select json_agg(json_build_object(
             'oid', s.oid::int8, 'name', s.nspname, 'comment', s.comment) order by s.pos) from schemas s), '[]'),
-    'relations', coalesce((select json_agg(json_build_object(
-            'oid', c.oid::int8, 'name', c.relname, 'kind', c.relkind, 'schema_oid', c.relnamespace::int8,
-            'row_type', c.reltype::int8, 'rls', c.relrowsecurity, 'comment', c.comment,
-            'partition', c.partition, 'partition_root_comment', c.partition_root_comment,
-            'partition_root', c.partition_root::int8,
-            'indexes', coalesce(ri.indexes, '[]')
-        ) order by c.oid) from rels c left join rel_indexes ri on ri.indrelid = c.oid), '[]'),
     'foreign_keys', coalesce((select json_agg(json_build_object(
             'oid', f.oid::int8, 'name', f.conname, 'local_relation', f.conrelid::int8, 'foreign_relation', f.confrelid::int8,
             'local_columns', to_json(f.local_columns), 'foreign_columns', to_json(f.foreign_columns),
@@ -189,12 +183,19 @@ select json_build_object(
                     'format_type', format_type(a.atttypid, a.atttypmod)) order by a.attnum)
                 from pg_attribute a join pg_class c on c.oid = a.attrelid and c.relkind = 'c'
                 where a.attrelid = t.typrelid and a.attnum > 0 and not a.attisdropped) end) order by t.oid) from types t), '[]')
-)::text as document,
+)::text,
     null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text, null::text,
-    null::text, null::text
+    null::text
 union all
--- load.go's answerColumn says the order
-select null, a.attrelid::text, a.attnum::text, a.attname::text, a.atttypid::text, a.atttypmod::text, ct.format_type,
+-- load.go's rawRelation says the order
+select 'r', c.oid::text, c.relname::text, c.relkind::text, c.relnamespace::text, c.reltype::text,
+       c.relrowsecurity::text, c.comment, c.partition::text, c.partition_root_comment, c.partition_root::oid::text,
+       ri.indexes::text
+from rels c
+left join rel_indexes ri on ri.indrelid = c.oid
+union all
+-- load.go's rawColumn says the order
+select 'c', a.attrelid::text, a.attnum::text, a.attname::text, a.atttypid::text, a.atttypmod::text, ct.format_type,
        a.attnotnull::text, a.atthasdef::text, a.generated::text, a.serial::text, a.comment
 from cols a
 join column_types ct on ct.atttypid = a.atttypid and ct.atttypmod = a.atttypmod

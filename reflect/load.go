@@ -97,8 +97,8 @@ func Read(ctx context.Context, q Querier, schemas []string, relations, types []u
 	return answer, nil
 }
 
-// Answer is the catalog query's answer, taken row by row as it arrives (Add): one row holds the document, every
-// other row a column of a relation read (catalog.sql says why). Parse and Shared.Update read it, once.
+// Answer is the catalog query's answer, taken row by row as it arrives (Add): a document, a row per relation
+// read and a row per column of those (catalog.sql says why). Parse and Shared.Update read it, once.
 type Answer struct {
 	raw      rawCatalog
 	document bool
@@ -107,8 +107,8 @@ type Answer struct {
 	columns map[uint32][]rawColumn
 }
 
-// answerFields is the number of fields of each row of the catalog query's answer: the document, and the column's
-// relation and rawColumn's fields.
+// answerFields is the number of fields of each row of the catalog query's answer: its kind, and the fields of the
+// widest kinds (a relation's, a column's).
 const answerFields = 12
 
 // Add takes one row of the catalog query's answer, as the protocol delivers it (every field is text, whose
@@ -117,56 +117,115 @@ func (a *Answer) Add(values [][]byte) error {
 	if len(values) != answerFields {
 		return fmt.Errorf("catalog query: a row of %d fields, want %d", len(values), answerFields)
 	}
-	if values[0] != nil {
+	f := fields{values: values[1:]}
+	switch string(values[0]) {
+	case "d":
 		if a.document {
 			return errors.New("catalog query: a second document")
 		}
 		a.document = true
-		if err := json.Unmarshal(values[0], &a.raw); err != nil {
+		if err := json.Unmarshal(f.required(), &a.raw); err != nil {
 			return fmt.Errorf("decode catalog: %w", err)
 		}
+		if err := f.done(); err != nil {
+			return fmt.Errorf("catalog query: the document: %w", err)
+		}
+		return nil
+	case "r":
+		r := rawRelation{OID: f.oid(), Name: string(f.required()), Kind: string(f.required()), SchemaOID: f.oid(),
+			RowType: f.oid(), RLS: f.boolean(), Comment: f.optional(), Partition: f.boolean(),
+			RootComment: f.optional(), PartitionRoot: f.optionalOID()}
+		if indexes := f.next(); indexes != nil && f.err == nil {
+			f.err = json.Unmarshal(indexes, &r.Indexes)
+		}
+		if err := f.done(); err != nil {
+			return fmt.Errorf("catalog query: relation %q: %w", r.Name, err)
+		}
+		a.raw.Relations = append(a.raw.Relations, r)
+		return nil
+	case "c":
+		relation := f.oid()
+		c := rawColumn{Column: Column{Num: f.number(), Name: string(f.required()), Type: f.oid(), TypeMod: f.number(),
+			FormatType: string(f.required()), NotNull: f.boolean(), HasDefault: f.boolean(), Generated: f.boolean(),
+			Serial: f.boolean()}, Comment: f.optional()}
+		if err := f.done(); err != nil {
+			return fmt.Errorf("catalog query: column %q of relation %d: %w", c.Name, relation, err)
+		}
+		if a.columns == nil {
+			a.columns = map[uint32][]rawColumn{}
+		}
+		a.columns[relation] = append(a.columns[relation], c)
 		return nil
 	}
-	var c rawColumn
-	var err error
-	unsigned := func(v []byte) uint32 {
-		n, e := strconv.ParseUint(string(v), 10, 32)
-		err = cmp.Or(err, e)
-		return uint32(n)
+	return fmt.Errorf("catalog query: a row of kind %q", values[0])
+}
+
+// fields reads a row's text fields in order; the first error stays.
+type fields struct {
+	values [][]byte
+	err    error
+}
+
+func (f *fields) next() []byte {
+	if len(f.values) == 0 {
+		f.err = cmp.Or(f.err, errors.New("a field too few"))
+		return nil
 	}
-	signed := func(v []byte) int {
-		n, e := strconv.ParseInt(string(v), 10, 32)
-		err = cmp.Or(err, e)
-		return int(n)
+	v := f.values[0]
+	f.values = f.values[1:]
+	return v
+}
+
+func (f *fields) required() []byte {
+	v := f.next()
+	if v == nil {
+		f.err = cmp.Or(f.err, errors.New("a field that is never null is null"))
 	}
-	boolean := func(v []byte) bool {
-		b, e := strconv.ParseBool(string(v))
-		err = cmp.Or(err, e)
-		return b
+	return v
+}
+
+func (f *fields) optional() *string {
+	if v := f.next(); v != nil {
+		s := string(v)
+		return &s
 	}
-	relation := unsigned(values[1])
-	c.Num = signed(values[2])
-	c.Name = string(values[3])
-	c.Type = unsigned(values[4])
-	c.TypeMod = signed(values[5])
-	c.FormatType = string(values[6])
-	c.NotNull, c.HasDefault, c.Generated, c.Serial = boolean(values[7]), boolean(values[8]), boolean(values[9]),
-		boolean(values[10])
-	if values[11] != nil {
-		comment := string(values[11])
-		c.Comment = &comment
-	}
-	if err == nil && (values[1] == nil || values[3] == nil || values[6] == nil) {
-		err = errors.New("a field that is never null is null")
-	}
-	if err != nil {
-		return fmt.Errorf("catalog query: column %q of relation %s: %w", values[3], values[1], err)
-	}
-	if a.columns == nil {
-		a.columns = map[uint32][]rawColumn{}
-	}
-	a.columns[relation] = append(a.columns[relation], c)
 	return nil
+}
+
+func (f *fields) oid() uint32 {
+	n, err := strconv.ParseUint(string(f.required()), 10, 32)
+	f.err = cmp.Or(f.err, err)
+	return uint32(n)
+}
+
+// optionalOID is 0 for null.
+func (f *fields) optionalOID() uint32 {
+	if len(f.values) > 0 && f.values[0] == nil {
+		f.values = f.values[1:]
+		return 0
+	}
+	return f.oid()
+}
+
+func (f *fields) number() int {
+	n, err := strconv.ParseInt(string(f.required()), 10, 32)
+	f.err = cmp.Or(f.err, err)
+	return int(n)
+}
+
+func (f *fields) boolean() bool {
+	b, err := strconv.ParseBool(string(f.required()))
+	f.err = cmp.Or(f.err, err)
+	return b
+}
+
+// done says what was wrong with the row read, if anything: a bad field, or one left over that is not null (the
+// kinds narrower than the row leave theirs null).
+func (f *fields) done() error {
+	if f.err == nil && slices.ContainsFunc(f.values, func(v []byte) bool { return v != nil }) {
+		f.err = errors.New("a field too many")
+	}
+	return f.err
 }
 
 // readRolledBack runs read in a transaction rolled back after it: q's own, or a savepoint when q is a
@@ -203,6 +262,8 @@ func Parse(a *Answer) (*Shared, error) {
 		return nil, errors.New("decode catalog: the answer has no document")
 	}
 	s := &Shared{raw: a.raw}
+	// in oid order, as the rest of the answer: the rows come in no order
+	sortByOID(s.raw.Relations, func(r rawRelation) uint32 { return r.OID })
 	for i := range s.raw.Relations {
 		r := &s.raw.Relations[i]
 		r.Columns = a.columns[r.OID]
@@ -220,20 +281,19 @@ func Parse(a *Answer) (*Shared, error) {
 
 // rawRelation is a relation of the catalog query's answer, with its indexes and columns.
 type rawRelation struct {
-	OID         uint32  `json:"oid"`
-	Name        string  `json:"name"`
-	Kind        string  `json:"kind"`
-	SchemaOID   uint32  `json:"schema_oid"`
-	RowType     uint32  `json:"row_type"`
-	RLS         bool    `json:"rls"`
-	Comment     *string `json:"comment"`
-	Partition   bool    `json:"partition"`
-	RootComment *string `json:"partition_root_comment"`
+	OID         uint32
+	Name        string
+	Kind        string
+	SchemaOID   uint32
+	RowType     uint32
+	RLS         bool
+	Comment     *string
+	Partition   bool
+	RootComment *string
 	// PartitionRoot is a partition's top-level partitioned table (0: not a partition).
-	PartitionRoot uint32     `json:"partition_root"`
-	Indexes       []rawIndex `json:"indexes"`
-	// Columns come as rows of their own (Answer), not in the document.
-	Columns []rawColumn `json:"-"`
+	PartitionRoot uint32
+	Indexes       []rawIndex
+	Columns       []rawColumn
 }
 
 // rawIndex is a unique index of a relation of the catalog query's answer (the query reads no other).
@@ -450,7 +510,8 @@ type rawCatalog struct {
 		Name    string  `json:"name"`
 		Comment *string `json:"comment"`
 	} `json:"schemas"`
-	Relations   []rawRelation   `json:"relations"`
+	// Relations come as rows of their own (Answer), not in the document.
+	Relations   []rawRelation   `json:"-"`
 	ForeignKeys []rawForeignKey `json:"foreign_keys"`
 	Functions   []struct {
 		OID         uint32   `json:"oid"`

@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// columnRow is a column row of the catalog query's answer, its fields as the protocol delivers them ("<null>"
-// for NULL).
-func columnRow(fields ...string) [][]byte {
-	row := [][]byte{nil}
+// answerRow is a row of the catalog query's answer of a kind, its fields as the protocol delivers them ("<null>"
+// for NULL), padded with nulls to the answer's width.
+func answerRow(kind string, fields ...string) [][]byte {
+	row := [][]byte{[]byte(kind)}
 	for _, f := range fields {
 		if f == "<null>" {
 			row = append(row, nil)
@@ -16,7 +16,16 @@ func columnRow(fields ...string) [][]byte {
 		}
 		row = append(row, []byte(f))
 	}
+	for len(row) < answerFields {
+		row = append(row, nil)
+	}
 	return row
+}
+
+func columnRow(fields ...string) [][]byte { return answerRow("c", fields...) }
+
+func relationRow(oid, name string) [][]byte {
+	return answerRow("r", oid, name, "r", "2200", "1", "false", "<null>", "false", "<null>", "<null>", "<null>")
 }
 
 // A column row of the catalog query's answer lands in rawColumn's fields in their order, a null comment is none,
@@ -46,9 +55,19 @@ func TestAnswerColumnRows(t *testing.T) {
 	for name, row := range map[string][][]byte{
 		"fields missing":       columnRow("16390", "2", "title"),
 		"a field too many":     columnRow("16390", "2", "title", "25", "-1", "text", "true", "false", "true", "false", "<null>", "x"),
-		"an oid out of range":  columnRow("4294967296", "2", "title", "25", "-1", "text", "true", "false", "true", "false", "<null>"),
-		"a negative oid":       columnRow("16390", "2", "title", "-25", "-1", "text", "true", "false", "true", "false", "<null>"),
-		"a number that is not": columnRow("16390", "two", "title", "25", "-1", "text", "true", "false", "true", "false", "<null>"),
+		"a field over the row": append(columnRow("16390", "2", "title", "25", "-1", "text", "true", "false", "true", "false", "<null>"), nil),
+		"a kind unknown":       answerRow("x", "16390"),
+		"no kind":              answerRow("<null>", "16390"),
+		"a relation's bad oid": answerRow("r", "r1", "t", "r", "2200", "1", "false", "<null>", "false", "<null>", "<null>", "<null>"),
+		"a relation's bad indexes": answerRow("r", "1", "t", "r", "2200", "1", "false", "<null>", "false", "<null>", "<null>",
+			`[{"oid": "x"}]`),
+		"a relation without a name": answerRow("r", "1", "<null>", "r", "2200", "1", "false", "<null>", "false", "<null>",
+			"<null>", "<null>"),
+		"a document that is not JSON": answerRow("d", "{"),
+		"a document and more":         answerRow("d", "{}", "1"),
+		"an oid out of range":         columnRow("4294967296", "2", "title", "25", "-1", "text", "true", "false", "true", "false", "<null>"),
+		"a negative oid":              columnRow("16390", "2", "title", "-25", "-1", "text", "true", "false", "true", "false", "<null>"),
+		"a number that is not":        columnRow("16390", "two", "title", "25", "-1", "text", "true", "false", "true", "false", "<null>"),
 		"a boolean that is not": columnRow("16390", "2", "title", "25", "-1", "text", "yes", "false", "true", "false",
 			"<null>"),
 		"a null boolean": columnRow("16390", "2", "title", "25", "-1", "text", "true", "<null>", "true", "false", "<null>"),
@@ -58,12 +77,14 @@ func TestAnswerColumnRows(t *testing.T) {
 			"<null>"),
 	} {
 		b := Answer{}
-		if err := b.Add(row); err == nil || !strings.Contains(err.Error(), "catalog query") || len(b.columns) != 0 {
-			t.Errorf("%s: got %v and %d columns, want a catalog query error and none", name, err, len(b.columns))
+		if err := b.Add(row); err == nil || !strings.Contains(err.Error(), "catalog") || len(b.columns) != 0 ||
+			len(b.raw.Relations) != 0 {
+			t.Errorf("%s: got %v, %d columns and %d relations, want a catalog query error and none", name, err,
+				len(b.columns), len(b.raw.Relations))
 		}
 	}
 
-	doc := append([][]byte{[]byte(`{}`)}, make([][]byte, answerFields-1)...)
+	doc := answerRow("d", `{}`)
 	b := Answer{}
 	if err := b.Add(doc); err != nil {
 		t.Fatal(err)
@@ -73,16 +94,19 @@ func TestAnswerColumnRows(t *testing.T) {
 	}
 }
 
-// Parse gives each relation its columns in attribute order, whatever order the rows came in, and refuses a
-// column of a relation the document does not hold and an answer without a document.
+// Parse gives the relations in oid order and each its columns in attribute order, whatever order the rows came
+// in, and refuses a column of a relation the answer does not hold and an answer without a document.
 func TestParseGivesRelationsTheirColumns(t *testing.T) {
 	var a Answer
-	doc := `{"relations": [{"oid": 10, "name": "a"}, {"oid": 20, "name": "b"}, {"oid": 30, "name": "c"}]}`
+	doc := answerRow("d", `{"schemas": [{"oid": 2200, "name": "public"}]}`)
 	for _, row := range [][][]byte{
 		columnRow("30", "2", "c2", "25", "-1", "text", "false", "false", "false", "false", "<null>"),
+		relationRow("30", "c"),
 		columnRow("10", "3", "a3", "25", "-1", "text", "false", "false", "false", "false", "<null>"),
-		append([][]byte{[]byte(doc)}, make([][]byte, answerFields-1)...),
+		doc,
+		relationRow("20", "b"),
 		columnRow("30", "1", "c1", "25", "-1", "text", "false", "false", "false", "false", "<null>"),
+		relationRow("10", "a"),
 		columnRow("10", "1", "a1", "25", "-1", "text", "false", "false", "false", "false", "<null>"),
 	} {
 		if err := a.Add(row); err != nil {
@@ -101,8 +125,8 @@ func TestParseGivesRelationsTheirColumns(t *testing.T) {
 		}
 		got = append(got, r.Name+":"+strings.Join(names, ","))
 	}
-	if g := strings.Join(got, " "); g != "a:a1,a3 b: c:c1,c2" {
-		t.Errorf("got %s", g)
+	if g := strings.Join(got, " "); g != "a:a1,a3 b: c:c1,c2" || len(s.raw.Schemas) != 1 {
+		t.Errorf("got %s and %d schemas", g, len(s.raw.Schemas))
 	}
 	// each relation's columns are its own: appending to one does not write into the next
 	s.raw.Relations[0].Columns = append(s.raw.Relations[0].Columns, rawColumn{})
@@ -112,7 +136,7 @@ func TestParseGivesRelationsTheirColumns(t *testing.T) {
 
 	stray := Answer{}
 	for _, row := range [][][]byte{
-		append([][]byte{[]byte(doc)}, make([][]byte, answerFields-1)...),
+		doc, relationRow("10", "a"),
 		columnRow("40", "1", "d1", "25", "-1", "text", "false", "false", "false", "false", "<null>"),
 	} {
 		if err := stray.Add(row); err != nil {

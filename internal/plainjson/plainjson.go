@@ -1,14 +1,13 @@
-// Package plainjson reads the plain JSON that pgreflect's hot paths see nearly always (the catalog query's
-// columns, the bodies GraphQL clients POST) without encoding/json's reflection and second scan. It reads only
-// what it can read exactly as encoding/json would: integers of at most ten digits, strings with the one-letter
-// escapes in valid UTF-8, true, false, null, and objects and arrays kept as raw text. Anything else makes a
+// Package plainjson reads the plain JSON that pgreflect's hot path sees nearly always (the bodies GraphQL
+// clients POST) without encoding/json's reflection and second scan. It reads only what it can read exactly as
+// encoding/json would: strings with the one-letter escapes in valid UTF-8, null, and objects and arrays kept as
+// raw text. Anything else makes a
 // method report false, and the caller hands the whole input to encoding/json, which reads it (or says why not).
 package plainjson
 
 import (
 	"encoding/binary"
 	"encoding/json"
-	"math"
 	"unicode/utf8"
 )
 
@@ -57,59 +56,6 @@ func (r *Reader) Literal(word string) bool {
 		return true
 	}
 	return false
-}
-
-// Integer reads an integer of at most ten digits, after white space: an optional minus and no leading zero,
-// as JSON has it (a number of another form is left to encoding/json).
-func (r *Reader) Integer() (int64, bool) {
-	r.Space()
-	negative := r.At < len(r.Data) && r.Data[r.At] == '-'
-	if negative {
-		r.At++
-	}
-	digits := r.At
-	var n int64
-	for r.At < len(r.Data) && r.Data[r.At] >= '0' && r.Data[r.At] <= '9' {
-		n = n*10 + int64(r.Data[r.At]-'0')
-		r.At++
-	}
-	if r.At == digits || r.At-digits > 10 || r.Data[digits] == '0' && r.At-digits > 1 {
-		return 0, false
-	}
-	if r.At < len(r.Data) && (r.Data[r.At] == '.' || r.Data[r.At] == 'e' || r.Data[r.At] == 'E') {
-		return 0, false
-	}
-	if negative {
-		n = -n
-	}
-	return n, true
-}
-
-// Int reads an integer into v.
-func (r *Reader) Int(v *int) bool {
-	n, ok := r.Integer()
-	*v = int(n)
-	return ok
-}
-
-// OID reads an integer that fits an oid into v.
-func (r *Reader) OID(v *uint32) bool {
-	n, ok := r.Integer()
-	*v = uint32(n)
-	return ok && n >= 0 && n <= math.MaxUint32
-}
-
-// Bool reads true or false into v.
-func (r *Reader) Bool(v *bool) bool {
-	switch {
-	case r.Literal("true"):
-		*v = true
-	case r.Literal("false"):
-		*v = false
-	default:
-		return false
-	}
-	return true
 }
 
 // String reads a string into v: valid UTF-8 without control characters, its escapes one letter each (\u
@@ -203,20 +149,6 @@ func anySpecial(w uint64) bool {
 
 // unescape is the byte each one-letter escape stands for, 0 where a letter is not one.
 var unescape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
-
-// OptionalString reads null (v nil) or a string.
-func (r *Reader) OptionalString(v **string) bool {
-	if r.Literal("null") {
-		*v = nil
-		return true
-	}
-	var s string
-	if !r.String(&s) {
-		return false
-	}
-	*v = &s
-	return true
-}
 
 // Raw reads an object, an array or null as its text, a slice of Data: the end of an object or array is found
 // by counting brackets outside strings, and json.Valid checks what lies between.

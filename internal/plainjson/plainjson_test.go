@@ -10,10 +10,8 @@ import (
 // What the reader reads, it reads as encoding/json does; where it refuses, encoding/json may still read.
 func TestReadsAsEncodingJSON(t *testing.T) {
 	read := []string{`"plain"`, `"query Q1 { accountCollection(first: 1) { edges { node { id } } } }"`,
-		"\"0123456789abcdef\\\"0123456789\\\\abcdefgh\\nijklmnop\u00e9qrstuvwx\"", "\"\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f~~\"", ` "tab\tnew\nline \"q\" \\ \/ \b\f\r" `, `"é ✓"`, `""`, `0`, `-12`, `4294967295`,
-		`true`, `false`, `null`, `{"a": [1, {"b": "]}"}]}`, `[]`, ` [ "x" , null ] `}
-	refused := []string{`"\u00e9"`, "\"01234567890\x01bcdefgh\"", "\"0123456789abcdef\xff\"", `"0123456789abcdef`, "\"\xff\"", "\"a\x01\"", `"open`, `"\q"`, `01`, `1.5`, `1e3`, `12345678901`,
-		`tru`, `{"a": }`, `{]`, `[1,]`, `"x`}
+		"\"0123456789abcdef\\\"0123456789\\\\abcdefgh\\nijklmnop\u00e9qrstuvwx\"", "\"\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f~~\"", ` "tab\tnew\nline \"q\" \\ \/ \b\f\r" `, `"é ✓"`, `""`, `null`, `{"a": [1, {"b": "]}"}]}`, `[]`, ` [ "x" , null ] `}
+	refused := []string{`"\u00e9"`, "\"01234567890\x01bcdefgh\"", "\"0123456789abcdef\xff\"", `"0123456789abcdef`, "\"\xff\"", "\"a\x01\"", `"open`, `"\q"`, `{"a": }`, `{]`, `[1,]`, `"x`}
 	for _, in := range read {
 		if !agree(t, []byte(in)) {
 			t.Errorf("refused %s", in)
@@ -26,8 +24,8 @@ func TestReadsAsEncodingJSON(t *testing.T) {
 	}
 }
 
-// agree reads one value of data with the reader as the kind of value it starts with, checks that encoding/json
-// reads the same, and reports whether the reader read it.
+// agree reads one value of data with the reader as the kind of value it starts with (a string, an object, an
+// array or null), checks that encoding/json reads the same, and reports whether the reader read it.
 func agree(t *testing.T, data []byte) bool {
 	t.Helper()
 	r := Reader{Data: data}
@@ -51,14 +49,6 @@ func agree(t *testing.T, data []byte) bool {
 		if ascii := bytes.IndexFunc(data, func(c rune) bool { return c >= utf8.RuneSelf }) < 0; !keyOK && ascii && !bytes.Contains(data, []byte(`\`)) {
 			t.Errorf("%q: a string of plain ASCII refused as a key", data)
 		}
-	case 't', 'f':
-		var got, want bool
-		if !r.Bool(&got) || !r.End() {
-			return false
-		}
-		if err := json.Unmarshal(data, &want); err != nil || got != want {
-			t.Errorf("%q: read %v, encoding/json %v, %v", data, got, want, err)
-		}
 	case '{', '[', 'n':
 		got, ok := r.Raw()
 		if !ok || !r.End() {
@@ -69,14 +59,7 @@ func agree(t *testing.T, data []byte) bool {
 			t.Errorf("%q: read %s, encoding/json %s, %v", data, got, want, err)
 		}
 	default:
-		got, ok := r.Integer()
-		if !ok || !r.End() {
-			return false
-		}
-		var want int64
-		if err := json.Unmarshal(data, &want); err != nil || got != want {
-			t.Errorf("%q: read %d, encoding/json %d, %v", data, got, want, err)
-		}
+		return false // numbers and booleans are encoding/json's
 	}
 	return true
 }

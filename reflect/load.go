@@ -17,8 +17,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// CatalogQuery is the catalog query, for callers that send it in a batch of their own; Parse reads its result.
-// Its parameters are the schemas to read ([]string, a search path; nil for the session's current_schemas(false)),
+// CatalogQuery is the catalog query, for callers that send it in a batch of their own: Answer.Add takes each row of
+// its result, and Parse reads them (Read does both on a connection or transaction). Its parameters are the schemas to read ([]string, a search path; nil for the session's current_schemas(false)),
 // the relations to read (oids; nil for all) and the types to read whatever uses them (oids; nil for none): see
 // Shared.Update. Its answer depends on no role: every role shares it. Run it after CatalogSettings, in the same
 // transaction.

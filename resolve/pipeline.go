@@ -215,19 +215,17 @@ func sendGroups(ctx context.Context, conn *pgx.Conn, cache *statementCache, role
 			g := groups[group]
 			var row bool
 			var noRow []byte
+			var take func(values [][]byte) error
 			if query < len(g) {
-				row, noRow = g[query].row, g[query].noRow
-				if take := g[query].rows; take != nil {
-					if err := everyRow(r, take); err != nil {
-						errs[group] = err
-						continue
-					}
-					out[group] = append(out[group], nil)
-					query++
-					continue
-				}
+				row, noRow, take = g[query].row, g[query].noRow, g[query].rows
 			}
-			values, err := firstRow(r, row)
+			var values [][]byte
+			var err error
+			if take != nil {
+				err = everyRow(r, take) // its result is noRow, nil
+			} else {
+				values, err = firstRow(r, row)
+			}
 			if err != nil {
 				errs[group] = err
 				continue

@@ -19,6 +19,11 @@ type builder struct {
 	features reflect.FeatureSet
 	// composites are the types made for composite-type columns, by type oid (nil for one that has none)
 	composites map[uint32]*compositeTypes
+	interned
+	// pageArgs are first, last, before, after and offset, which every collection shares (collectionArgs), and
+	// affectedCount the field every mutation response shares
+	pageArgs      []*InputValue
+	affectedCount *Field
 }
 
 // Options tune schema generation.
@@ -42,6 +47,7 @@ func Build(cat *reflect.Catalog, opts Options) *Schema {
 		enumNames:      map[uint32]string{},
 		defaultMaxRows: 30,
 		features:       opts.Features,
+		interned:       newInterned(),
 	}
 	if opts.MaxRows > 0 {
 		b.defaultMaxRows = opts.MaxRows
@@ -84,25 +90,25 @@ func (b *builder) addBuiltins() {
 		b.add(&Type{Kind: Scalar, Name: sc.name, Description: str(sc.description)})
 	}
 	b.add(&Type{Kind: Object, Name: "PageInfo", Role: RolePageInfo, Fields: []*Field{
-		{Name: "endCursor", Type: Named("String"), Kind: FieldEndCursor},
-		{Name: "hasNextPage", Type: NonNullOf(Named("Boolean")), Kind: FieldHasNextPage},
-		{Name: "hasPreviousPage", Type: NonNullOf(Named("Boolean")), Kind: FieldHasPreviousPage},
-		{Name: "startCursor", Type: Named("String"), Kind: FieldStartCursor},
+		{Name: "endCursor", Type: b.named("String"), Kind: FieldEndCursor},
+		{Name: "hasNextPage", Type: b.nonNull(b.named("Boolean")), Kind: FieldHasNextPage},
+		{Name: "hasPreviousPage", Type: b.nonNull(b.named("Boolean")), Kind: FieldHasPreviousPage},
+		{Name: "startCursor", Type: b.named("String"), Kind: FieldStartCursor},
 	}})
 	b.add(&Type{Kind: Enum, Name: "FilterIs", EnumValues: []*EnumValue{{Name: "NULL"}, {Name: "NOT_NULL"}}})
-	b.add(&Type{Kind: Enum, Name: "OrderByDirection", Description: str("Defines a per-field sorting order"),
+	b.add(&Type{Kind: Enum, Name: "OrderByDirection", Description: b.text("Defines a per-field sorting order"),
 		EnumValues: []*EnumValue{
-			{Name: "AscNullsFirst", Description: str("Ascending order, nulls first")},
-			{Name: "AscNullsLast", Description: str("Ascending order, nulls last")},
-			{Name: "DescNullsFirst", Description: str("Descending order, nulls first")},
-			{Name: "DescNullsLast", Description: str("Descending order, nulls last")},
+			{Name: "AscNullsFirst", Description: b.text("Ascending order, nulls first")},
+			{Name: "AscNullsLast", Description: b.text("Ascending order, nulls last")},
+			{Name: "DescNullsFirst", Description: b.text("Descending order, nulls first")},
+			{Name: "DescNullsLast", Description: b.text("Descending order, nulls last")},
 		}})
 	b.add(&Type{Kind: Interface, Name: "Node", Role: RoleNodeInterface, Fields: []*Field{
-		{Name: "nodeId", Description: str("Retrieves a record by `ID`"), Type: NonNullOf(Named("ID")), Kind: FieldNodeID},
+		{Name: "nodeId", Description: b.text("Retrieves a record by `ID`"), Type: b.nonNull(b.named("ID")), Kind: FieldNodeID},
 	}})
 	b.add(&Type{Kind: InputObject, Name: "IDFilter", Role: RoleScalarFilter,
-		Description: str(`Boolean expression comparing fields on type "ID"`),
-		InputFields: []*InputValue{{Name: "eq", Type: Named("ID")}}})
+		Description: b.text(`Boolean expression comparing fields on type "ID"`),
+		InputFields: []*InputValue{{Name: "eq", Type: b.named("ID")}}})
 	ordered := []string{"Int", "Float", "BigInt", "BigFloat", "Date", "Time", "Datetime"}
 	for _, sc := range ordered {
 		b.addScalarFilter(sc, "eq gt gte in is lt lte neq")
@@ -123,13 +129,13 @@ func (b *builder) addScalarFilter(scalar, ops string) {
 		var ref *TypeRef
 		switch op {
 		case "in":
-			ref = ListOf(NonNullOf(Named(scalar)))
+			ref = b.listOf(b.nonNull(b.named(scalar)))
 		case "is":
-			ref = Named("FilterIs")
+			ref = b.named("FilterIs")
 		case "ilike", "iregex", "like", "regex", "startsWith":
-			ref = Named("String")
+			ref = b.named("String")
 		default:
-			ref = Named(scalar)
+			ref = b.named(scalar)
 		}
 		t.InputFields = append(t.InputFields, &InputValue{Name: op, Type: ref})
 	}
@@ -137,12 +143,12 @@ func (b *builder) addScalarFilter(scalar, ops string) {
 }
 
 func (b *builder) addListFilter(scalar string) {
-	elems := ListOf(NonNullOf(Named(scalar)))
+	elems := b.listOf(b.nonNull(b.named(scalar)))
 	b.add(&Type{Kind: InputObject, Name: scalar + "ListFilter", Role: RoleScalarFilter,
 		Description: str(fmt.Sprintf("Boolean expression comparing fields on type %q", scalar+"List")),
 		InputFields: []*InputValue{
 			{Name: "containedBy", Type: elems}, {Name: "contains", Type: elems}, {Name: "eq", Type: elems},
-			{Name: "is", Type: Named("FilterIs")}, {Name: "overlaps", Type: elems},
+			{Name: "is", Type: b.named("FilterIs")}, {Name: "overlaps", Type: elems},
 		}})
 }
 
@@ -183,8 +189,8 @@ func (b *builder) addEnums() {
 		b.add(&Type{Kind: InputObject, Name: name + "Filter", Role: RoleScalarFilter, Hidden: et.Hidden,
 			Description: str(fmt.Sprintf("Boolean expression comparing fields on type %q", name)),
 			InputFields: []*InputValue{
-				{Name: "eq", Type: Named(name)}, {Name: "in", Type: ListOf(NonNullOf(Named(name)))},
-				{Name: "is", Type: Named("FilterIs")}, {Name: "neq", Type: Named(name)},
+				{Name: "eq", Type: b.named(name)}, {Name: "in", Type: b.listOf(b.nonNull(b.named(name)))},
+				{Name: "is", Type: b.named("FilterIs")}, {Name: "neq", Type: b.named(name)},
 			}})
 	}
 }
@@ -239,8 +245,11 @@ func (b *builder) table(r *reflect.Relation, composites bool) (*Table, OmitReaso
 	if !IsValidName(t.TypeName) {
 		return nil, OmitInvalidName
 	}
+	t.refs = newTableRefs(t.TypeName)
 	var badNames []Omission
 	selectable := false
+	columns := newSlab[Column](len(r.Columns))
+	t.AllColumns = make([]*Column, 0, len(r.Columns))
 	for _, c := range r.Columns {
 		name := c.Directives.Name
 		if name == "" {
@@ -256,7 +265,7 @@ func (b *builder) table(r *reflect.Relation, composites bool) (*Table, OmitReaso
 		if !ok {
 			continue
 		}
-		col := &Column{SQL: c, FieldName: name, Type: vt}
+		col := columns.add(Column{SQL: c, FieldName: name, Type: vt})
 		t.AllColumns = append(t.AllColumns, col)
 		selectable = selectable || c.CanSelect
 		if c.CanSelect && IsValidName(name) {
@@ -322,9 +331,9 @@ func (b *builder) relationships(tables []*Table) map[*Table]*tableRelationships 
 		if fk.Synthetic {
 			rls = local.Rel.RLS // pg_graphql copies the local table's flag for directive foreign keys
 		}
-		ref := Named(foreign.TypeName)
+		ref := foreign.refs.node
 		if !nullable && !rls {
-			ref = NonNullOf(ref)
+			ref = foreign.refs.nodeNonNull
 		}
 		out[local].forward = append(out[local].forward, &Field{
 			Name: name, Type: ref, Kind: FieldToOne, Table: foreign,
@@ -338,7 +347,7 @@ func (b *builder) relationships(tables []*Table) map[*Table]*tableRelationships 
 				rname = relationshipName(fk.ForeignColumns, local, local.Inflect) // pg_graphql takes the flag of the table the field leads to
 			}
 			out[foreign].reverse = append(out[foreign].reverse, &Field{
-				Name: rname, Type: Named(local.TypeName), Kind: FieldToOne, Table: local, Relationship: rel})
+				Name: rname, Type: local.refs.node, Kind: FieldToOne, Table: local, Relationship: rel})
 			continue
 		}
 		rname := fk.Directives.LocalName
@@ -346,7 +355,7 @@ func (b *builder) relationships(tables []*Table) map[*Table]*tableRelationships 
 			rname = lcfirst(local.TypeName) + "Collection"
 		}
 		out[foreign].reverse = append(out[foreign].reverse, &Field{
-			Name: rname, Type: Named(local.TypeName + "Connection"), Kind: FieldToMany, Table: local,
+			Name: rname, Type: local.refs.connection, Kind: FieldToMany, Table: local,
 			Relationship: rel, Args: b.collectionArgs(local)})
 	}
 	return out
@@ -403,15 +412,21 @@ func relationshipName(cols []string, target *Table, inflect bool) string {
 }
 
 func (b *builder) collectionArgs(t *Table) []*InputValue {
-	args := []*InputValue{
-		{Name: "first", Description: str("Query the first `n` records in the collection"), Type: Named("Int")},
-		{Name: "last", Description: str("Query the last `n` records in the collection"), Type: Named("Int")},
-		{Name: "before", Description: str("Query values in the collection before the provided cursor"), Type: Named("Cursor")},
-		{Name: "after", Description: str("Query values in the collection after the provided cursor"), Type: Named("Cursor")},
-		{Name: "offset", Description: str("Skip n values from the after cursor. Alternative to cursor pagination. Backward pagination not supported."), Type: Named("Int")},
-		{Name: "filter", Description: str("Filters to apply to the results set when querying from the collection"), Type: Named(t.TypeName + "Filter")},
-		{Name: "orderBy", Description: str("Sort order to apply to the collection"), Type: ListOf(NonNullOf(Named(t.TypeName + "OrderBy")))},
+	if b.pageArgs == nil {
+		// The same for every collection, and nothing changes an argument once made: made once a build.
+		b.pageArgs = []*InputValue{
+			{Name: "first", Description: b.text("Query the first `n` records in the collection"), Type: b.named("Int")},
+			{Name: "last", Description: b.text("Query the last `n` records in the collection"), Type: b.named("Int")},
+			{Name: "before", Description: b.text("Query values in the collection before the provided cursor"), Type: b.named("Cursor")},
+			{Name: "after", Description: b.text("Query values in the collection after the provided cursor"), Type: b.named("Cursor")},
+			{Name: "offset", Description: b.text("Skip n values from the after cursor. Alternative to cursor pagination. Backward pagination not supported."), Type: b.named("Int")},
+		}
 	}
+	args := make([]*InputValue, 0, len(b.pageArgs)+3)
+	args = append(args, b.pageArgs...)
+	args = append(args,
+		&InputValue{Name: "filter", Description: b.text("Filters to apply to the results set when querying from the collection"), Type: t.refs.filter},
+		&InputValue{Name: "orderBy", Description: b.text("Sort order to apply to the collection"), Type: t.refs.orders})
 	if d := b.distinctArg(t); d != nil {
 		args = append(args, d)
 	}
@@ -423,25 +438,25 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 	name := t.TypeName
 	node := &Type{Kind: Object, Name: name, Role: RoleNode, Table: t, Interfaces: []string{"Node"},
 		Description: t.Rel.Directives.Description, Hidden: hidden}
-	node.Fields = append(node.Fields, &Field{Name: "nodeId", Description: str("Globally Unique Record Identifier"),
-		Type: NonNullOf(Named("ID")), Kind: FieldNodeID, Table: t})
-	node.Fields = append(node.Fields, columnFields(t)...)
+	node.Fields = append(node.Fields, &Field{Name: "nodeId", Description: b.text("Globally Unique Record Identifier"),
+		Type: b.nonNull(b.named("ID")), Kind: FieldNodeID, Table: t})
+	node.Fields = append(node.Fields, b.columnFields(t)...)
 	node.Fields = append(node.Fields, rels.forward...)
 	node.Fields = append(node.Fields, rels.reverse...)
 	node.Fields = append(node.Fields, computed...)
 	b.add(node)
 
 	b.add(&Type{Kind: Object, Name: name + "Edge", Role: RoleEdge, Table: t, Hidden: hidden, Fields: []*Field{
-		{Name: "cursor", Type: NonNullOf(Named("String")), Kind: FieldCursor},
-		{Name: "node", Type: NonNullOf(Named(name)), Kind: FieldEdgeNode, Table: t},
+		{Name: "cursor", Type: b.nonNull(b.named("String")), Kind: FieldCursor},
+		{Name: "node", Type: t.refs.nodeNonNull, Kind: FieldEdgeNode, Table: t},
 	}})
 	conn := &Type{Kind: Object, Name: name + "Connection", Role: RoleConnection, Table: t, Hidden: hidden, Fields: []*Field{
 		{Name: "edges", Type: NonNullOf(ListOf(NonNullOf(Named(name + "Edge")))), Kind: FieldEdges, Table: t},
-		{Name: "pageInfo", Type: NonNullOf(Named("PageInfo")), Kind: FieldPageInfo},
+		{Name: "pageInfo", Type: b.nonNull(b.named("PageInfo")), Kind: FieldPageInfo},
 	}}
 	if t.Rel.Directives.TotalCountEnabled() {
-		conn.Fields = append(conn.Fields, &Field{Name: "totalCount", Type: NonNullOf(Named("Int")), Kind: FieldTotalCount,
-			Description: str("The total number of records matching the `filter` criteria")})
+		conn.Fields = append(conn.Fields, &Field{Name: "totalCount", Type: b.nonNull(b.named("Int")), Kind: FieldTotalCount,
+			Description: b.text("The total number of records matching the `filter` criteria")})
 	}
 	if t.Rel.Directives.AggregateEnabled() {
 		conn.Fields = append(conn.Fields, &Field{Name: "aggregate", Type: Named(name + "Aggregate"), Kind: FieldAggregate,
@@ -451,36 +466,38 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 	b.add(conn)
 
 	// Unlike the scalar filters, pg_graphql gives a table's filter no description.
-	filter := &Type{Kind: InputObject, Name: name + "Filter", Role: RoleFilter, Table: t, Hidden: hidden}
-	used := map[string]bool{}
+	filter := &Type{Kind: InputObject, Name: name + "Filter", Role: RoleFilter, Table: t, Hidden: hidden,
+		InputFields: make([]*InputValue, 0, len(t.Columns)+4)}
+	byColumn := newSlab[InputValue](len(t.Columns))
 	for _, c := range t.Columns {
-		if f := c.Type.Filter(); f != "" {
-			filter.InputFields = append(filter.InputFields, &InputValue{Name: c.FieldName, Type: Named(f), Column: c})
-			used[c.FieldName] = true
+		if f := b.filterOf(c.Type); f != nil {
+			filter.InputFields = append(filter.InputFields, byColumn.add(InputValue{Name: c.FieldName, Type: f, Column: c}))
 		}
 	}
-	filter.InputFields = append(filter.InputFields, &InputValue{Name: "nodeId", Type: Named("IDFilter")})
+	filter.InputFields = append(filter.InputFields, &InputValue{Name: "nodeId", Type: b.named("IDFilter")})
 	for _, op := range []struct{ name, desc string }{
 		{"and", "Returns true only if all its inner filters are true, otherwise returns false"},
 		{"or", "Returns true if at least one of its inner filters is true, otherwise returns false"},
 		{"not", "Negates a filter"},
 	} {
-		if used[op.name] {
+		if slices.ContainsFunc(filter.InputFields, func(in *InputValue) bool { return in.Column != nil && in.Name == op.name }) {
 			continue
 		}
-		ref := ListOf(NonNullOf(Named(name + "Filter")))
+		ref := t.refs.filters
 		if op.name == "not" {
-			ref = Named(name + "Filter")
+			ref = t.refs.filter
 		}
-		filter.InputFields = append(filter.InputFields, &InputValue{Name: op.name, Description: str(op.desc), Type: ref})
+		filter.InputFields = append(filter.InputFields, &InputValue{Name: op.name, Description: b.text(op.desc), Type: ref})
 	}
 	b.addRelatedFilters(t, rels, filter)
 	b.add(filter)
 
-	orderBy := &Type{Kind: InputObject, Name: name + "OrderBy", Role: RoleOrderBy, Table: t, Hidden: hidden}
+	orderBy := &Type{Kind: InputObject, Name: name + "OrderBy", Role: RoleOrderBy, Table: t, Hidden: hidden,
+		InputFields: make([]*InputValue, 0, len(t.Columns))}
+	byColumn = newSlab[InputValue](len(t.Columns))
 	for _, c := range t.Columns {
 		if c.Type.Orderable() {
-			orderBy.InputFields = append(orderBy.InputFields, &InputValue{Name: c.FieldName, Type: Named("OrderByDirection"), Column: c})
+			orderBy.InputFields = append(orderBy.InputFields, byColumn.add(InputValue{Name: c.FieldName, Type: b.named("OrderByDirection"), Column: c}))
 		}
 	}
 	b.addRelatedOrders(t, rels, orderBy)
@@ -489,48 +506,53 @@ func (b *builder) addTableTypes(t *Table, rels *tableRelationships, computed []*
 }
 
 // columnFields are the fields of a table's selectable columns.
-func columnFields(t *Table) []*Field {
-	var out []*Field
+func (b *builder) columnFields(t *Table) []*Field {
+	out := make([]*Field, 0, len(t.Columns))
+	fields := newSlab[Field](len(t.Columns))
 	for _, c := range t.Columns {
 		ref := c.Type.GraphQL
 		if c.SQL.NotNull {
-			ref = NonNullOf(ref)
+			ref = b.nonNull(ref)
 		}
-		out = append(out, &Field{Name: c.FieldName, Description: c.SQL.Directives.Description,
-			Type: ref, Kind: FieldColumn, Column: c, Table: t})
+		out = append(out, fields.add(Field{Name: c.FieldName, Description: c.SQL.Directives.Description,
+			Type: ref, Kind: FieldColumn, Column: c, Table: t}))
 	}
 	return out
 }
 
 // writable lists the columns an insert or update input offers.
-func writable(t *Table, priv func(*reflect.Column) bool) []*InputValue {
+func (b *builder) writable(t *Table, priv func(*reflect.Column) bool) []*InputValue {
 	var out []*InputValue
+	values := newSlab[InputValue](len(t.AllColumns))
 	for _, c := range t.AllColumns {
 		// A column without a GraphQL name cannot be written in a document, nor be listed by introspection;
 		// composite columns are read-only (the composite extension).
 		if c.SQL.Generated || c.SQL.Serial || !priv(c.SQL) || !IsValidName(c.FieldName) || c.Type.Composite != nil {
 			continue
 		}
-		out = append(out, &InputValue{Name: c.FieldName, Type: c.Type.GraphQL, Column: c})
+		out = append(out, values.add(InputValue{Name: c.FieldName, Type: c.Type.GraphQL, Column: c}))
 	}
 	return out
 }
 
 func (b *builder) addMutationTypes(t *Table, hidden bool) {
 	name := t.TypeName
-	response := func(suffix string, role TypeRole) {
-		b.add(&Type{Kind: Object, Name: name + suffix, Role: role, Table: t, Hidden: hidden, Fields: []*Field{
-			{Name: "affectedCount", Description: str("Count of the records impacted by the mutation"),
-				Type: NonNullOf(Named("Int")), Kind: FieldAffectedCount},
-			{Name: "records", Description: str("Array of records impacted by the mutation"),
-				Type: NonNullOf(ListOf(NonNullOf(Named(name)))), Kind: FieldRecords, Table: t},
-		}})
+	if b.affectedCount == nil {
+		b.affectedCount = &Field{Name: "affectedCount", Description: b.text("Count of the records impacted by the mutation"),
+			Type: b.nonNull(b.named("Int")), Kind: FieldAffectedCount}
 	}
-	if ins := writable(t, func(c *reflect.Column) bool { return c.CanInsert }); len(ins) > 0 {
+	// The three responses' fields are alike: they share them.
+	records := &Field{Name: "records", Description: b.text("Array of records impacted by the mutation"),
+		Type: t.refs.records, Kind: FieldRecords, Table: t}
+	response := func(suffix string, role TypeRole) {
+		b.add(&Type{Kind: Object, Name: name + suffix, Role: role, Table: t, Hidden: hidden,
+			Fields: []*Field{b.affectedCount, records}})
+	}
+	if ins := b.writable(t, func(c *reflect.Column) bool { return c.CanInsert }); len(ins) > 0 {
 		b.add(&Type{Kind: InputObject, Name: name + "InsertInput", Role: RoleInsertInput, Table: t, Hidden: hidden, InputFields: ins})
 		response("InsertResponse", RoleInsertResponse)
 	}
-	if upd := writable(t, func(c *reflect.Column) bool { return c.CanUpdate }); len(upd) > 0 {
+	if upd := b.writable(t, func(c *reflect.Column) bool { return c.CanUpdate }); len(upd) > 0 {
 		b.add(&Type{Kind: InputObject, Name: name + "UpdateInput", Role: RoleUpdateInput, Table: t, Hidden: hidden, InputFields: upd})
 		response("UpdateResponse", RoleUpdateResponse)
 	}
@@ -543,8 +565,8 @@ func (b *builder) addAggregateTypes(t *Table, hidden bool) {
 	name := t.TypeName
 	agg := &Type{Kind: Object, Name: name + "Aggregate", Role: RoleAggregate, Table: t, Hidden: hidden,
 		Description: str(fmt.Sprintf("Aggregate results for `%s`", name)),
-		Fields: []*Field{{Name: "count", Description: str("The number of records matching the query"),
-			Type: NonNullOf(Named("Int")), Kind: FieldAggregateCount}}}
+		Fields: []*Field{{Name: "count", Description: b.text("The number of records matching the query"),
+			Type: b.nonNull(b.named("Int")), Kind: FieldAggregateCount}}}
 	groups := []struct{ group, suffix, word, term, description string }{
 		{"sum", "SumAggregateResult", "Sum", "summation", "Summation aggregates for numeric fields"},
 		{"avg", "AvgAggregateResult", "Average", "average", "Average aggregates for numeric fields"},
@@ -561,7 +583,7 @@ func (b *builder) addAggregateTypes(t *Table, hidden bool) {
 			if (g.group == "sum" || g.group == "avg") && !sumAvg || (g.group == "min" || g.group == "max") && !minMax {
 				continue
 			}
-			result.Fields = append(result.Fields, &Field{Name: c.FieldName, Type: Named(aggregateType(g.group, c)),
+			result.Fields = append(result.Fields, &Field{Name: c.FieldName, Type: b.named(aggregateType(g.group, c)),
 				Kind: FieldAggregateColumn, Column: c,
 				Description: str(fmt.Sprintf("%s of %s across all matching records", g.word, c.FieldName))})
 		}
@@ -570,16 +592,16 @@ func (b *builder) addAggregateTypes(t *Table, hidden bool) {
 		}
 		b.add(result)
 		agg.Fields = append(agg.Fields, &Field{Name: g.group, Type: Named(name + g.suffix), Kind: FieldAggregateGroup,
-			Description: str(g.description)})
+			Description: b.text(g.description)})
 	}
 	b.add(agg)
 }
 
 func (b *builder) addRoots(tables []*Table, udfs []*Field) {
-	q := &Type{Kind: Object, Name: "Query", Role: RoleQuery, Description: str("The root type for querying data")}
-	q.Fields = append(q.Fields, &Field{Name: "node", Description: str("Retrieve a record by its `ID`"), Type: Named("Node"),
-		Kind: FieldNode, Args: []*InputValue{{Name: "nodeId", Description: str("The record's `ID`"), Type: NonNullOf(Named("ID"))}}})
-	m := &Type{Kind: Object, Name: "Mutation", Role: RoleMutation, Description: str("The root type for creating and mutating data")}
+	q := &Type{Kind: Object, Name: "Query", Role: RoleQuery, Description: b.text("The root type for querying data")}
+	q.Fields = append(q.Fields, &Field{Name: "node", Description: b.text("Retrieve a record by its `ID`"), Type: b.named("Node"),
+		Kind: FieldNode, Args: []*InputValue{{Name: "nodeId", Description: b.text("The record's `ID`"), Type: b.nonNull(b.named("ID"))}}})
+	m := &Type{Kind: Object, Name: "Mutation", Role: RoleMutation, Description: b.text("The root type for creating and mutating data")}
 	taken := map[string]bool{}
 	var nodeTypes []string
 	for _, t := range tables {
@@ -588,12 +610,12 @@ func (b *builder) addRoots(tables []*Table, udfs []*Field) {
 		nodeTypes = append(nodeTypes, name)
 		coll := lcfirst(name) + "Collection"
 		q.Fields = append(q.Fields, &Field{Name: coll, Description: str(fmt.Sprintf("A pagable collection of type `%s`", name)),
-			Type: NonNullOf(Named(name + "Connection")), Kind: FieldCollection, Table: t, Args: b.collectionArgs(t), Hidden: hidden})
+			Type: NonNullOf(t.refs.connection), Kind: FieldCollection, Table: t, Args: b.collectionArgs(t), Hidden: hidden})
 		taken[coll] = true
-		if pkArgs, ok := byPkArgs(t); ok && b.s.Version.byPk() {
+		if pkArgs, ok := b.byPkArgs(t); ok && b.s.Version.byPk() {
 			f := lcfirst(name) + "ByPk"
 			q.Fields = append(q.Fields, &Field{Name: f, Description: str(fmt.Sprintf("Retrieve a record of type `%s` by its primary key", name)),
-				Type: Named(name), Kind: FieldByPk, Table: t, Args: pkArgs, Hidden: hidden})
+				Type: t.refs.node, Kind: FieldByPk, Table: t, Args: pkArgs, Hidden: hidden})
 			taken[f] = true
 		}
 		if b.s.Types[name+"InsertInput"] != nil {
@@ -607,9 +629,9 @@ func (b *builder) addRoots(tables []*Table, udfs []*Field) {
 				Description: str(fmt.Sprintf("Updates zero or more records in the `%s` collection", name)),
 				Type:        NonNullOf(Named(name + "UpdateResponse")), Kind: FieldUpdate, Table: t,
 				Args: []*InputValue{
-					{Name: "set", Description: str("Fields that are set will be updated for all records matching the `filter`"), Type: NonNullOf(Named(name + "UpdateInput"))},
-					{Name: "filter", Description: str("Restricts the mutation's impact to records matching the criteria"), Type: Named(name + "Filter")},
-					{Name: "atMost", Description: str("The maximum number of records in the collection permitted to be affected"), Type: NonNullOf(Named("Int")), DefaultValue: str("1")},
+					{Name: "set", Description: b.text("Fields that are set will be updated for all records matching the `filter`"), Type: NonNullOf(Named(name + "UpdateInput"))},
+					{Name: "filter", Description: b.text("Restricts the mutation's impact to records matching the criteria"), Type: t.refs.filter},
+					{Name: "atMost", Description: b.text("The maximum number of records in the collection permitted to be affected"), Type: b.nonNull(b.named("Int")), DefaultValue: b.text("1")},
 				}})
 		}
 		if t.Rel.CanDelete {
@@ -617,8 +639,8 @@ func (b *builder) addRoots(tables []*Table, udfs []*Field) {
 				Description: str(fmt.Sprintf("Deletes zero or more records from the `%s` collection", name)),
 				Type:        NonNullOf(Named(name + "DeleteResponse")), Kind: FieldDelete, Table: t,
 				Args: []*InputValue{
-					{Name: "filter", Description: str("Restricts the mutation's impact to records matching the criteria"), Type: Named(name + "Filter")},
-					{Name: "atMost", Description: str("The maximum number of records in the collection permitted to be affected"), Type: NonNullOf(Named("Int")), DefaultValue: str("1")},
+					{Name: "filter", Description: b.text("Restricts the mutation's impact to records matching the criteria"), Type: t.refs.filter},
+					{Name: "atMost", Description: b.text("The maximum number of records in the collection permitted to be affected"), Type: b.nonNull(b.named("Int")), DefaultValue: b.text("1")},
 				}})
 		}
 	}
@@ -652,7 +674,7 @@ func (b *builder) addRoots(tables []*Table, udfs []*Field) {
 // function reads is not known, so no change could be traced back to it.
 func (b *builder) addSubscriptionRoot(q *Type) {
 	sub := &Type{Kind: Object, Name: "Subscription", Role: RoleSubscription,
-		Description: str("The root type for subscribing to live query results")}
+		Description: b.text("The root type for subscribing to live query results")}
 	for _, f := range q.Fields {
 		if f.Table != nil && f.Table.Features.Has(reflect.FeatureSubscriptions) && (f.Kind == FieldCollection || f.Kind == FieldByPk) {
 			sub.Fields = append(sub.Fields, f)
@@ -697,28 +719,28 @@ func (b *builder) streamField(coll *Field) *Field {
 	}
 	name := t.TypeName
 	if b.s.Types["StreamOrdering"] == nil {
-		b.add(&Type{Kind: Enum, Name: "StreamOrdering", Description: str("The order in which a stream delivers rows"),
-			EnumValues: []*EnumValue{{Name: "ASC", Description: str("Ascending: rows after the cursor's value")},
-				{Name: "DESC", Description: str("Descending: rows before the cursor's value")}}})
+		b.add(&Type{Kind: Enum, Name: "StreamOrdering", Description: b.text("The order in which a stream delivers rows"),
+			EnumValues: []*EnumValue{{Name: "ASC", Description: b.text("Ascending: rows after the cursor's value")},
+				{Name: "DESC", Description: b.text("Descending: rows before the cursor's value")}}})
 	}
 	value := &Type{Kind: InputObject, Name: name + "StreamCursorValue", Role: RoleStreamCursor, Table: t, Hidden: coll.Hidden,
-		Description: str("The column a stream is ordered by, with the value it starts after: exactly one field")}
+		Description: b.text("The column a stream is ordered by, with the value it starts after: exactly one field")}
 	for _, c := range cols {
 		value.InputFields = append(value.InputFields, &InputValue{Name: c.FieldName, Type: c.Type.GraphQL, Column: c})
 	}
 	b.add(value)
 	b.add(&Type{Kind: InputObject, Name: name + "StreamCursor", Role: RoleStreamCursor, Table: t, Hidden: coll.Hidden,
 		InputFields: []*InputValue{
-			{Name: "initialValue", Description: str("Where the stream starts: the rows after this value come first"), Type: NonNullOf(Named(name + "StreamCursorValue"))},
-			{Name: "ordering", Description: str("The order of the rows"), Type: Named("StreamOrdering"), DefaultValue: str("ASC")},
+			{Name: "initialValue", Description: b.text("Where the stream starts: the rows after this value come first"), Type: NonNullOf(Named(name + "StreamCursorValue"))},
+			{Name: "ordering", Description: b.text("The order of the rows"), Type: b.named("StreamOrdering"), DefaultValue: b.text("ASC")},
 		}})
 	return &Field{Name: lcfirst(name) + "Stream", Kind: FieldStream, Table: t, Hidden: coll.Hidden,
 		Description: str(fmt.Sprintf("The records of type `%s` after a cursor, in order, in batches as they come", name)),
-		Type:        NonNullOf(ListOf(NonNullOf(Named(name)))),
+		Type:        t.refs.records,
 		Args: []*InputValue{
-			{Name: "batchSize", Description: str("The most records one message carries"), Type: NonNullOf(Named("Int"))},
-			{Name: "cursor", Description: str("The column the stream is ordered by and where it starts"), Type: NonNullOf(Named(name + "StreamCursor"))},
-			{Name: "filter", Description: str("Filters to apply to the streamed records"), Type: Named(name + "Filter")},
+			{Name: "batchSize", Description: b.text("The most records one message carries"), Type: b.nonNull(b.named("Int"))},
+			{Name: "cursor", Description: b.text("The column the stream is ordered by and where it starts"), Type: NonNullOf(Named(name + "StreamCursor"))},
+			{Name: "filter", Description: b.text("Filters to apply to the streamed records"), Type: t.refs.filter},
 		}}
 }
 
@@ -726,13 +748,13 @@ func sortFields(fs []*Field) {
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
 }
 
-func byPkArgs(t *Table) ([]*InputValue, bool) {
+func (b *builder) byPkArgs(t *Table) ([]*InputValue, bool) {
 	var args []*InputValue
 	for _, c := range t.PK {
 		if !byPkTypes[c.SQL.FormatType] || t.ColumnByName(c.SQL.Name) == nil {
 			return nil, false
 		}
-		args = append(args, &InputValue{Name: c.FieldName, Type: NonNullOf(c.Type.GraphQL), Column: c,
+		args = append(args, &InputValue{Name: c.FieldName, Type: b.nonNull(c.Type.GraphQL), Column: c,
 			Description: str(fmt.Sprintf("The record's `%s` value", c.SQL.Name))})
 	}
 	return args, true

@@ -27,7 +27,7 @@ func (b *builder) compositeValueType(oid uint32, formatType string) (*ValueType,
 	if ct == nil {
 		return nil, false
 	}
-	return &ValueType{GraphQL: Named(ct.object.Name), Scalar: ct.object.Name, Cast: formatType, ElemOID: oid,
+	return &ValueType{GraphQL: b.named(ct.object.Name), Scalar: ct.object.Name, Cast: formatType, ElemOID: oid,
 		Composite: ct.object, compositeFilter: ct.filter}, true
 }
 
@@ -59,7 +59,7 @@ func (b *builder) addCompositeTypes(oid uint32) *compositeTypes {
 			CanSelect: true}, FieldName: field, Type: vt}
 		obj.Fields = append(obj.Fields, &Field{Name: field, Type: vt.GraphQL, Kind: FieldColumn, Column: col})
 		if f := vt.Filter(); f != "" {
-			filter.InputFields = append(filter.InputFields, &InputValue{Name: field, Type: Named(f), Column: col})
+			filter.InputFields = append(filter.InputFields, &InputValue{Name: field, Type: b.named(f), Column: col})
 		}
 	}
 	if len(obj.Fields) == 0 {

@@ -140,7 +140,7 @@ func (b *builder) functionField(f *reflect.Function, name string, byRowType rowT
 	for _, p := range params {
 		ref := p.Type.GraphQL
 		if !p.HasDefault {
-			ref = NonNullOf(ref)
+			ref = b.nonNull(ref)
 		}
 		iv := &InputValue{Name: p.gqlName(f), Type: ref, Param: p}
 		iv.DefaultValue = p.defaultValue
@@ -162,7 +162,7 @@ func (b *builder) functionField(f *reflect.Function, name string, byRowType rowT
 		t := byRowType.keyless[f.ReturnType]
 		fn.Table, field.Table = t, t
 		fn.Returns = ReturnsRow
-		field.Type = Named(t.TypeName)
+		field.Type = t.refs.node
 		return field, 0
 	case byRowType.keyed[f.ReturnType] != nil:
 		t := byRowType.keyed[f.ReturnType]
@@ -175,7 +175,7 @@ func (b *builder) functionField(f *reflect.Function, name string, byRowType rowT
 				}
 			}
 			fn.Returns = ReturnsConnection
-			field.Type = Named(t.TypeName + "Connection")
+			field.Type = t.refs.connection
 			for _, a := range b.collectionArgs(t) {
 				// an argument of the function keeps its name over distinctOn (the distinct feature)
 				if field.Arg(a.Name) == nil {
@@ -184,7 +184,7 @@ func (b *builder) functionField(f *reflect.Function, name string, byRowType rowT
 			}
 		} else {
 			fn.Returns = ReturnsRow
-			field.Type = Named(t.TypeName)
+			field.Type = t.refs.node
 		}
 		return field, 0
 	case f.ReturnsSet:
@@ -331,7 +331,7 @@ func (b *builder) addKeylessTypes(tables, keyless []*Table, computed map[*Table]
 		}
 		obj := &Type{Kind: Object, Name: t.TypeName, Role: RoleNode, Table: t,
 			Description: t.Rel.Directives.Description, Hidden: b.hidden(t.Rel.Schema.OID)}
-		obj.Fields = append(obj.Fields, columnFields(t)...)
+		obj.Fields = append(obj.Fields, b.columnFields(t)...)
 		obj.Fields = append(obj.Fields, computed[t]...)
 		b.add(obj)
 	}

@@ -16,24 +16,25 @@ import (
 // relationship, some/every/none over it for a to-many one.
 func (b *builder) addRelatedFilters(t *Table, rels *tableRelationships, filter *Type) {
 	if t.Features.Has(reflect.FeatureRelatedFilter) {
-		addRelationshipInputs(filter, rels, "Filter", b.toManyFilter,
+		toOne := func(t *Table) *TypeRef { return t.refs.filter }
+		b.addRelationshipInputs(filter, rels, toOne, b.toManyFilter,
 			"Matches when the related `%s` record matches the filter", "Matches by the related `%s` records")
 	}
 }
 
 // addRelationshipInputs adds a field per relationship to a filter or order-by input: the related table's own
-// input of that kind (suffix) for a to-one relationship, toMany's input for a to-many one ("" when its name is
+// input of that kind (toOne) for a to-one relationship, toMany's input for a to-many one ("" when its name is
 // taken: no field then). A name a column or an operator already takes stays theirs. The descriptions take the
 // related type's name.
-func addRelationshipInputs(input *Type, rels *tableRelationships, suffix string, toMany func(*Table) string,
-	toOneDescription, toManyDescription string) {
+func (b *builder) addRelationshipInputs(input *Type, rels *tableRelationships, toOne func(*Table) *TypeRef,
+	toMany func(*Table) string, toOneDescription, toManyDescription string) {
 	taken := inputNames(input)
 	for _, f := range append(append([]*Field{}, rels.forward...), rels.reverse...) {
 		if taken[f.Name] {
 			continue
 		}
 		taken[f.Name] = true
-		ref, desc := Named(f.Table.TypeName+suffix), fmt.Sprintf(toOneDescription, f.Table.TypeName)
+		ref, desc := toOne(f.Table), fmt.Sprintf(toOneDescription, f.Table.TypeName)
 		if f.Kind == FieldToMany {
 			ref, desc = Named(toMany(f.Table)), fmt.Sprintf(toManyDescription, f.Table.TypeName)
 		}
@@ -48,14 +49,14 @@ func addRelationshipInputs(input *Type, rels *tableRelationships, suffix string,
 // toManyFilter is the name of the input that quantifies a filter over the records of a to-many relationship
 // ("" when the name is taken).
 func (b *builder) toManyFilter(t *Table) string {
-	filter := Named(t.TypeName + "Filter")
+	filter := t.refs.filter
 	return b.extensionType(t.TypeName+"ToManyFilter", t, RoleFilter, func() *Type {
 		return &Type{Kind: InputObject, Name: t.TypeName + "ToManyFilter", Role: RoleFilter, Hidden: b.hidden(t.Rel.Schema.OID),
 			Description: str(fmt.Sprintf("Quantifies a filter over related `%s` records", t.TypeName)),
 			InputFields: []*InputValue{
-				{Name: "every", Description: str("Every related record matches (true when there is none)"), Type: filter},
-				{Name: "none", Description: str("No related record matches"), Type: filter},
-				{Name: "some", Description: str("At least one related record matches"), Type: filter},
+				{Name: "every", Description: b.text("Every related record matches (true when there is none)"), Type: filter},
+				{Name: "none", Description: b.text("No related record matches"), Type: filter},
+				{Name: "some", Description: b.text("At least one related record matches"), Type: filter},
 			}}
 	})
 }
@@ -64,7 +65,8 @@ func (b *builder) toManyFilter(t *Table) string {
 // a to-one relationship, the count or an aggregate of a column for a to-many one.
 func (b *builder) addRelatedOrders(t *Table, rels *tableRelationships, orderBy *Type) {
 	if t.Features.Has(reflect.FeatureRelatedOrder) {
-		addRelationshipInputs(orderBy, rels, "OrderBy", b.aggregateOrderBy, "Sorts by the related `%s` record",
+		toOne := func(t *Table) *TypeRef { return t.refs.orderBy }
+		b.addRelationshipInputs(orderBy, rels, toOne, b.aggregateOrderBy, "Sorts by the related `%s` record",
 			"Sorts by the count or an aggregate of the related `%s` records")
 	}
 }
@@ -79,7 +81,7 @@ func (b *builder) aggregateOrderByType(t *Table) *Type {
 	hidden := b.hidden(t.Rel.Schema.OID)
 	agg := &Type{Kind: InputObject, Name: t.TypeName + "AggregateOrderBy", Role: RoleOrderBy, Hidden: hidden,
 		Description: str(fmt.Sprintf("Sorts by the count or an aggregate of `%s` records", t.TypeName)),
-		InputFields: []*InputValue{{Name: "count", Description: str("The number of records"), Type: Named("OrderByDirection")}}}
+		InputFields: []*InputValue{{Name: "count", Description: b.text("The number of records"), Type: b.named("OrderByDirection")}}}
 	groups := []struct{ group, suffix string }{
 		{"avg", "AvgOrderBy"}, {"max", "MaxOrderBy"}, {"min", "MinOrderBy"}, {"sum", "SumOrderBy"},
 	}
@@ -91,7 +93,7 @@ func (b *builder) aggregateOrderByType(t *Table) *Type {
 			if c.Type.Scalar == "Boolean" || (g.group == "sum" || g.group == "avg") && !sumAvg || (g.group == "min" || g.group == "max") && !minMax {
 				continue
 			}
-			cols.InputFields = append(cols.InputFields, &InputValue{Name: c.FieldName, Type: Named("OrderByDirection"), Column: c})
+			cols.InputFields = append(cols.InputFields, &InputValue{Name: c.FieldName, Type: b.named("OrderByDirection"), Column: c})
 		}
 		if len(cols.InputFields) == 0 || b.typeNameTaken(cols.Name) {
 			continue
@@ -125,7 +127,7 @@ func (b *builder) distinctArg(t *Table) *InputValue {
 		return nil
 	}
 	return &InputValue{Name: "distinctOn", Type: ListOf(NonNullOf(Named(name))),
-		Description: str("Keeps one record per distinct value of these columns: the first in the collection's order")}
+		Description: b.text("Keeps one record per distinct value of these columns: the first in the collection's order")}
 }
 
 func inputNames(t *Type) map[string]bool {

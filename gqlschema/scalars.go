@@ -89,17 +89,32 @@ var scalarByOID = map[uint32]struct {
 }
 
 // valueType maps a type oid; ok is false for types GraphQL does not show (composites and table row types).
-// formatType is the SQL cast target for input values.
+// formatType is the SQL cast target for input values. Columns and arguments of one type, modifier and cast share
+// one value type: nothing changes it once made.
 func (b *builder) valueType(oid uint32, typmod int, formatType string) (*ValueType, bool) {
+	v := memo(b.valueTypes, valueTypeKey{oid, typmod, formatType}, func() *ValueType {
+		return b.newValueType(oid, typmod, formatType)
+	})
+	return v, v != nil
+}
+
+type valueTypeKey struct {
+	oid        uint32
+	typmod     int
+	formatType string
+}
+
+// newValueType is valueType's answer, nil for a type GraphQL does not show.
+func (b *builder) newValueType(oid uint32, typmod int, formatType string) *ValueType {
 	t := b.cat.Types[oid]
 	if t != nil && t.Category == "A" && t.Elem != 0 {
 		elem, ok := b.scalarOf(t.Elem, typmod) // varchar(n)[] keeps the element length limit
 		if !ok {
-			return nil, false
+			return nil
 		}
 		v := *elem
 		v.Array = true
-		v.GraphQL = ListOf(Named(elem.Scalar))
+		v.GraphQL = b.listOf(b.named(elem.Scalar))
 		v.Cast = formatType
 		if elem.Output == OutText || elem.Output == OutJSONText {
 			v.Output = OutTextArray
@@ -107,19 +122,19 @@ func (b *builder) valueType(oid uint32, typmod int, formatType string) (*ValueTy
 			// arrays of enums render labels; mappings apply to scalar enum columns only
 			v.Output = OutPlain
 		}
-		return &v, true
+		return &v
 	}
 	v, ok := b.scalarOf(oid, typmod)
 	if !ok {
-		return nil, false
+		return nil
 	}
 	v.Cast = formatType
-	return v, true
+	return v
 }
 
 func (b *builder) scalarOf(oid uint32, typmod int) (*ValueType, bool) {
 	if s, ok := scalarByOID[oid]; ok {
-		v := &ValueType{Scalar: s.name, Output: s.output, GraphQL: Named(s.name), ElemOID: oid}
+		v := &ValueType{Scalar: s.name, Output: s.output, GraphQL: b.named(s.name), ElemOID: oid}
 		if (oid == 1043 || oid == 1042) && typmod > 4 {
 			v.MaxLength = typmod - 4
 		}
@@ -127,20 +142,20 @@ func (b *builder) scalarOf(oid uint32, typmod int) (*ValueType, bool) {
 	}
 	t := b.cat.Types[oid]
 	if t == nil {
-		return &ValueType{Scalar: "Opaque", GraphQL: Named("Opaque"), ElemOID: oid}, true
+		return &ValueType{Scalar: "Opaque", GraphQL: b.named("Opaque"), ElemOID: oid}, true
 	}
 	switch {
 	case t.Name == "citext":
-		return &ValueType{Scalar: "String", GraphQL: Named("String"), ElemOID: oid}, true
+		return &ValueType{Scalar: "String", GraphQL: b.named("String"), ElemOID: oid}, true
 	case t.Kind == "e":
 		if name, ok := b.enumNames[oid]; ok {
-			return &ValueType{Scalar: name, Enum: t, Output: OutEnum, GraphQL: Named(name), ElemOID: oid}, true
+			return &ValueType{Scalar: name, Enum: t, Output: OutEnum, GraphQL: b.named(name), ElemOID: oid}, true
 		}
-		return &ValueType{Scalar: "Opaque", GraphQL: Named("Opaque"), ElemOID: oid}, true
+		return &ValueType{Scalar: "Opaque", GraphQL: b.named("Opaque"), ElemOID: oid}, true
 	case t.Kind == "c":
 		return nil, false
 	}
-	return &ValueType{Scalar: "Opaque", GraphQL: Named("Opaque"), ElemOID: oid}, true
+	return &ValueType{Scalar: "Opaque", GraphQL: b.named("Opaque"), ElemOID: oid}, true
 }
 
 // byPkTypes are the format_type texts whose primary keys get a <x>ByPk field (see the contract, 1.3).

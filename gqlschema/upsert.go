@@ -27,7 +27,7 @@ func (b *builder) addUpsertTypes(t *Table) {
 	}
 	columns := &Type{Kind: Enum, Name: name + "UpdateColumn", Table: t, Hidden: hidden,
 		Description: str(fmt.Sprintf("Columns of `%s` an insert's conflict may update", name))}
-	for _, in := range writable(t, func(c *reflect.Column) bool { return c.CanUpdate }) {
+	for _, in := range b.writable(t, func(c *reflect.Column) bool { return c.CanUpdate }) {
 		if !validEnumValue(in.Name) {
 			continue
 		}
@@ -46,12 +46,12 @@ func (b *builder) addUpsertTypes(t *Table) {
 	b.add(&Type{Kind: InputObject, Name: name + "OnConflict", Table: t, Hidden: hidden,
 		Description: str(fmt.Sprintf("Turns an insert into `%s` into an upsert: rows that conflict on `constraint` are updated instead", name)),
 		InputFields: []*InputValue{
-			{Name: "constraint", Description: str("The unique constraint whose conflicts update the existing row"),
+			{Name: "constraint", Description: b.text("The unique constraint whose conflicts update the existing row"),
 				Type: NonNullOf(Named(constraints.Name))},
-			{Name: "updateColumns", Description: str("Columns set from the inserted values on conflict; empty leaves the existing row as it is"),
+			{Name: "updateColumns", Description: b.text("Columns set from the inserted values on conflict; empty leaves the existing row as it is"),
 				Type: NonNullOf(ListOf(NonNullOf(Named(columns.Name))))},
-			{Name: "filter", Description: str("Only existing rows matching the filter are updated"),
-				Type: Named(name + "Filter")},
+			{Name: "filter", Description: b.text("Only existing rows matching the filter are updated"),
+				Type: t.refs.filter},
 		}})
 }
 
@@ -84,7 +84,7 @@ func (b *builder) insertArgs(t *Table) []*InputValue {
 	args := []*InputValue{{Name: "objects", Type: NonNullOf(ListOf(NonNullOf(Named(t.TypeName + "InsertInput"))))}}
 	if on := b.s.Types[t.TypeName+"OnConflict"]; on != nil && on.Table == t && on.Kind == InputObject {
 		args = append(args, &InputValue{Name: "onConflict", Type: Named(on.Name),
-			Description: str("Updates the existing row instead where an object conflicts with a unique constraint")})
+			Description: b.text("Updates the existing row instead where an object conflicts with a unique constraint")})
 	}
 	return args
 }

@@ -62,16 +62,21 @@ func (in *interned) text(s string) *string {
 	return memo(in.texts, s, func() *string { return str(s) })
 }
 
-// slab gives out pointers to values of one allocation, made for as many as are known to come (a table's
-// columns), and makes another when they run out. A schema of 5,000 tables made a field or an input value of
-// each column five times over: 250,000 allocations, each a header and a scan for the collector.
-type slab[T any] struct{ free []T }
+// slab gives out pointers to values of one allocation, made when the first is asked for, for as many as are
+// known to come at most (a table's columns), and makes another when they run out. A schema of 5,000 tables made
+// a field or an input value of each column five times over: 250,000 allocations, each a header and a scan for
+// the collector. Nothing is allocated where none is asked for (a role that may not write has no insert input).
+type slab[T any] struct {
+	free []T
+	next int // the size of the next allocation: the count expected, then a few more where it was wrong
+}
 
-func newSlab[T any](n int) slab[T] { return slab[T]{free: make([]T, n)} }
+func newSlab[T any](n int) slab[T] { return slab[T]{next: max(n, 1)} }
 
 func (s *slab[T]) add(v T) *T {
 	if len(s.free) == 0 {
-		s.free = make([]T, 8)
+		s.free = make([]T, s.next)
+		s.next = 8
 	}
 	p := &s.free[0]
 	*p = v

@@ -1,0 +1,40 @@
+package gqlschema
+
+import "testing"
+
+// A slab's values are each their own, keep what was added, outlast the first allocation, and cost nothing
+// until one is asked for.
+func TestSlab(t *testing.T) {
+	var s slab[InputValue]
+	if n := testing.AllocsPerRun(10, func() { s = newSlab[InputValue](10) }); n != 0 {
+		t.Errorf("an unused slab allocated %v times", n)
+	}
+	s = newSlab[InputValue](3)
+	var got []*InputValue
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		got = append(got, s.add(InputValue{Name: name}))
+	}
+	got[0].Name = "changed"
+	for i, want := range []string{"changed", "b", "c", "d", "e"} {
+		if got[i].Name != want {
+			t.Errorf("value %d is %q, want %q", i, got[i].Name, want)
+		}
+	}
+}
+
+// Interned references are shared, and wrapping a shared reference gives one wrapper.
+func TestInternedReferences(t *testing.T) {
+	in := newInterned()
+	if in.named("Int") != in.named("Int") || in.named("Int") == in.named("String") {
+		t.Error("named: one reference per name")
+	}
+	if in.nonNull(in.named("Int")) != in.nonNull(in.named("Int")) || in.nonNull(in.named("Int")).String() != "Int!" {
+		t.Error("nonNull: one Int! wrapper")
+	}
+	if got := in.listOf(in.nonNull(in.named("Int"))).String(); got != "[Int!]" {
+		t.Errorf("listOf: %s", got)
+	}
+	if in.text("a") != in.text("a") || *in.text("a") != "a" {
+		t.Error("text: one pointer per text")
+	}
+}

@@ -90,20 +90,17 @@ func projectDir(t *testing.T) string {
 	return filepath.Join(dir, "project")
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	p, err := pgcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// givenPorts are the ports freePort has handed out in this test binary: one is free until the server it is for
+// binds it, and must not be handed out again meanwhile.
+var givenPorts sync.Map
 
-// portBelowEphemeral is a free port below the kernel's ephemeral range, for a server the test restarts on the
-// same port: between the kill and the restart the port is free, and a port from freePort (the kernel's choice
-// for port 0, from that range) may then be handed to another test package's PostgreSQL, which took the
-// restarted server's port once under make test.
-func portBelowEphemeral(t *testing.T) int {
+// freePort is a free port below the kernel's ephemeral range, none given twice. The tests bind their ports
+// late: a project's PostgreSQL after initdb, a server after start-up, a restarted one after the kill. A port from
+// the ephemeral range (the kernel's choice for port 0) was free when chosen, and the kernel may hand it to another
+// test package's outgoing connection or cluster before then: TestStartRestartsItsPostgreSQL's PostgreSQL found
+// its port taken between the kill and the restart, and TestStartStatusStopRestart's before its first start (CI,
+// PostgreSQL 18 run, 2026-11-29).
+func freePort(t *testing.T) int {
 	t.Helper()
 	low := 32768 // Linux's default start of the range
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
@@ -115,6 +112,9 @@ func portBelowEphemeral(t *testing.T) int {
 	}
 	for range 100 {
 		p := 10000 + rand.IntN(low-10000)
+		if _, given := givenPorts.LoadOrStore(p, true); given {
+			continue
+		}
 		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
 			l.Close()
 			return p
@@ -873,7 +873,7 @@ func TestStartRestartsItsPostgreSQL(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(workdir, "supabase"), "config.toml", "[auth.external.google]\nenabled = true\nclient_id = \"from-the-file\"\nsecret = \"file-secret\"\n")
 	dir := filepath.Join(workdir, ".pgreflect")
-	port, dbPort := freePort(t), portBelowEphemeral(t)
+	port, dbPort := freePort(t), freePort(t)
 	startArgs := []string{"--workdir", workdir, "--port", strconv.Itoa(port), "--db-port", strconv.Itoa(dbPort)}
 	p := startIn(t, bin, dir, port, startArgs...)
 	out, err := runBinary(t, bin, "status", "--workdir", workdir, "-o", "env")
@@ -1010,4 +1010,22 @@ func schemaPage(t *testing.T, consoleURL, page string) string {
 		t.Errorf("console schema %s: %d %s", page, resp.StatusCode, body)
 	}
 	return string(body)
+}
+
+// The tests' ports come from below the ephemeral range, each once.
+func TestFreePortIsBelowTheEphemeralRangeAndGivenOnce(t *testing.T) {
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if n, err := strconv.Atoi(strings.Fields(string(b))[0]); err == nil {
+			low = n
+		}
+	}
+	seen := map[int]bool{}
+	for range 200 {
+		p := freePort(t)
+		if p >= low || p < 10000 || seen[p] {
+			t.Fatalf("port %d: want one not given before in 10000-%d", p, low-1)
+		}
+		seen[p] = true
+	}
 }

@@ -25,16 +25,19 @@ func TestSlab(t *testing.T) {
 // Interned references are shared, and wrapping a shared reference gives one wrapper.
 func TestInternedReferences(t *testing.T) {
 	in := newInterned()
-	if in.named("Int") != in.named("Int") || in.named("Int") == in.named("String") {
+	first, second := in.named("Int"), in.named("Int")
+	if first != second || first == in.named("String") {
 		t.Error("named: one reference per name")
 	}
-	if in.nonNull(in.named("Int")) != in.nonNull(in.named("Int")) || in.nonNull(in.named("Int")).String() != "Int!" {
+	nonNull := in.nonNull(first)
+	if nonNull != in.nonNull(second) || nonNull.String() != "Int!" {
 		t.Error("nonNull: one Int! wrapper")
 	}
-	if got := in.listOf(in.nonNull(in.named("Int"))).String(); got != "[Int!]" {
-		t.Errorf("listOf: %s", got)
+	if list := in.listOf(nonNull); list != in.listOf(nonNull) || list.String() != "[Int!]" {
+		t.Errorf("listOf: %s, or not one wrapper", list)
 	}
-	if in.text("a") != in.text("a") || *in.text("a") != "a" {
+	text := in.text("a")
+	if text != in.text("a") || *text != "a" {
 		t.Error("text: one pointer per text")
 	}
 }

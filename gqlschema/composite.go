@@ -58,8 +58,8 @@ func (b *builder) addCompositeTypes(oid uint32) *compositeTypes {
 		col := &Column{SQL: &reflect.Column{Name: a.Name, Type: a.Type, TypeMod: a.TypeMod, FormatType: a.FormatType,
 			CanSelect: true}, FieldName: field, Type: vt}
 		obj.Fields = append(obj.Fields, &Field{Name: field, Type: vt.GraphQL, Kind: FieldColumn, Column: col})
-		if f := vt.Filter(); f != "" {
-			filter.InputFields = append(filter.InputFields, &InputValue{Name: field, Type: b.named(f), Column: col})
+		if f := b.filterOf(vt); f != nil {
+			filter.InputFields = append(filter.InputFields, &InputValue{Name: field, Type: f, Column: col})
 		}
 	}
 	if len(obj.Fields) == 0 {

@@ -102,14 +102,7 @@ var givenPorts sync.Map
 // PostgreSQL 18 run, 2026-11-29).
 func freePort(t *testing.T) int {
 	t.Helper()
-	low := 32768 // Linux's default start of the range
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
-				low = n
-			}
-		}
-	}
+	low := ephemeralLow()
 	for range 100 {
 		p := 10000 + rand.IntN(low-10000)
 		if _, given := givenPorts.LoadOrStore(p, true); given {
@@ -122,6 +115,18 @@ func freePort(t *testing.T) int {
 	}
 	t.Fatalf("no free port in 10000-%d", low-1)
 	return 0
+}
+
+// ephemeralLow is the start of the kernel's ephemeral port range.
+func ephemeralLow() int {
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
+				return n
+			}
+		}
+	}
+	return 32768 // Linux's default
 }
 
 // process is a pgreflect subprocess of a test. It is reaped as soon as it exits, so that `stop` does not
@@ -1014,12 +1019,7 @@ func schemaPage(t *testing.T, consoleURL, page string) string {
 
 // The tests' ports come from below the ephemeral range, each once.
 func TestFreePortIsBelowTheEphemeralRangeAndGivenOnce(t *testing.T) {
-	low := 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if n, err := strconv.Atoi(strings.Fields(string(b))[0]); err == nil {
-			low = n
-		}
-	}
+	low := ephemeralLow()
 	seen := map[int]bool{}
 	for range 200 {
 		p := freePort(t)

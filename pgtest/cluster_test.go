@@ -3,7 +3,6 @@ package pgtest
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgreflect/pgreflect/internal/devtools/porttest"
 	"github.com/pgreflect/pgreflect/internal/pgcluster"
 	"github.com/pgreflect/pgreflect/internal/procstat"
 )
@@ -57,29 +57,17 @@ func TestCrashKeepsWhatWasCommitted(t *testing.T) {
 // after five.
 func TestStartMovesOffAPortTakenMeanwhile(t *testing.T) {
 	ctx := context.Background()
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	takenPort := taken.Addr().(*net.TCPAddr).Port
-	asked := 0
-	ports := func() (int, error) {
-		if asked++; asked == 1 {
-			return takenPort, nil
-		}
-		return pgcluster.FreePort()
-	}
+	taken := porttest.NewTaken(t, pgcluster.FreePort)
 	dir := clusterDir(t)
 	initialised := 0
 	init := func(ctx context.Context, c *pgcluster.Cluster) error { initialised++; return c.Init(ctx) }
-	c, err := startOnFreePort(ctx, pgcluster.Options{DataDir: filepath.Join(dir, "data"), Fast: true}, init, ports)
+	c, err := startOnFreePort(ctx, pgcluster.Options{DataDir: filepath.Join(dir, "data"), Fast: true}, init, taken.Next)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Stop(ctx)
-	if c.Port() == takenPort || asked != 2 || initialised != 1 {
-		t.Errorf("port %d (taken %d), ports asked %d, data directory made %d times", c.Port(), takenPort, asked, initialised)
+	if c.Port() == taken.Port || taken.Asked != 2 || initialised != 1 {
+		t.Errorf("port %d (taken %d), ports asked %d, data directory made %d times", c.Port(), taken.Port, taken.Asked, initialised)
 	}
 	conn, err := pgx.Connect(ctx, c.URL("postgres"))
 	if err != nil {
@@ -87,7 +75,7 @@ func TestStartMovesOffAPortTakenMeanwhile(t *testing.T) {
 	}
 	conn.Close(ctx)
 
-	always := func() (int, error) { return takenPort, nil }
+	always := func() (int, error) { return taken.Port, nil }
 	_, err = startOnFreePort(ctx, pgcluster.Options{DataDir: filepath.Join(clusterDir(t), "data"), Fast: true},
 		func(ctx context.Context, c *pgcluster.Cluster) error { return c.Init(ctx) }, always)
 	if err == nil || !strings.Contains(err.Error(), "attempt 5") {

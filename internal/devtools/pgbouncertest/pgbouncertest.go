@@ -4,6 +4,7 @@
 package pgbouncertest
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/url"
@@ -39,6 +40,16 @@ type Bouncer struct {
 // names, and stops it when the test ends.
 func Start(t testing.TB, serverURL string, o Options) *Bouncer {
 	t.Helper()
+	return start(t, serverURL, o, pgcluster.FreePort)
+}
+
+// portAttempts bounds the ports start tries: a port is free when chosen, and another process (a cluster or a
+// connection of another package's tests) may take it before PgBouncer binds it.
+const portAttempts = 5
+
+// start is Start with the ports it tries taken from freePort.
+func start(t testing.TB, serverURL string, o Options, freePort func() (int, error)) *Bouncer {
+	t.Helper()
 	bin := testenv.LookPath(t, "the pooler tests run behind a real PgBouncer in transaction mode (apt-get install pgbouncer)",
 		"pgbouncer", "/usr/sbin/pgbouncer")
 	if o.PoolSize == 0 {
@@ -48,10 +59,26 @@ func Start(t testing.TB, serverURL string, o Options) *Bouncer {
 	if err != nil {
 		t.Fatalf("pgbouncertest: server URL: %v", err)
 	}
-	port, err := pgcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
+	var taken []int
+	for range portAttempts {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := launch(t, bin, server, o, port); b != nil {
+			return b
+		}
+		taken = append(taken, port)
 	}
+	t.Fatalf("pgbouncertest: every port tried was taken before PgBouncer could bind it: %v", taken)
+	return nil
+}
+
+// launch runs PgBouncer on port and returns it once it accepts connections there, or nil when another process
+// holds the port. A connection that port accepts is PgBouncer's only once PgBouncer says it listens: before
+// that, it may be the other process's.
+func launch(t testing.TB, bin string, server *url.URL, o Options, port int) *Bouncer {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "pgbouncertest-")
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +88,7 @@ func Start(t testing.TB, serverURL string, o Options) *Bouncer {
 	for name, password := range o.Users {
 		fmt.Fprintf(&users, "%q %q\n", name, password)
 	}
+	logFile := filepath.Join(dir, "pgbouncer.log")
 	ini := fmt.Sprintf(`[databases]
 * = host=%s port=%s
 
@@ -76,7 +104,7 @@ max_client_conn = 500
 ignore_startup_parameters = extra_float_digits
 logfile = %s
 server_login_retry = 1
-`, server.Hostname(), server.Port(), port, filepath.Join(dir, "users.txt"), o.PoolSize, filepath.Join(dir, "pgbouncer.log"))
+`, server.Hostname(), server.Port(), port, filepath.Join(dir, "users.txt"), o.PoolSize, logFile)
 	for name, content := range map[string]string{"users.txt": users.String(), "pgbouncer.ini": ini} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
@@ -94,8 +122,8 @@ server_login_retry = 1
 		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &testenv.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("pgbouncertest: start pgbouncer: %v", err)
 	}
@@ -111,21 +139,28 @@ server_login_retry = 1
 		}
 	})
 	b := &Bouncer{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	listening := []byte("listening on " + b.addr)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", b.addr, time.Second)
-		if err == nil {
-			c.Close()
-			return b
+		log, _ := os.ReadFile(logFile)
+		if bytes.Contains(log, listening) {
+			c, err := net.DialTimeout("tcp", b.addr, time.Second)
+			if err == nil {
+				c.Close()
+				return b
+			}
 		}
 		select {
 		case <-exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "pgbouncer.log"))
+			log, _ := os.ReadFile(logFile)
+			if bytes.Contains(log, []byte("Address already in use")) {
+				return nil
+			}
 			t.Fatalf("pgbouncertest: pgbouncer exited: %s\n%s", out.String(), log)
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pgbouncertest: pgbouncer does not accept connections on %s: %v", b.addr, err)
+			t.Fatalf("pgbouncertest: pgbouncer does not accept connections on %s: %s\n%s", b.addr, out.String(), log)
 		}
 	}
 }

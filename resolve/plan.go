@@ -180,10 +180,30 @@ func columnOutput(c *gqlschema.Column) *sqlgen.Column {
 	if known, ok := knownOutputs[c.SQL.Type]; ok && c.Type.Output == gqlschema.OutPlain {
 		out.Output = known
 	}
-	if c.Type.Output == gqlschema.OutEnum && c.Type.Enum != nil && len(c.Type.Enum.Directives.Mappings) > 0 {
-		out.EnumLabels = c.Type.Enum.Directives.Mappings
+	if c.Type.Output == gqlschema.OutEnum && c.Type.Enum != nil {
+		if len(c.Type.Enum.Directives.Mappings) > 0 {
+			out.EnumLabels = c.Type.Enum.Directives.Mappings
+		}
+		if enumAnswersPlain(c.Type.Enum) {
+			out.Output = sqlgen.OutQuotedEnum
+		}
 	}
 	return out
+}
+
+// enumAnswersPlain reports whether every label of enum, as the API answers it, needs no escaping in a JSON
+// string. The labels are the catalog's as the schema was read: a label added or renamed since reaches requests
+// with the schema read after the change, as a column's new type does.
+func enumAnswersPlain(enum *reflect.Type) bool {
+	for _, label := range enum.EnumValues {
+		if name, ok := enum.Directives.Mappings[label]; ok {
+			label = name
+		}
+		if !sqlgen.PlainInJSONString(label) {
+			return false
+		}
+	}
+	return true
 }
 
 func joins(rel *gqlschema.Relationship) []sqlgen.Join {

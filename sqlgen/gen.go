@@ -345,6 +345,8 @@ func (g *gen) column(c *Column, alias string) {
 		g.jsonPlain(func() { g.w(ref) })
 	case OutUUID, OutText:
 		g.jsonQuoted(func() { g.w(ref) })
+	case OutQuotedEnum:
+		g.jsonQuoted(func() { g.output(ref, OutEnum, c.EnumLabels) })
 	default:
 		g.jsonValue(c.Output, func() { g.output(ref, c.Output, c.EnumLabels) })
 	}

@@ -296,3 +296,16 @@ func nullsAfterCursor(exact bool) Statement {
 		Fields:      []ConnectionField{{Key: "edges", Edges: &Edges{Fields: []EdgeField{{Key: "cursor", Cursor: true}}}}},
 	}}})
 }
+
+// PlainInJSONString is what lets an enum's labels go between quotes without to_json: exactly the characters a
+// JSON string (and Postgres' escape_json) escapes are refused.
+func TestPlainInJSONString(t *testing.T) {
+	for s, want := range map[string]bool{
+		"": true, "RELEASED": true, "very sad": true, "it's": true, "é 😀 </script>": true, "a/b": true, "\x7f": true,
+		`say "hi"`: false, `back\slash`: false, "new\nline": false, "tab\t": false, "\x00": false, "\x1f": false,
+	} {
+		if got := PlainInJSONString(s); got != want {
+			t.Errorf("PlainInJSONString(%q) = %v", s, got)
+		}
+	}
+}

@@ -28,7 +28,23 @@ const (
 	// OutString is a value whose JSON is a string (text, a date or time): written through to_json as OutPlain
 	// is, and known to be spelled as pg_graphql spells it (see Statement.Verbatim).
 	OutString
+	// OutQuotedEnum is an enum none of whose labels, as the API answers them (EnumLabels' names where it maps
+	// them), holds a character a JSON string escapes (PlainInJSONString): written between quotes as a uuid is.
+	// to_json of a value of a type created by a user looks up, on every call, how to write the type and whether
+	// a cast to json exists: a few thousand instructions a value, as much as the rest of a small page's row.
+	OutQuotedEnum
 )
+
+// PlainInJSONString reports whether s is its own content in a JSON string: it holds no quote, backslash or
+// control character, the characters JSON (and to_json) escape.
+func PlainInJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' || c < 0x20 {
+			return false
+		}
+	}
+	return true
+}
 
 // Column is a column read into the response.
 type Column struct {

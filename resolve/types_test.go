@@ -363,6 +363,7 @@ func TestJSONTextAsPostgresRendersIt(t *testing.T) {
 	d := newTestDB(t, `
 create domain small_count as int check (value >= 0);
 create type tone as enum ('plain', 'it''s "quoted"', 'back\slash');
+comment on type tone is '@graphql({"mappings": {"plain": "PLAIN"}})';
 create type mood as enum ('happy', 'very sad', 'é 😀 </script>');
 create type shade as enum ('light', 'dark', 'say "hi"');
 comment on type shade is e'@graphql({"mappings": {"dark": "DARK", "say \\"hi\\"": "HI"}})';
@@ -379,7 +380,7 @@ insert into tricky values
   (2, null, null, null, null, null, null, null, null, null, null, null, null, null),
   (3, '', e'\u2028 \\u0000', false, 32767, 2147483647, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '-Infinity', '-0',
    'back\slash', '{}', '{}', 'é 😀 </script>', 'light'),
-  (4, null, null, null, null, null, null, null, null, null, null, null, null, 'say "hi"');
+  (4, null, null, null, null, null, null, null, null, 'plain', null, null, null, 'say "hi"');
 insert into tricky_child values (1, 1, e'child "one"'), (2, 1, null), (3, 3, e'\\');
 grant all on all tables in schema public to service_role;
 `)
@@ -389,7 +390,7 @@ grant all on all tables in schema public to service_role;
 	want := d.scalar(`select jsonb_build_object('data', jsonb_build_object('trickyCollection', jsonb_build_object('edges',
 		jsonb_agg(jsonb_build_object('node', jsonb_build_object('id', t.id, 'f_text', t.f_text, 'f_varchar', t.f_varchar,
 		'f_bool', t.f_bool, 'f_int2', t.f_int2, 'f_count', t.f_count, 'f_uuid', t.f_uuid, 'f_float8', t.f_float8,
-		'f_float4', t.f_float4, 'f_tone', t.f_tone, 'f_int4_arr', t.f_int4_arr, 'f_text_arr', t.f_text_arr,
+		'f_float4', t.f_float4, 'f_tone', case t.f_tone when 'plain' then 'PLAIN' else t.f_tone::text end, 'f_int4_arr', t.f_int4_arr, 'f_text_arr', t.f_text_arr,
 		'f_mood', t.f_mood, 'f_shade', case t.f_shade when 'dark' then 'DARK' when 'say "hi"' then 'HI' else t.f_shade::text end,
 		'tricky_childCollection', jsonb_build_object('edges', coalesce((select jsonb_agg(jsonb_build_object('node',
 			jsonb_build_object('id', c.id, 'label', c.label, 'parent', jsonb_build_object('id', t.id, 'f_text', t.f_text)))
@@ -399,11 +400,11 @@ grant all on all tables in schema public to service_role;
 		t.Errorf("response differs from Postgres' jsonb of the same rows:\n got %s\nwant %s", got, want)
 	}
 	// An enum whose answers need no escaping is written between quotes, without to_json (mapped: through the
-	// mapping); one with a label that needs escaping keeps to_json.
+	// mapping); one with a label that needs escaping keeps to_json, mapped or not.
 	sql := compiledSQL(t, d.schemaOf("service_role", gqlschema.Options{}),
 		`{ trickyCollection { edges { node { f_mood f_shade f_tone } } } }`)
 	for _, want := range []string{`'"' || (t1."f_mood")::text || '"'`, `'"' || (case (t1."f_shade")::text when`,
-		`to_json(t1."f_tone")`} {
+		`to_json(case (t1."f_tone")::text when`} {
 		if !strings.Contains(sql, want) {
 			t.Errorf("the statement lacks %s:\n%s", want, sql)
 		}

@@ -93,7 +93,7 @@ var goldenCases = map[string]func() Statement{
 		return Query([]RootField{
 			{Record: &Record{Source: Source{Relation: &account}, Filter: And{Compare{Column: "id", Op: "=", Value: str("1"), Cast: "integer"}},
 				Node: &Node{Fields: []NodeField{
-					{Key: "status", Column: &Column{Name: "status", Output: OutEnum, EnumLabels: map[string]string{"b": "B", "a": "A"}}},
+					{Key: "status", Column: &Column{Name: "status", Output: OutQuotedEnum, EnumLabels: map[string]string{"b": "B", "a": "A"}}},
 					{Key: "meta", Column: &Column{Name: "meta", Output: OutJSONText}},
 					{Key: "fullName", Scalar: &Call{Function: Relation{Schema: "public", Name: "full_name"}, RowArg: true}},
 				}}}},

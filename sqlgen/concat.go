@@ -6,9 +6,9 @@ import "strings"
 // nested in groups (an object's halves, a list, an object in its parent). Every || costs Postgres, on every
 // execution of the statement's cached plan, a function lookup, an EXECUTE privilege check and expression steps
 // (about 3,000 instructions, bench/findings.md, "Literals joined across groups"), so the pieces that meet
-// across a group's edge are joined into one literal: 'a' || ('b' || X) is spelled 'ab' || (X), (X || 'c') ||
-// 'd' is (X) || 'cd', and (X || 'c') || ('d' || Y) is (X) || 'cd' || (Y). Groups stay, so the nesting stays
-// balanced (pairs): a chain of n operands becomes one of at most 2n-1. The writers of the concatenation mark
+// across a group's edge are joined into one literal, in the group: 'a' || ('b' || X) is spelled ('ab' || X),
+// (X || 'c') || 'd' is (X || 'cd'), and (X || 'c') || ('d' || Y) is (X || 'cd') || (Y). Groups stay, so the
+// nesting stays balanced (pairs): a chain of n operands becomes one of at most n. The writers of the concatenation mark
 // its structure in the text they write, and spell reads the marks back when the statement is complete. A mark
 // starts with NUL, which neither an identifier nor a constant sqlgen inlines can hold.
 const (
@@ -194,13 +194,22 @@ func (r *spelling) group() int32 {
 			break
 		}
 	}
+	if len(r.stack) == base+1 && r.nodes[r.stack[base]].kind == groupNode {
+		// one group left, the literal before or after it joined into it: that group
+		g := r.stack[base]
+		r.stack = r.stack[:base]
+		return g
+	}
 	g := r.add(node{kind: groupNode, start: r.keep(r.stack[base:]), end: int32(len(r.kids))})
 	r.stack = r.stack[:base]
 	return g
 }
 
 // push adds operand o to the group whose operands are on the stack from base, joining the literals that meet:
-// two literals side by side, or a literal and the one that starts or ends the group beside it.
+// two literals side by side, or a literal and the one that starts or ends the group beside it. A literal joined
+// with a group's takes the place of the group's, however deep, and leaves the group where it is: Postgres
+// evaluates a || b || c from the left, copying each time what it has so far, so that 'ab' || ((X) || (Y)) would
+// copy the text of X and Y once more than ('ab' || X) || (Y).
 func (r *spelling) push(base int, o int32) {
 	r.unwrap(o)
 	if len(r.stack) > base {
@@ -211,11 +220,16 @@ func (r *spelling) push(base int, o int32) {
 				r.nodes[prev] = r.joinLits(r.nodes[prev], r.nodes[o])
 				return
 			case r.nodes[prev].kind == litNode:
-				r.nodes[prev] = r.joinLits(r.nodes[prev], r.take(o, true))
+				head := r.edgeOperand(o, true)
+				r.nodes[head] = r.joinLits(r.nodes[prev], r.nodes[head])
+				r.stack = r.stack[:len(r.stack)-1]
 			case r.nodes[o].kind == litNode:
-				r.nodes[o] = r.joinLits(r.take(prev, false), r.nodes[o])
+				tail := r.edgeOperand(prev, false)
+				r.nodes[tail] = r.joinLits(r.nodes[tail], r.nodes[o])
+				return
 			default:
-				r.stack = append(r.stack, r.add(r.joinLits(r.take(prev, false), r.take(o, true))))
+				tail := r.edgeOperand(prev, false)
+				r.nodes[tail] = r.joinLits(r.nodes[tail], r.take(o, true))
 			}
 		}
 	}
@@ -235,10 +249,15 @@ func (r *spelling) unwrap(i int32) {
 
 // edgeLit reports whether operand i is a literal or a group that starts (first) or ends with one.
 func (r *spelling) edgeLit(i int32, first bool) bool {
+	return r.nodes[r.edgeOperand(i, first)].kind == litNode
+}
+
+// edgeOperand is operand i, or the operand a group i starts (first) or ends with, through nested groups.
+func (r *spelling) edgeOperand(i int32, first bool) int32 {
 	for r.nodes[i].kind == groupNode {
 		i = r.edge(i, first)
 	}
-	return r.nodes[i].kind == litNode
+	return i
 }
 
 // edge is the first or last operand of group g.

@@ -9,16 +9,18 @@ func (g *gen) connection(c *Connection, parent string) {
 	a := g.alias()
 	page := a + "_page"
 	var edges *Edges
-	needCursor := false
+	edgesFields := 0
+	edgeCursor, pageInfoCursor := false, false
 	for _, f := range c.Fields {
 		if f.Edges != nil {
 			edges = f.Edges
+			edgesFields++
 			for _, ef := range f.Edges.Fields {
-				needCursor = needCursor || ef.Cursor
+				edgeCursor = edgeCursor || ef.Cursor
 			}
 		}
 		for _, p := range f.PageInfo {
-			needCursor = needCursor || p.Kind == PageStartCursor || p.Kind == PageEndCursor
+			pageInfoCursor = pageInfoCursor || p.Kind == PageStartCursor || p.Kind == PageEndCursor
 		}
 	}
 	var node *Node
@@ -29,6 +31,12 @@ func (g *gen) connection(c *Connection, parent string) {
 			}
 		}
 	}
+	// The one edges field of a connection is written whole in the page, where its node is: the list then
+	// gathers the edges as they are, instead of copying every node into its edge once more (two concatenations
+	// a row, each copying the node's text: 5% of a page of pages, counted). Not where a cursor is read by both
+	// the edges and pageInfo, which would encode it twice.
+	folded := edgesFields == 1 && !(edgeCursor && pageInfoCursor)
+	needCursor := pageInfoCursor || edgeCursor && !folded
 
 	// The page: its select list first, which says what a joined page's sub-select must return.
 	var joined *joinedRows
@@ -36,7 +44,11 @@ func (g *gen) connection(c *Connection, parent string) {
 		joined = g.joinTo(a, nil)
 		joined.noteColumns()
 	}
-	selectList := g.capture(func() { g.pageSelectList(c, node, a, needCursor) })
+	var foldedEdge *Edges
+	if folded {
+		foldedEdge = edges
+	}
+	selectList := g.capture(func() { g.pageSelectList(c, node, foldedEdge, a, needCursor) })
 	delete(g.joined, a)
 	g.w("with ", page, " as (select ", selectList, " from ")
 	if joined != nil {
@@ -65,7 +77,7 @@ func (g *gen) connection(c *Connection, parent string) {
 		values[i] = func() {
 			switch {
 			case f.Edges != nil:
-				g.edges(f.Edges, c, page)
+				g.edges(f.Edges, c, page, folded)
 			case f.PageInfo != nil:
 				g.pageInfo(f.PageInfo, c, a, parent, page)
 			case f.TotalCount:
@@ -85,24 +97,20 @@ func (g *gen) connection(c *Connection, parent string) {
 	g.object(keys, values)
 }
 
-// pageSelectList writes the page's columns over its rows as a: the rendered node (n, or none), the cursor when
-// needed, and the order keys.
-func (g *gen) pageSelectList(c *Connection, n *Node, a string, needCursor bool) {
-	if n != nil {
+// pageSelectList writes the page's columns over its rows as a: the rendered node (n, or none), or the whole edge
+// where the connection's edges are folded into the page (edge), the cursor when needed, and the order keys.
+func (g *gen) pageSelectList(c *Connection, n *Node, edge *Edges, a string, needCursor bool) {
+	switch {
+	case edge != nil:
+		g.edge(edge, func() { g.node(n, a) }, func() { g.cursor(c, a) })
+	case n != nil:
 		g.node(n, a)
-	} else {
+	default:
 		g.w("null::text")
 	}
 	g.w(" as __node, ")
 	if needCursor {
-		g.encoded(func() {
-			for i, o := range c.Order {
-				if i > 0 {
-					g.w(", ")
-				}
-				g.w(g.orderRef(o, a))
-			}
-		})
+		g.cursor(c, a)
 	} else {
 		g.w("null::text")
 	}
@@ -110,6 +118,18 @@ func (g *gen) pageSelectList(c *Connection, n *Node, a string, needCursor bool) 
 	for i, o := range c.Order {
 		g.w(", ", g.orderRef(o, a), " as __o", strconv.Itoa(i))
 	}
+}
+
+// cursor writes the cursor of a row of c as a: its order keys, encoded.
+func (g *gen) cursor(c *Connection, a string) {
+	g.encoded(func() {
+		for i, o := range c.Order {
+			if i > 0 {
+				g.w(", ")
+			}
+			g.w(g.orderRef(o, a))
+		}
+	})
 }
 
 // orderBy writes the ordering over alias (or over the page's __o columns when page is set), reversed for
@@ -144,7 +164,20 @@ func (g *gen) orderBy(order []Order, alias string, reverse, pageColumns bool) {
 	}
 }
 
-func (g *gen) edges(e *Edges, c *Connection, page string) {
+// edges writes the list of a page's edges: the page's __node as it is where the page holds whole edges
+// (folded), else each edge made of the page's node and cursor.
+func (g *gen) edges(e *Edges, c *Connection, page string, folded bool) {
+	element := func() { g.w("p.__node") }
+	if !folded {
+		element = func() { g.edge(e, func() { g.w("p.__node") }, func() { g.w("p.__cursor") }) }
+	}
+	g.list(element,
+		func() { g.orderBy(c.Order, "p", false, true) },
+		func() { g.w("from ", page, " p") })
+}
+
+// edge writes an edge's object, its node and cursor written by node and cursor.
+func (g *gen) edge(e *Edges, node, cursor func()) {
 	keys := make([]string, len(e.Fields))
 	values := make([]func(), len(e.Fields))
 	for i, f := range e.Fields {
@@ -152,17 +185,15 @@ func (g *gen) edges(e *Edges, c *Connection, page string) {
 		values[i] = func() {
 			switch {
 			case f.Cursor:
-				g.jsonQuoted(func() { g.w("p.__cursor") })
+				g.jsonQuoted(cursor)
 			case f.Node != nil:
-				g.w("p.__node")
+				node()
 			default:
 				g.jsonString(f.Typename)
 			}
 		}
 	}
-	g.list(func() { g.object(keys, values) },
-		func() { g.orderBy(c.Order, "p", false, true) },
-		func() { g.w("from ", page, " p") })
+	g.object(keys, values)
 }
 
 func (g *gen) pageInfo(fields []PageInfoField, c *Connection, a, parent, page string) {

@@ -3,7 +3,7 @@ package sqlgen
 import "strconv"
 
 // connection writes a connection as a scalar subquery yielding its JSON text. The page is a CTE holding, per
-// row, the rendered node, its cursor and its order keys; edges and pageInfo read it, while hasNextPage,
+// row, the rendered node (or the whole edge), its cursor and its order keys; edges and pageInfo read it, while hasNextPage,
 // hasPreviousPage, totalCount and aggregates look at the filtered set directly and only when selected.
 func (g *gen) connection(c *Connection, parent string) {
 	a := g.alias()

@@ -8,9 +8,9 @@ import "strings"
 // (about 3,000 instructions, bench/findings.md, "Literals joined across groups"), so the pieces that meet
 // across a group's edge are joined into one literal, in the group: 'a' || ('b' || X) is spelled ('ab' || X),
 // (X || 'c') || 'd' is (X || 'cd'), and (X || 'c') || ('d' || Y) is (X || 'cd') || (Y). Groups stay, so the
-// nesting stays balanced (pairs): a chain of n operands becomes one of at most n. The writers of the concatenation mark
-// its structure in the text they write, and spell reads the marks back when the statement is complete. A mark
-// starts with NUL, which neither an identifier nor a constant sqlgen inlines can hold.
+// nesting stays balanced (pairs): a chain of n operands becomes one of at most n. The writers of the
+// concatenation mark its structure in the text they write, and spell reads the marks back when the statement is
+// complete. A mark starts with NUL, which neither an identifier nor a constant sqlgen inlines can hold.
 const (
 	markOpen  = "\x00(" // a group opens
 	markClose = "\x00)" // the group closes

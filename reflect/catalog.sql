@@ -6,9 +6,9 @@
 -- Shared.Update merges into an earlier read after the event triggers announced a change of those only. $3, when
 -- not null, are types (oids) to read whatever uses them: the types of that earlier read, which a change of a
 -- type (a new enum value, a comment) or of a relation's columns may have changed.
--- The answer is rows, each of a kind (its first field; load.go's Answer reads them): one document ('d': schemas,
--- foreign keys, functions, types, as JSON), a row per relation read ('r') and a row per column of those ('c'),
--- their fields as text. Writing the 50,000 columns of 5,000 tables as JSON arrays cost Postgres 220 ms, about 3 us
+-- The answer is rows, each of a kind (its first field; load.go's Answer reads them): one document ('d': the
+-- server's version, schemas, foreign keys, functions, types, as JSON), a row per relation read ('r') and a row
+-- per column of those ('c'), their fields as text. Writing the 50,000 columns of 5,000 tables as JSON arrays cost Postgres 220 ms, about 3 us
 -- a column in json_build_array's per-value dispatch, and the relations as JSON objects more; as rows of text they
 -- cost almost nothing, and Go reads them without a JSON pass.
 -- Comments are joined from pg_description rather than read by obj_description, a SQL function called per row
@@ -159,6 +159,7 @@ types as (
        or t.oid in (select e.typelem from pg_type e where e.oid in (select oid from used_types))
 )
 select 'd', json_build_object(
+    'server_version_num', current_setting('server_version_num')::int,
     'schemas', coalesce((select json_agg(json_build_object(
             'oid', s.oid::int8, 'name', s.nspname, 'comment', s.comment) order by s.pos) from schemas s), '[]'),
     'foreign_keys', coalesce((select json_agg(json_build_object(

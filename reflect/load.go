@@ -505,7 +505,8 @@ type columnKey struct {
 }
 
 type rawCatalog struct {
-	Schemas []struct {
+	ServerVersion int `json:"server_version_num"`
+	Schemas       []struct {
 		OID     uint32  `json:"oid"`
 		Name    string  `json:"name"`
 		Comment *string `json:"comment"`
@@ -560,6 +561,7 @@ func (s *Shared) ForRole(role string, privilegesDoc []byte) (*Catalog, error) {
 	c := &Catalog{
 		Role:          role,
 		SearchPath:    p.SearchPath,
+		ServerVersion: raw.ServerVersion,
 		Types:         map[uint32]*Type{},
 		schemaByOID:   map[uint32]*Schema{},
 		relationByOID: map[uint32]*Relation{},

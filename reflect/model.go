@@ -32,13 +32,16 @@ import (
 // Catalog is everything one role sees through one search_path. It is never modified after Load returns, so it
 // is safe to share between goroutines.
 type Catalog struct {
-	Role        string
-	SearchPath  []string
-	Schemas     []*Schema
-	Relations   []*Relation
-	ForeignKeys []*ForeignKey
-	Functions   []*Function
-	Types       map[uint32]*Type
+	Role       string
+	SearchPath []string
+	// ServerVersion is the server_version_num of the server the catalog was read from (170004 for 17.4): what
+	// SQL that server understands.
+	ServerVersion int
+	Schemas       []*Schema
+	Relations     []*Relation
+	ForeignKeys   []*ForeignKey
+	Functions     []*Function
+	Types         map[uint32]*Type
 
 	schemaByOID   map[uint32]*Schema
 	relationByOID map[uint32]*Relation

@@ -54,6 +54,9 @@ func TestLoadReflectsTablesKeysAndDirectives(t *testing.T) {
 	if len(cat.Schemas) != 1 || cat.Schemas[0].Name != "public" || !cat.Schemas[0].Directives.InflectNames {
 		t.Fatalf("schemas = %+v", cat.Schemas)
 	}
+	if major := cat.ServerVersion / 10000; major != pgtest.ServerMajor(t) {
+		t.Errorf("ServerVersion = %d, the server is PostgreSQL %d", cat.ServerVersion, pgtest.ServerMajor(t))
+	}
 	byName := map[string]*Relation{}
 	for _, r := range cat.Relations {
 		byName[r.Name] = r

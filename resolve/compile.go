@@ -53,9 +53,24 @@ type compiledRoot struct {
 type planning struct {
 	limits      Limits
 	joinRecords bool
+	// jsonScalar writes string columns through JSON_SCALAR where the schema's server has it (sqlgen's
+	// OutJSONScalar). The engine's requests always do; sqlgen's goldens are written without, so that they are
+	// the same on every version of PostgreSQL.
+	jsonScalar bool
 	// introWorkers is how many goroutines write the types of an introspection answer (see typeListInParts);
 	// 1 or less writes them on the request's own.
 	introWorkers int
+}
+
+// jsonScalarSince is the server_version_num of the first PostgreSQL with JSON_SCALAR.
+const jsonScalarSince = 170000
+
+// request starts the planning of an operation of doc on schema.
+func (p planning) request(schema *gqlschema.Schema, doc *ast.QueryDocument, op *ast.OperationDefinition,
+	variables map[string]any) *request {
+	return &request{schema: schema, doc: doc, op: op, variables: variables, limits: p.limits, joinRecords: p.joinRecords,
+		jsonScalar:   p.jsonScalar && schema.Catalog != nil && schema.Catalog.ServerVersion >= jsonScalarSince,
+		introWorkers: p.introWorkers}
 }
 
 // compile turns a request into statements and the recipe of its response.
@@ -64,8 +79,7 @@ func compile(ctx context.Context, schema *gqlschema.Schema, p planning, req Requ
 	if err != nil {
 		return &compiled{response: errorsOnly(err)}
 	}
-	r := &request{schema: schema, doc: doc, op: op, variables: variables, limits: p.limits, joinRecords: p.joinRecords,
-		introWorkers: p.introWorkers}
+	r := p.request(schema, doc, op, variables)
 	if op.Operation == ast.Subscription {
 		// A request answered once cannot subscribe: that takes a WebSocket or an event stream.
 		return &compiled{response: errorsOnly(errSubscription())}

@@ -437,7 +437,7 @@ func (e *Engine) build(cat *reflect.Catalog) *gqlschema.Schema {
 // statements are prepared.
 func (e *Engine) planning() planning {
 	return planning{limits: e.opts.Limits, joinRecords: e.opts.StatementMode == StatementsPrepared,
-		introWorkers: runtime.GOMAXPROCS(0)}
+		jsonScalar: true, introWorkers: runtime.GOMAXPROCS(0)}
 }
 
 // run answers req against schema: from the compiled-request cache when it can, running the statements in

@@ -313,7 +313,7 @@ func compileLive(ctx context.Context, schema *gqlschema.Schema, p planning, req 
 	if schema.Subscription == nil {
 		return &compiled{response: errorsOnly(errSubscription())}
 	}
-	r := &request{schema: schema, doc: doc, op: op, variables: variables, limits: p.limits, joinRecords: p.joinRecords}
+	r := p.request(schema, doc, op, variables)
 	roots, err := r.collect(op.SelectionSet, "Subscription")
 	if err != nil {
 		return &compiled{response: errorsOnly(err)}

@@ -91,7 +91,7 @@ func (r *request) node(sel *selection, t *gqlschema.Table, style unknownFieldSty
 				nf.Composite, err = r.compositeValue(c, f.Column)
 				break
 			}
-			nf.Column = columnOutput(f.Column)
+			nf.Column = r.columnOutput(f.Column)
 		case gqlschema.FieldToOne:
 			if err := noArguments(c); err != nil {
 				return nf, err
@@ -175,10 +175,13 @@ var knownOutputs = map[uint32]sqlgen.Output{
 	1266: sqlgen.OutString,
 }
 
-func columnOutput(c *gqlschema.Column) *sqlgen.Column {
+func (r *request) columnOutput(c *gqlschema.Column) *sqlgen.Column {
 	out := &sqlgen.Column{Name: c.SQL.Name, Output: sqlgen.Output(c.Type.Output)}
 	if known, ok := knownOutputs[c.SQL.Type]; ok && c.Type.Output == gqlschema.OutPlain {
 		out.Output = known
+		if known == sqlgen.OutString && r.jsonScalar {
+			out.Output = sqlgen.OutJSONScalar
+		}
 	}
 	if c.Type.Output == gqlschema.OutEnum && c.Type.Enum != nil {
 		if len(c.Type.Enum.Directives.Mappings) > 0 {

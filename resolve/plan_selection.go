@@ -20,6 +20,8 @@ type request struct {
 	limits Limits
 	// joinRecords lets to-one records be joined to the rows they belong to (sqlgen's Record.Joinable).
 	joinRecords bool
+	// jsonScalar writes string columns through JSON_SCALAR (planning's, where the server has it).
+	jsonScalar bool
 	// introWorkers is planning's: how many goroutines write an introspection answer's types.
 	introWorkers int
 	// reads collects the relations planned over (what a live query depends on).

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/pgtest"
 )
 
 // typesFixture has one column of every row of the type map (contract 1.9). Inflection is off so field names are
@@ -409,12 +410,26 @@ grant all on all tables in schema public to service_role;
 			t.Errorf("the statement lacks %s:\n%s", want, sql)
 		}
 	}
+	// The engine writes text columns through JSON_SCALAR where the server has it (PostgreSQL 17 and later), and
+	// through to_json before: the answer compared above is of the one the server has.
+	schema := d.schemaOf("service_role", gqlschema.Options{})
+	sql = statementsText(compiledWith(t, schema, d.engine.planning(), `{ trickyCollection { edges { node { f_text f_varchar f_tone } } } }`))
+	written := `to_json(t1."f_text")`
+	if pgtest.ServerMajor(t) >= 17 {
+		written = `json_scalar(t1."f_text")`
+	}
+	for _, want := range []string{written, strings.Replace(written, "f_text", "f_varchar", 1), `to_json(case (t1."f_tone")::text when`} {
+		if !strings.Contains(sql, want) {
+			t.Errorf("the engine's statement on PostgreSQL %d lacks %s:\n%s", pgtest.ServerMajor(t), want, sql)
+		}
+	}
 }
 
 // A result that sqlgen marks verbatim skips the layout pass: it must be one, that is the layout pass would
 // leave it as it is, for every type of the type map and the other parts of an answer (cursors, node ids, page
 // info, type names); and the values that need the pass (numbers through to_json, arrays, values of types not
-// known) must not be marked.
+// known) must not be marked. The statements are the engine's, which write strings through JSON_SCALAR on
+// PostgreSQL 17 and later.
 func TestVerbatimResultsNeedNoLayout(t *testing.T) {
 	d := newTestDB(t, typesFixture)
 	schema := d.schemaOf("service_role", gqlschema.Options{})
@@ -425,7 +440,7 @@ func TestVerbatimResultsNeedNoLayout(t *testing.T) {
 		queries[field] = `{ typedCollection { edges { node { id ` + field + ` } } } }`
 	}
 	for name, query := range queries {
-		c := compiledFor(t, schema, query)
+		c := compiledWith(t, schema, d.engine.planning(), query)
 		if len(c.stmts) != 1 || len(c.roots) != 1 {
 			t.Fatalf("%s did not compile to one statement", query)
 		}

@@ -230,10 +230,14 @@ func (g *gen) list(element, order, from func()) {
 // jsonValue writes the JSON text of a value of any type, as json_build_object would embed it, or null; out
 // says what the value is, and so whether its JSON may need respelling (Statement.Verbatim).
 func (g *gen) jsonValue(out Output, value func()) {
-	if out != OutString && out != OutEnum && out != OutJSONText {
+	if out != OutString && out != OutJSONScalar && out != OutEnum && out != OutJSONText {
 		g.respelled = true
 	}
-	g.w("coalesce(to_json(")
+	if out == OutJSONScalar {
+		g.w("coalesce(json_scalar(")
+	} else {
+		g.w("coalesce(to_json(")
+	}
 	value()
 	g.w(")::text, 'null')")
 }

@@ -33,6 +33,10 @@ const (
 	// to_json of a value of a type created by a user looks up, on every call, how to write the type and whether
 	// a cast to json exists: a few thousand instructions a value, as much as the rest of a small page's row.
 	OutQuotedEnum
+	// OutJSONScalar is OutString written through JSON_SCALAR (PostgreSQL 17 and later), which spells every value
+	// as to_json does. to_json looks up how to write its argument's type on every call; JSON_SCALAR does once a
+	// statement, which is about half of what to_json costs a short text.
+	OutJSONScalar
 )
 
 // PlainInJSONString reports whether s is its own content in a JSON string: it holds no quote, backslash or

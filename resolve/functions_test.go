@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/pgtest"
 )
 
 // Functions as root fields (spec 1.13), after pg_graphql's function_calls tests.
@@ -440,5 +443,42 @@ func TestFunctionsWithOutParameters(t *testing.T) {
 	if got, want := d.query(`{ __type(name: "Query") { fields { name args { name type { kind ofType { name } } } type { name } } } }`),
 		`{"args": [{"name": "a", "type": {"kind": "NON_NULL", "ofType": {"name": "Int"}}}], "name": "plusOne", "type": {"name": "Int"}}`; !strings.Contains(got, want) {
 		t.Errorf("Query's fields lack %s: %s", want, got)
+	}
+}
+
+// A computed field returning a string (text, a date or time) is written as a column of its type is: its answer
+// needs no layout pass, and on PostgreSQL 17 and later it goes through JSON_SCALAR. The answer must be Postgres'
+// own jsonb of the same values, escapes and dates included; a computed number keeps the layout pass.
+func TestComputedStringsAreWrittenAsColumns(t *testing.T) {
+	d := newTestDB(t, `
+		create table person(id int primary key, name text, born date);
+		insert into person values (1, e'quote " backslash \\ newline \n é 😀', '2020-02-29'), (2, null, null);
+		create function label(p person) returns text stable language sql as $$ select p.name $$;
+		create function born_at(p person) returns timestamptz stable language sql as $$ select p.born::timestamptz $$;
+		create function score(p person) returns numeric stable language sql as $$ select 1.50 $$;
+		grant all on all tables in schema public to service_role;
+	`)
+	const query = `{ personCollection(orderBy: [{id: AscNullsLast}]) { edges { node { id label born_at } } } }`
+	want := d.scalar(`select jsonb_build_object('data', jsonb_build_object('personCollection', jsonb_build_object('edges',
+		jsonb_agg(jsonb_build_object('node', jsonb_build_object('id', p.id, 'label', label(p), 'born_at', born_at(p)))
+		order by p.id))))::text from person p`)
+	if got := d.query(query); got != want {
+		t.Errorf("response differs from Postgres' jsonb of the same values:\n got %s\nwant %s", got, want)
+	}
+	schema := d.schemaOf("service_role", gqlschema.Options{})
+	c := compiledWith(t, schema, d.engine.planning(), query)
+	if !c.roots[0].verbatim {
+		t.Errorf("computed strings are not written verbatim:\n%s", statementsText(c))
+	}
+	written := "to_json"
+	if pgtest.ServerMajor(t) >= 17 {
+		written = "json_scalar"
+	}
+	if sql := statementsText(c); strings.Count(sql, written+`("public"."`) != 2 {
+		t.Errorf("the engine's statement on PostgreSQL %d does not write both strings through %s:\n%s",
+			pgtest.ServerMajor(t), written, sql)
+	}
+	if c := compiledWith(t, schema, d.engine.planning(), `{ personCollection { edges { node { id score } } } }`); c.roots[0].verbatim {
+		t.Errorf("a computed number is written verbatim:\n%s", statementsText(c))
 	}
 }

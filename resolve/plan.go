@@ -175,13 +175,19 @@ var knownOutputs = map[uint32]sqlgen.Output{
 	1266: sqlgen.OutString,
 }
 
+// knownOutput is the output of a value of a type of knownOutputs: a string through JSON_SCALAR where the server
+// has it.
+func (r *request) knownOutput(known sqlgen.Output) sqlgen.Output {
+	if known == sqlgen.OutString && r.jsonScalar {
+		return sqlgen.OutJSONScalar
+	}
+	return known
+}
+
 func (r *request) columnOutput(c *gqlschema.Column) *sqlgen.Column {
 	out := &sqlgen.Column{Name: c.SQL.Name, Output: sqlgen.Output(c.Type.Output)}
 	if known, ok := knownOutputs[c.SQL.Type]; ok && c.Type.Output == gqlschema.OutPlain {
-		out.Output = known
-		if known == sqlgen.OutString && r.jsonScalar {
-			out.Output = sqlgen.OutJSONScalar
-		}
+		out.Output = r.knownOutput(known)
 	}
 	if c.Type.Output == gqlschema.OutEnum && c.Type.Enum != nil {
 		if len(c.Type.Enum.Directives.Mappings) > 0 {
@@ -263,6 +269,12 @@ func (r *request) functionField(sel *selection, f *gqlschema.Field, nf *sqlgen.N
 		}
 	default:
 		call.Output = sqlgen.Output(fn.Return.Output)
+		// A string (text, a date or time) is written as a column of its type is, and needs no layout pass; a
+		// computed field's number or uuid keeps to_json, which sqlgen writes for every value of a call.
+		if known := knownOutputs[fn.Return.ElemOID]; known == sqlgen.OutString && !fn.Return.Array &&
+			fn.Return.Output == gqlschema.OutPlain {
+			call.Output = r.knownOutput(known)
+		}
 		if fn.Return.Output == gqlschema.OutEnum && fn.Return.Enum != nil {
 			call.EnumLabels = fn.Return.Enum.Directives.Mappings
 		}

@@ -115,7 +115,7 @@ func BenchmarkPlan(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sqlgen.Query([]sqlgen.RootField{*p.sql})
+		sqlgen.Query(sqlgen.Server{}, []sqlgen.RootField{*p.sql})
 	}
 }
 

@@ -53,9 +53,9 @@ type compiledRoot struct {
 type planning struct {
 	limits      Limits
 	joinRecords bool
-	// jsonScalar writes string columns through JSON_SCALAR where the schema's server has it (sqlgen's
-	// OutJSONScalar). The engine's requests always do; sqlgen's goldens are written without, so that they are
-	// the same on every version of PostgreSQL.
+	// jsonScalar writes values into JSON through JSON_SCALAR where the schema's server has it (sqlgen's
+	// Server). The engine's requests always do; sqlgen's goldens are written without, so that they are the same
+	// on every version of PostgreSQL.
 	jsonScalar bool
 	// introWorkers is how many goroutines write the types of an introspection answer (see typeListInParts);
 	// 1 or less writes them on the request's own.
@@ -68,9 +68,11 @@ const jsonScalarSince = 170000
 // request starts the planning of an operation of doc on schema.
 func (p planning) request(schema *gqlschema.Schema, doc *ast.QueryDocument, op *ast.OperationDefinition,
 	variables map[string]any) *request {
+	server := sqlgen.Server{
+		JSONScalar: p.jsonScalar && schema.Catalog != nil && schema.Catalog.ServerVersion >= jsonScalarSince,
+	}
 	return &request{schema: schema, doc: doc, op: op, variables: variables, limits: p.limits, joinRecords: p.joinRecords,
-		jsonScalar:   p.jsonScalar && schema.Catalog != nil && schema.Catalog.ServerVersion >= jsonScalarSince,
-		introWorkers: p.introWorkers}
+		server: server, introWorkers: p.introWorkers}
 }
 
 // compile turns a request into statements and the recipe of its response.
@@ -117,12 +119,12 @@ func compile(ctx context.Context, schema *gqlschema.Schema, p planning, req Requ
 	if len(plans) == 0 {
 		return &compiled{response: encodeResponse(nil, fieldErrors)}
 	}
-	return compiledFromPlans(ctx, p.limits, plans, fieldErrors)
+	return r.compiledFromPlans(plans, fieldErrors)
 }
 
 // compiledFromPlans makes the statement of the planned root fields (one statement with a column per field that
 // needs SQL) and the recipe of the response.
-func compiledFromPlans(ctx context.Context, limits Limits, plans []*rootPlan, fieldErrors []error) *compiled {
+func (r *request) compiledFromPlans(plans []*rootPlan, fieldErrors []error) *compiled {
 	var sqlFields []sqlgen.RootField
 	for _, p := range plans {
 		if p.sql != nil {
@@ -131,8 +133,8 @@ func compiledFromPlans(ctx context.Context, limits Limits, plans []*rootPlan, fi
 	}
 	var stmts []statement
 	if len(sqlFields) > 0 {
-		q := sqlgen.Query(sqlFields)
-		if err := limits.checkParameters(len(q.Args)); err != nil {
+		q := sqlgen.Query(r.server, sqlFields)
+		if err := r.limits.checkParameters(len(q.Args)); err != nil {
 			return &compiled{response: dataNull(err)}
 		}
 		stmts = []statement{{sql: q.SQL, args: q.Args, row: true, verbatim: q.Verbatim}}

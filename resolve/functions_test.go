@@ -447,8 +447,8 @@ func TestFunctionsWithOutParameters(t *testing.T) {
 }
 
 // A computed field returning a string (text, a date or time) is written as a column of its type is: its answer
-// needs no layout pass, and on PostgreSQL 17 and later it goes through JSON_SCALAR. The answer must be Postgres'
-// own jsonb of the same values, escapes and dates included; a computed number keeps the layout pass.
+// needs no layout pass. The answer must be Postgres' own jsonb of the same values, escapes and dates included; a
+// computed number keeps the layout pass. Values go into JSON through JSON_SCALAR on PostgreSQL 17 and later.
 func TestComputedStringsAreWrittenAsColumns(t *testing.T) {
 	d := newTestDB(t, `
 		create table person(id int primary key, name text, born date);

@@ -108,7 +108,7 @@ func planForFuzz(schema *gqlschema.Schema, query, variables string) []sqlgen.Sta
 	if len(fields) == 0 {
 		return nil
 	}
-	st := sqlgen.Query(fields)
+	st := sqlgen.Query(sqlgen.Server{}, fields)
 	if r.limits.checkParameters(len(st.Args)) != nil {
 		return nil
 	}

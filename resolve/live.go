@@ -337,7 +337,7 @@ func compileLive(ctx context.Context, schema *gqlschema.Schema, p planning, req 
 		// A field error of a query is the whole answer of a subscription: there is nothing else to send.
 		return &compiled{response: dataNull(err)}
 	}
-	c := compiledFromPlans(ctx, p.limits, []*rootPlan{plan}, nil)
+	c := r.compiledFromPlans([]*rootPlan{plan}, nil)
 	c.reads, c.stream = r.reads.reads(), st
 	return c
 }

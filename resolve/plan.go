@@ -91,7 +91,7 @@ func (r *request) node(sel *selection, t *gqlschema.Table, style unknownFieldSty
 				nf.Composite, err = r.compositeValue(c, f.Column)
 				break
 			}
-			nf.Column = r.columnOutput(f.Column)
+			nf.Column = columnOutput(f.Column)
 		case gqlschema.FieldToOne:
 			if err := noArguments(c); err != nil {
 				return nf, err
@@ -175,19 +175,10 @@ var knownOutputs = map[uint32]sqlgen.Output{
 	1266: sqlgen.OutString,
 }
 
-// knownOutput is the output of a value of a type of knownOutputs: a string through JSON_SCALAR where the server
-// has it.
-func (r *request) knownOutput(known sqlgen.Output) sqlgen.Output {
-	if known == sqlgen.OutString && r.jsonScalar {
-		return sqlgen.OutJSONScalar
-	}
-	return known
-}
-
-func (r *request) columnOutput(c *gqlschema.Column) *sqlgen.Column {
+func columnOutput(c *gqlschema.Column) *sqlgen.Column {
 	out := &sqlgen.Column{Name: c.SQL.Name, Output: sqlgen.Output(c.Type.Output)}
 	if known, ok := knownOutputs[c.SQL.Type]; ok && c.Type.Output == gqlschema.OutPlain {
-		out.Output = r.knownOutput(known)
+		out.Output = known
 	}
 	if c.Type.Output == gqlschema.OutEnum && c.Type.Enum != nil {
 		if len(c.Type.Enum.Directives.Mappings) > 0 {
@@ -273,7 +264,7 @@ func (r *request) functionField(sel *selection, f *gqlschema.Field, nf *sqlgen.N
 		// computed field's number or uuid keeps to_json, which sqlgen writes for every value of a call.
 		if known := knownOutputs[fn.Return.ElemOID]; known == sqlgen.OutString && !fn.Return.Array &&
 			fn.Return.Output == gqlschema.OutPlain {
-			call.Output = r.knownOutput(known)
+			call.Output = known
 		}
 		if fn.Return.Output == gqlschema.OutEnum && fn.Return.Enum != nil {
 			call.EnumLabels = fn.Return.Enum.Directives.Mappings

@@ -14,7 +14,7 @@ func (r *request) compositeValue(sel *selection, c *gqlschema.Column) (*sqlgen.C
 		if err := noArguments(child); err != nil {
 			return sqlgen.NodeField{}, err
 		}
-		return sqlgen.NodeField{Key: child.Key, Column: r.columnOutput(f.Column)}, nil
+		return sqlgen.NodeField{Key: child.Key, Column: columnOutput(f.Column)}, nil
 	})
 	if err != nil {
 		return nil, err

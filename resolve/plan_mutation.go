@@ -39,13 +39,13 @@ func (r *request) planMutation() ([]statement, []*rootPlan, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			st = sqlgen.MutationStatement(m)
+			st = sqlgen.MutationStatement(r.server, m)
 		case gqlschema.FieldFunction:
 			var nf sqlgen.NodeField
 			if err := r.functionField(sel, f, &nf, false); err != nil {
 				return nil, nil, err
 			}
-			st = sqlgen.Query([]sqlgen.RootField{{Connection: nf.Connection, Record: nf.Record, Scalar: nf.Scalar}})
+			st = sqlgen.Query(r.server, []sqlgen.RootField{{Connection: nf.Connection, Record: nf.Record, Scalar: nf.Scalar}})
 		default:
 			return nil, nil, errUnknownField(sel.Name, "Mutation")
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/pgreflect/pgreflect/gqlschema"
+	"github.com/pgreflect/pgreflect/sqlgen"
 )
 
 // request is one GraphQL request being resolved against one schema.
@@ -20,8 +21,8 @@ type request struct {
 	limits Limits
 	// joinRecords lets to-one records be joined to the rows they belong to (sqlgen's Record.Joinable).
 	joinRecords bool
-	// jsonScalar writes string columns through JSON_SCALAR (planning's, where the server has it).
-	jsonScalar bool
+	// server is what the statements may use of the schema's server (planning's jsonScalar, where it has it).
+	server sqlgen.Server
 	// introWorkers is planning's: how many goroutines write an introspection answer's types.
 	introWorkers int
 	// reads collects the relations planned over (what a live query depends on).

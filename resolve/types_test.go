@@ -410,15 +410,17 @@ grant all on all tables in schema public to service_role;
 			t.Errorf("the statement lacks %s:\n%s", want, sql)
 		}
 	}
-	// The engine writes text columns through JSON_SCALAR where the server has it (PostgreSQL 17 and later), and
-	// through to_json before: the answer compared above is of the one the server has.
+	// The engine writes values into JSON through JSON_SCALAR where the server has it (PostgreSQL 17 and later),
+	// and through to_json before: the answer compared above is of the one the server has.
 	schema := d.schemaOf("service_role", gqlschema.Options{})
-	sql = statementsText(compiledWith(t, schema, d.engine.planning(), `{ trickyCollection { edges { node { f_text f_varchar f_tone } } } }`))
-	written := `to_json(t1."f_text")`
+	sql = statementsText(compiledWith(t, schema, d.engine.planning(),
+		`{ trickyCollection { edges { node { f_text f_varchar f_tone f_int4_arr } } } }`))
+	written := "to_json"
 	if pgtest.ServerMajor(t) >= 17 {
-		written = `json_scalar(t1."f_text")`
+		written = "json_scalar"
 	}
-	for _, want := range []string{written, strings.Replace(written, "f_text", "f_varchar", 1), `to_json(case (t1."f_tone")::text when`} {
+	for _, want := range []string{written + `(t1."f_text")`, written + `(t1."f_varchar")`,
+		written + `(case (t1."f_tone")::text when`, written + `(t1."f_int4_arr")`} {
 		if !strings.Contains(sql, want) {
 			t.Errorf("the engine's statement on PostgreSQL %d lacks %s:\n%s", pgtest.ServerMajor(t), want, sql)
 		}

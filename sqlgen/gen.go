@@ -8,6 +8,7 @@ import (
 
 // gen accumulates SQL text and parameters.
 type gen struct {
+	server  Server
 	sb      *strings.Builder
 	args    []any
 	aliases int
@@ -22,8 +23,8 @@ type gen struct {
 
 // newGen returns a generator whose text has room for a statement of a kilobyte to start with, rather than
 // growing to it a doubling at a time (eight copies of what was written so far).
-func newGen() *gen {
-	g := &gen{sb: &strings.Builder{}}
+func newGen(server Server) *gen {
+	g := &gen{server: server, sb: &strings.Builder{}}
 	g.sb.Grow(1 << 10)
 	return g
 }
@@ -132,9 +133,10 @@ type RootField struct {
 	Scalar     *Call
 }
 
-// Query renders root fields as one statement returning one row with one text column (jsonb text) per field.
-func Query(fields []RootField) Statement {
-	g := newGen()
+// Query renders root fields as one statement for server returning one row with one text column (jsonb text)
+// per field.
+func Query(server Server, fields []RootField) Statement {
+	g := newGen(server)
 	g.w("select ")
 	verbatim := make([]bool, len(fields))
 	for i, f := range fields {
@@ -230,10 +232,10 @@ func (g *gen) list(element, order, from func()) {
 // jsonValue writes the JSON text of a value of any type, as json_build_object would embed it, or null; out
 // says what the value is, and so whether its JSON may need respelling (Statement.Verbatim).
 func (g *gen) jsonValue(out Output, value func()) {
-	if out != OutString && out != OutJSONScalar && out != OutEnum && out != OutJSONText {
+	if out != OutString && out != OutEnum && out != OutJSONText {
 		g.respelled = true
 	}
-	if out == OutJSONScalar {
+	if g.server.JSONScalar {
 		g.w("coalesce(json_scalar(")
 	} else {
 		g.w("coalesce(to_json(")

@@ -36,9 +36,9 @@ func accountNode() *Node {
 
 // goldenCases are plans covering every construct the generator emits, written as resolve builds them (a change
 // of the planner shows first in resolve's test, then here).
-var goldenCases = map[string]func() Statement{
-	"connection_forward": func() Statement {
-		return Query([]RootField{{Connection: &Connection{
+var goldenCases = map[string]func(Server) Statement{
+	"connection_forward": func(s Server) Statement {
+		return Query(s, []RootField{{Connection: &Connection{
 			Source: Source{Relation: &account},
 			Filter: And{Compare{Column: "email", Op: "=", Value: str("a@x.com"), Cast: "character varying(255)"},
 				Or{And{In{Column: "id", Values: []*string{str("1"), str("2")}, Cast: "integer"}}, And{IsNull{Column: "email", Negate: true}}},
@@ -54,7 +54,7 @@ var goldenCases = map[string]func() Statement{
 			},
 		}}})
 	},
-	"connection_backward_nested": func() Statement {
+	"connection_backward_nested": func(s Server) Statement {
 		node := accountNode()
 		node.Fields = append(node.Fields, NodeField{Key: "blogCollection", Connection: &Connection{
 			Source: Source{Relation: &blog}, Join: []Join{{Child: "owner_id", Parent: "id"}},
@@ -64,7 +64,7 @@ var goldenCases = map[string]func() Statement{
 					Node: &Node{Fields: []NodeField{{Key: "id", Column: &Column{Name: "id", Output: OutNumber}}}}}},
 			}}}}}}},
 		}})
-		return Query([]RootField{{Connection: &Connection{
+		return Query(s, []RootField{{Connection: &Connection{
 			Source: Source{Relation: &account}, Order: []Order{{Column: "id", Cast: "integer", NotNull: true}},
 			Cursor: []*string{str("10")}, Backward: true, Limit: 2,
 			Fields: []ConnectionField{
@@ -75,10 +75,10 @@ var goldenCases = map[string]func() Statement{
 	},
 	// A cursor whose value is not NULL on a nullable column where NULLs sort after it: pg_graphql's condition
 	// leaves the NULL rows out, the exactPaging feature counts them.
-	"cursor_nulls_after_value":       func() Statement { return nullsAfterCursor(false) },
-	"cursor_nulls_after_value_exact": func() Statement { return nullsAfterCursor(true) },
-	"aggregate_and_list_filter": func() Statement {
-		return Query([]RootField{{Connection: &Connection{
+	"cursor_nulls_after_value":       func(s Server) Statement { return nullsAfterCursor(s, false) },
+	"cursor_nulls_after_value_exact": func(s Server) Statement { return nullsAfterCursor(s, true) },
+	"aggregate_and_list_filter": func(s Server) Statement {
+		return Query(s, []RootField{{Connection: &Connection{
 			Source: Source{Relation: &account},
 			Filter: And{ArrayCompare{Column: "tags", Op: "@>", Values: []*string{str("a"), str(`b"c`)}, Cast: "text[]"}},
 			Order:  []Order{{Column: "id", Cast: "integer", NotNull: true}}, Limit: 30,
@@ -89,8 +89,8 @@ var goldenCases = map[string]func() Statement{
 			}}},
 		}}})
 	},
-	"record_and_function": func() Statement {
-		return Query([]RootField{
+	"record_and_function": func(s Server) Statement {
+		return Query(s, []RootField{
 			{Record: &Record{Source: Source{Relation: &account}, Filter: And{Compare{Column: "id", Op: "=", Value: str("1"), Cast: "integer"}},
 				Node: &Node{Fields: []NodeField{
 					{Key: "status", Column: &Column{Name: "status", Output: OutQuotedEnum, EnumLabels: map[string]string{"b": "B", "a": "A"}}},
@@ -103,9 +103,9 @@ var goldenCases = map[string]func() Statement{
 				Node: &Node{Fields: []NodeField{{Key: "id", Column: &Column{Name: "id", Output: OutNumber}}}}}},
 		})
 	},
-	"related_filter": func() Statement {
+	"related_filter": func(s Server) Statement {
 		toPosts := []Join{{Child: "blog_id", Parent: "id"}}
-		return Query([]RootField{{Connection: &Connection{
+		return Query(s, []RootField{{Connection: &Connection{
 			Source: Source{Relation: &blog},
 			Filter: And{
 				Or{And{Related{Relation: post, Join: toPosts, Quantifier: Every,
@@ -119,10 +119,10 @@ var goldenCases = map[string]func() Statement{
 			Fields: []ConnectionField{{Key: "edges", Edges: &Edges{Fields: []EdgeField{{Key: "node", Node: &Node{Fields: []NodeField{{Key: "id", Column: &Column{Name: "id", Output: OutNumber}}}}}}}}},
 		}}})
 	},
-	"related_order_and_distinct": func() Statement {
+	"related_order_and_distinct": func(s Server) Statement {
 		ownerEmail := &RelatedValue{Relation: blog, Join: []Join{{Child: "id", Parent: "blog_id"}},
 			Next: &RelatedValue{Relation: account, Join: []Join{{Child: "id", Parent: "owner_id"}}, Column: "email"}}
-		return Query([]RootField{{Connection: &Connection{
+		return Query(s, []RootField{{Connection: &Connection{
 			Source:   Source{Relation: &post},
 			Distinct: &Distinct{Columns: []string{"blog_id"}, PK: []string{"id"}},
 			Order: []Order{{Column: "email", Cast: "character varying(255)", Related: ownerEmail},
@@ -139,8 +139,8 @@ var goldenCases = map[string]func() Statement{
 			},
 		}}})
 	},
-	"composite": func() Statement {
-		return Query([]RootField{{Connection: &Connection{Source: Source{Relation: &account},
+	"composite": func(s Server) Statement {
+		return Query(s, []RootField{{Connection: &Connection{Source: Source{Relation: &account},
 			Filter: And{OnComposite{Column: "address", X: And{Compare{Column: "city", Op: "=", Value: str("Oslo"), Cast: "text"},
 				IsNull{Column: "zip", Negate: true}}}},
 			Order: []Order{{Column: "id", Cast: "integer", NotNull: true}}, Limit: 30,
@@ -150,33 +150,33 @@ var goldenCases = map[string]func() Statement{
 					{Key: "__typename", Typename: "Address"}}}}}}}}}}}},
 		}}})
 	},
-	"insert": func() Statement {
-		return MutationStatement(&Mutation{Relation: account, Columns: []string{"email", "name"},
+	"insert": func(s Server) Statement {
+		return MutationStatement(s, &Mutation{Relation: account, Columns: []string{"email", "name"},
 			Rows: [][]Value{{{Value: str("a@x.com"), Cast: "character varying(255)"}, {Default: true}},
 				{{Value: nil, Cast: "character varying(255)"}, {Value: str("n"), Cast: "text"}}},
 			Fields: []MutationField{{Key: "affectedCount", AffectedCount: true}, {Key: "records", Records: accountNode()}}})
 	},
 	// One row: the answer made in RETURNING, a computed field given the written row whole.
-	"insert_one": func() Statement {
+	"insert_one": func(s Server) Statement {
 		node := accountNode()
 		node.Fields = append(node.Fields, NodeField{Key: "fullName", Scalar: &Call{Function: Relation{Schema: "public", Name: "full_name"}, RowArg: true}})
-		return MutationStatement(&Mutation{Relation: account, Columns: []string{"email"},
+		return MutationStatement(s, &Mutation{Relation: account, Columns: []string{"email"},
 			Rows:   [][]Value{{{Value: str("a@x.com"), Cast: "character varying(255)"}}},
 			Fields: []MutationField{{Key: "affectedCount", AffectedCount: true}, {Key: "records", Records: node}, {Key: "__typename", Typename: "AccountInsertResponse"}}})
 	},
-	"upsert": func() Statement {
-		u := MutationStatement(&Mutation{Relation: account, Columns: []string{"email", "name"},
+	"upsert": func(s Server) Statement {
+		u := MutationStatement(s, &Mutation{Relation: account, Columns: []string{"email", "name"},
 			Rows: [][]Value{{{Value: str("a@x.com"), Cast: "character varying(255)"}, {Value: str("n"), Cast: "text"}}},
 			OnConflict: &OnConflict{Target: []string{"email"}, Update: []string{"name", "email"},
 				Filter: And{Compare{Column: "name", Op: "<>", Value: str("keep"), Cast: "text"}}},
 			Fields: []MutationField{{Key: "affectedCount", AffectedCount: true}}})
-		n := MutationStatement(&Mutation{Relation: account, Columns: []string{"email"},
+		n := MutationStatement(s, &Mutation{Relation: account, Columns: []string{"email"},
 			Rows:       [][]Value{{{Value: str("a@x.com"), Cast: "character varying(255)"}}},
 			OnConflict: &OnConflict{Target: []string{"email"}, Update: []string{}},
 			Fields:     []MutationField{{Key: "affectedCount", AffectedCount: true}}})
 		return Statement{SQL: u.SQL + ";\n" + n.SQL, Args: append(u.Args, n.Args...)}
 	},
-	"nested_insert": func() Statement {
+	"nested_insert": func(s Server) Statement {
 		toPost := []Join{{Child: "post_id", Parent: "id"}}
 		postWithComments := &InsertObject{Relation: post, Columns: []string{"title"}, Values: []Value{{Value: str("p"), Cast: "text"}},
 			Parents: []InsertLink{{Join: []Join{{Child: "blog_id", Parent: "id"}},
@@ -187,7 +187,7 @@ var goldenCases = map[string]func() Statement{
 				{Join: toPost, Object: &InsertObject{Relation: comment}},
 			}}
 		// Returning: the role reads some columns of blog_post, not the table.
-		return MutationStatement(&Mutation{Relation: post, Returning: []string{"id", "blog_id", "title"},
+		return MutationStatement(s, &Mutation{Relation: post, Returning: []string{"id", "blog_id", "title"},
 			Objects: []*InsertObject{postWithComments, {Relation: post, Columns: []string{"blog_id", "title"},
 				Values: []Value{{Value: str("1"), Cast: "integer"}, {Value: str("q"), Cast: "text"}}}},
 			Fields: []MutationField{{Key: "affectedCount", AffectedCount: true},
@@ -196,9 +196,9 @@ var goldenCases = map[string]func() Statement{
 	// One post with two comments: Postgres runs the inserts in the order written unasked (the answer reads the
 	// post, the comments, which no one reads, run last), so there is no written count; the comments, siblings
 	// without relations of their own, are one insert, DEFAULT where one sets no column the other sets.
-	"nested_insert_in_order": func() Statement {
+	"nested_insert_in_order": func(s Server) Statement {
 		toPost := []Join{{Child: "post_id", Parent: "id"}}
-		return MutationStatement(&Mutation{Relation: post, Returning: []string{"id", "blog_id", "title"},
+		return MutationStatement(s, &Mutation{Relation: post, Returning: []string{"id", "blog_id", "title"},
 			Objects: []*InsertObject{{Relation: post, Columns: []string{"blog_id", "title"},
 				Values: []Value{{Value: str("1"), Cast: "integer"}, {Value: str("p"), Cast: "text"}},
 				Children: []InsertLink{
@@ -208,22 +208,22 @@ var goldenCases = map[string]func() Statement{
 			Fields: []MutationField{{Key: "records", Records: &Node{Fields: []NodeField{{Key: "title", Column: &Column{Name: "title"}}}}}}})
 	},
 	// Filters that fix a unique key: the statement alone, its answer made in RETURNING.
-	"update_and_delete_one": func() Statement {
-		u := MutationStatement(&Mutation{Relation: account, Set: []Assignment{{Column: "name", Value: Value{Value: str("n"), Cast: "text"}}},
+	"update_and_delete_one": func(s Server) Statement {
+		u := MutationStatement(s, &Mutation{Relation: account, Set: []Assignment{{Column: "name", Value: Value{Value: str("n"), Cast: "text"}}},
 			Filter: And{Compare{Column: "id", Op: "=", Value: str("1"), Cast: "integer"}}, AtMost: 1, TooMany: "update impacts too many records",
 			PK: []string{"id"}, OneRow: true,
 			Fields: []MutationField{{Key: "affectedCount", AffectedCount: true}, {Key: "records", Records: &Node{Fields: []NodeField{{Key: "email", Column: &Column{Name: "email"}}}}}}})
-		d := MutationStatement(&Mutation{Relation: account, Delete: true, AtMost: 1, TooMany: "delete impacts too many records", PK: []string{"id"},
+		d := MutationStatement(s, &Mutation{Relation: account, Delete: true, AtMost: 1, TooMany: "delete impacts too many records", PK: []string{"id"},
 			Filter: And{Compare{Column: "email", Op: "=", Value: str("a@x.com"), Cast: "character varying(255)"}}, OneRow: true,
 			Fields: []MutationField{{Key: "__typename", Typename: "AccountDeleteResponse"}}})
 		return Statement{SQL: u.SQL + ";\n" + d.SQL, Args: append(u.Args, d.Args...)}
 	},
-	"update_and_delete": func() Statement {
-		u := MutationStatement(&Mutation{Relation: account, Set: []Assignment{{Column: "email", Value: Value{Value: str("b@x.com"), Cast: "character varying(255)"}}},
+	"update_and_delete": func(s Server) Statement {
+		u := MutationStatement(s, &Mutation{Relation: account, Set: []Assignment{{Column: "email", Value: Value{Value: str("b@x.com"), Cast: "character varying(255)"}}},
 			Filter: And{Compare{Column: "id", Op: "<", Value: str("5"), Cast: "integer"}}, AtMost: 1, TooMany: "update impacts too many records",
 			PK:     []string{"id"},
 			Fields: []MutationField{{Key: "records", Records: &Node{Fields: []NodeField{{Key: "email", Column: &Column{Name: "email"}}}}}}})
-		d := MutationStatement(&Mutation{Relation: account, Delete: true, AtMost: 2, TooMany: "delete impacts too many records", PK: []string{"id"},
+		d := MutationStatement(s, &Mutation{Relation: account, Delete: true, AtMost: 2, TooMany: "delete impacts too many records", PK: []string{"id"},
 			Fields: []MutationField{{Key: "__typename", Typename: "AccountDeleteResponse"}}})
 		return Statement{SQL: u.SQL + ";\n" + d.SQL, Args: append(u.Args, d.Args...)}
 	},
@@ -234,8 +234,8 @@ func render(st Statement) string { return testenv.SQLText(st.SQL, st.Args) }
 func TestGolden(t *testing.T) {
 	for name, build := range goldenCases {
 		t.Run(name, func(t *testing.T) {
-			got := render(build())
-			if again := render(build()); again != got {
+			got := render(build(Server{}))
+			if again := render(build(Server{})); again != got {
 				t.Fatal("generation is not deterministic")
 			}
 			goldens.Check(t, name+".sql", got, *update)
@@ -243,9 +243,26 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// A server with JSON_SCALAR gets the same statements with every value written into JSON through it instead of
+// to_json, which answers alike (resolve's TestJSONTextAsPostgresRendersIt compares on every version).
+func TestJSONScalarWhereToJSONWas(t *testing.T) {
+	replaced := 0
+	for name, build := range goldenCases {
+		plain := render(build(Server{}))
+		replaced += strings.Count(plain, "coalesce(to_json(")
+		want := strings.ReplaceAll(plain, "coalesce(to_json(", "coalesce(json_scalar(")
+		if got := render(build(Server{JSONScalar: true})); got != want {
+			t.Errorf("%s with JSON_SCALAR:\n%s\nwant\n%s", name, got, want)
+		}
+	}
+	if replaced == 0 {
+		t.Fatal("no golden statement writes a value through to_json: this test shows nothing")
+	}
+}
+
 func TestIdentifiersAreQuotedAndValuesBound(t *testing.T) {
 	evil := `x"; drop table account; --`
-	st := Query([]RootField{{Record: &Record{
+	st := Query(Server{}, []RootField{{Record: &Record{
 		Source: Source{Relation: &Relation{Schema: evil, Name: evil}},
 		Filter: Compare{Column: evil, Op: "=", Value: str(evil), Cast: "text"},
 		Node:   &Node{Fields: []NodeField{{Key: evil, Column: &Column{Name: evil}}}},
@@ -286,8 +303,8 @@ func TestTooManyFailure(t *testing.T) {
 }
 
 // nullsAfterCursor pages forward from a cursor whose name is not NULL, under name ascending with NULLs last.
-func nullsAfterCursor(exact bool) Statement {
-	return Query([]RootField{{Connection: &Connection{
+func nullsAfterCursor(s Server, exact bool) Statement {
+	return Query(s, []RootField{{Connection: &Connection{
 		Source:      Source{Relation: &account},
 		Order:       []Order{{Column: "name", Cast: "text"}, {Column: "id", Cast: "integer", NotNull: true}},
 		Cursor:      []*string{str("b"), str("4")},

@@ -91,11 +91,11 @@ type Mutation struct {
 func (m *Mutation) insert() bool { return m.Rows != nil || m.Objects != nil }
 
 // MutationStatement renders a mutation as one statement returning its response object as JSON text.
-func MutationStatement(m *Mutation) Statement {
+func MutationStatement(server Server, m *Mutation) Statement {
 	if len(m.Rows) == 1 || m.OneRow && m.AtMost >= 1 {
-		return writeOne(m)
+		return writeOne(server, m)
 	}
-	g := newGen()
+	g := newGen(server)
 	g.rowCast = map[string]string{}
 	a := g.alias()
 	g.w("with ")
@@ -183,8 +183,8 @@ func (g *gen) selected(m *Mutation, a, join string, locked bool) {
 // that was not written (a BEFORE trigger skipped it; ON CONFLICT DO NOTHING, or DO UPDATE's WHERE, left the
 // existing one alone; no row matched the filter) returns nothing: the statement then has no row, and
 // Statement.NoRow is its answer.
-func writeOne(m *Mutation) Statement {
-	g := newGen()
+func writeOne(server Server, m *Mutation) Statement {
+	g := newGen(server)
 	a := g.alias()
 	g.writeRows(m, a, false)
 	g.w(" returning ")

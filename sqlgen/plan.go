@@ -33,11 +33,17 @@ const (
 	// to_json of a value of a type created by a user looks up, on every call, how to write the type and whether
 	// a cast to json exists: a few thousand instructions a value, as much as the rest of a small page's row.
 	OutQuotedEnum
-	// OutJSONScalar is OutString written through JSON_SCALAR (PostgreSQL 17 and later), which spells every value
-	// as to_json does. to_json looks up how to write its argument's type on every call; JSON_SCALAR does once a
-	// statement, which is about half of what to_json costs a short text.
-	OutJSONScalar
 )
+
+// Server is what a statement may use of the PostgreSQL it is written for; the zero value is every supported
+// version (14 and later).
+type Server struct {
+	// JSONScalar says that the server has JSON_SCALAR (PostgreSQL 17 and later), which writes a value into JSON
+	// as to_json does, through the same code, but looks up how to write the value's type once a statement:
+	// to_json does on every call, about half of what it costs a short text. Every value written through to_json
+	// is then written through JSON_SCALAR.
+	JSONScalar bool
+}
 
 // PlainInJSONString reports whether s is its own content in a JSON string: it holds no quote, backslash or
 // control character, the characters JSON (and to_json) escape.

@@ -36,6 +36,12 @@ const middleware = postgraphile(BENCH_DATABASE_URL, 'public', {
   },
 });
 
-http.createServer(middleware).listen(Number(BENCH_PORT), '127.0.0.1', () => {
+const server = http.createServer(middleware);
+// Node closes a keep-alive connection after 5 s idle by default; the load generator (Go's client) keeps idle
+// connections for a minute and may reuse one just as Node closes it (a reset between the checks and the
+// warm-up). As for PostGraphile v5 (../postgraphile5/server.mjs): above the client's idle timeout.
+server.keepAliveTimeout = 100_000;
+server.headersTimeout = 101_000;
+server.listen(Number(BENCH_PORT), '127.0.0.1', () => {
   console.log(`PostGraphile listening on 127.0.0.1:${BENCH_PORT}`);
 });

@@ -75,7 +75,7 @@ if (process.argv[2] === "--print-schema") {
 const serv = pgl.createServ(grafserv);
 const server = createServer();
 // Node closes a keep-alive connection after 5 s idle by default; the load generator (Go's client) keeps idle
-// connections for 90 s and may reuse one just as Node closes it (a reset between the checks and the warm-up).
+// connections for a minute and may reuse one just as Node closes it (a reset between the checks and the warm-up).
 // Servers behind a load balancer set this above the balancer's idle timeout, as here above the client's.
 server.keepAliveTimeout = 100_000;
 server.headersTimeout = 101_000;

@@ -8,9 +8,9 @@
 -- type (a new enum value, a comment) or of a relation's columns may have changed.
 -- The answer is rows, each of a kind (its first field; load.go's Answer reads them): one document ('d': the
 -- server's version, schemas, foreign keys, functions, types, as JSON), a row per relation read ('r') and a row
--- per column of those ('c'), their fields as text. Writing the 50,000 columns of 5,000 tables as JSON arrays cost Postgres 220 ms, about 3 us
--- a column in json_build_array's per-value dispatch, and the relations as JSON objects more; as rows of text they
--- cost almost nothing, and Go reads them without a JSON pass.
+-- per column of those ('c'), their fields as text. Writing the 50,000 columns of 5,000 tables as JSON arrays cost
+-- Postgres 220 ms, about 3 us a column in json_build_array's per-value dispatch, and the relations as JSON
+-- objects more; as rows of text they cost almost nothing, and Go reads them without a JSON pass.
 -- Comments are joined from pg_description rather than read by obj_description, a SQL function called per row
 -- that cost 8 us a call (100 ms at 5,000 tables; a partition's root comment, rare, is still read by it). Key columns are attribute numbers, named in Go from the relation's
 -- columns: a subquery per index and foreign key side cost 250-400 ms at 5,000 tables.

@@ -446,39 +446,54 @@ func TestFunctionsWithOutParameters(t *testing.T) {
 	}
 }
 
-// A computed field returning a string (text, a date or time) is written as a column of its type is: its answer
-// needs no layout pass. The answer must be Postgres' own jsonb of the same values, escapes and dates included; a
-// computed number keeps the layout pass. Values go into JSON through JSON_SCALAR on PostgreSQL 17 and later.
-func TestComputedStringsAreWrittenAsColumns(t *testing.T) {
+// A computed field is written as a column of its type is: a string (text, a date or time), an integer, a
+// boolean, a bigint, a uuid or an enum whose answers need no escaping, without the layout pass, and the last
+// five without to_json. The answer must be Postgres' own jsonb of the same values (a bigint is a string, as
+// pg_graphql answers it; a mapped enum its mapped name), escapes and dates included; a float keeps to_json and
+// the layout pass. Values go into JSON through JSON_SCALAR on PostgreSQL 17 and later.
+func TestComputedFieldsAreWrittenAsColumns(t *testing.T) {
 	d := newTestDB(t, `
+		create type mood as enum ('glad', 'sad');
+		comment on type mood is '@graphql({"mappings": {"sad": "SAD"}})';
 		create table person(id int primary key, name text, born date);
 		insert into person values (1, e'quote " backslash \\ newline \n é 😀', '2020-02-29'), (2, null, null);
 		create function label(p person) returns text stable language sql as $$ select p.name $$;
 		create function born_at(p person) returns timestamptz stable language sql as $$ select p.born::timestamptz $$;
-		create function score(p person) returns numeric stable language sql as $$ select 1.50 $$;
+		create function age(p person) returns int stable language sql as $$ select case when p.born is not null then 6 end $$;
+		create function named(p person) returns bool stable language sql as $$ select p.name is not null $$;
+		create function big(p person) returns bigint stable language sql as $$ select 9007199254740993 * p.id $$;
+		create function token(p person) returns uuid stable language sql as $$ select md5(p.id::text)::uuid $$;
+		create function feeling(p person) returns mood stable language sql as $$ select case p.id when 1 then 'sad'::mood end $$;
+		create function score(p person) returns float8 stable language sql as $$ select 1.5e20 $$;
 		grant all on all tables in schema public to service_role;
 	`)
-	const query = `{ personCollection(orderBy: [{id: AscNullsLast}]) { edges { node { id label born_at } } } }`
+	const query = `{ personCollection(orderBy: [{id: AscNullsLast}]) { edges { node { id label born_at age named big token feeling } } } }`
 	want := d.scalar(`select jsonb_build_object('data', jsonb_build_object('personCollection', jsonb_build_object('edges',
-		jsonb_agg(jsonb_build_object('node', jsonb_build_object('id', p.id, 'label', label(p), 'born_at', born_at(p)))
+		jsonb_agg(jsonb_build_object('node', jsonb_build_object('id', p.id, 'label', label(p), 'born_at', born_at(p),
+		'age', age(p), 'named', named(p), 'big', big(p)::text, 'token', token(p),
+		'feeling', case feeling(p) when 'sad' then 'SAD' else feeling(p)::text end))
 		order by p.id))))::text from person p`)
 	if got := d.query(query); got != want {
 		t.Errorf("response differs from Postgres' jsonb of the same values:\n got %s\nwant %s", got, want)
 	}
 	schema := d.schemaOf("service_role", gqlschema.Options{})
 	c := compiledWith(t, schema, d.engine.planning(), query)
+	sql := statementsText(c)
 	if !c.roots[0].verbatim {
-		t.Errorf("computed strings are not written verbatim:\n%s", statementsText(c))
+		t.Errorf("computed fields are not written verbatim:\n%s", sql)
 	}
 	written := "to_json"
 	if pgtest.ServerMajor(t) >= 17 {
 		written = "json_scalar"
 	}
-	if sql := statementsText(c); strings.Count(sql, written+`("public"."`) != 2 {
-		t.Errorf("the engine's statement on PostgreSQL %d does not write both strings through %s:\n%s",
-			pgtest.ServerMajor(t), written, sql)
+	if n := strings.Count(sql, written+`(`); n != 2 {
+		t.Errorf("the engine's statement on PostgreSQL %d writes %d values through %s, want the two strings:\n%s",
+			pgtest.ServerMajor(t), n, written, sql)
 	}
 	if c := compiledWith(t, schema, d.engine.planning(), `{ personCollection { edges { node { id score } } } }`); c.roots[0].verbatim {
-		t.Errorf("a computed number is written verbatim:\n%s", statementsText(c))
+		t.Errorf("a computed float is written verbatim:\n%s", statementsText(c))
 	}
+	// A root field is written through to_jsonb, whatever the output: a bigint is still a string.
+	d.exec(`create function person_big() returns bigint stable language sql as $$ select 9007199254740993 $$`)
+	d.expect(`{ person_big }`, `{"data": {"person_big": "9007199254740993"}}`)
 }

@@ -176,19 +176,28 @@ var knownOutputs = map[uint32]sqlgen.Output{
 }
 
 func columnOutput(c *gqlschema.Column) *sqlgen.Column {
-	out := &sqlgen.Column{Name: c.SQL.Name, Output: sqlgen.Output(c.Type.Output)}
-	if known, ok := knownOutputs[c.SQL.Type]; ok && c.Type.Output == gqlschema.OutPlain {
-		out.Output = known
-	}
-	if c.Type.Output == gqlschema.OutEnum && c.Type.Enum != nil {
-		if len(c.Type.Enum.Directives.Mappings) > 0 {
-			out.EnumLabels = c.Type.Enum.Directives.Mappings
-		}
-		if enumAnswersPlain(c.Type.Enum) {
-			out.Output = sqlgen.OutQuotedEnum
-		}
-	}
+	out := &sqlgen.Column{Name: c.SQL.Name}
+	out.Output, out.EnumLabels = valueOutput(c.Type, c.SQL.Type)
 	return out
+}
+
+// valueOutput is how a value of type v, whose type's oid is oid, is written into JSON, and the answers of its
+// enum's labels where they are mapped: a column's or a computed field's alike.
+func valueOutput(v *gqlschema.ValueType, oid uint32) (sqlgen.Output, map[string]string) {
+	out := sqlgen.Output(v.Output)
+	if known, ok := knownOutputs[oid]; ok && v.Output == gqlschema.OutPlain && !v.Array {
+		out = known
+	}
+	var labels map[string]string
+	if v.Output == gqlschema.OutEnum && v.Enum != nil {
+		if len(v.Enum.Directives.Mappings) > 0 {
+			labels = v.Enum.Directives.Mappings
+		}
+		if enumAnswersPlain(v.Enum) {
+			out = sqlgen.OutQuotedEnum
+		}
+	}
+	return out, labels
 }
 
 // enumAnswersPlain reports whether every label of enum, as the API answers it, needs no escaping in a JSON
@@ -259,16 +268,9 @@ func (r *request) functionField(sel *selection, f *gqlschema.Field, nf *sqlgen.N
 			nf.Record = &sqlgen.Record{Source: sqlgen.Source{Call: call}, Node: child, SkipNullRow: true}
 		}
 	default:
-		call.Output = sqlgen.Output(fn.Return.Output)
-		// A string (text, a date or time) is written as a column of its type is, and needs no layout pass; a
-		// computed field's number or uuid keeps to_json, which sqlgen writes for every value of a call.
-		if known := knownOutputs[fn.Return.ElemOID]; known == sqlgen.OutString && !fn.Return.Array &&
-			fn.Return.Output == gqlschema.OutPlain {
-			call.Output = known
-		}
-		if fn.Return.Output == gqlschema.OutEnum && fn.Return.Enum != nil {
-			call.EnumLabels = fn.Return.Enum.Directives.Mappings
-		}
+		// Written as a column of its type is: an integer, a boolean or a uuid without to_json, and none of them, nor
+		// a string, through the layout pass.
+		call.Output, call.EnumLabels = valueOutput(fn.Return, fn.Return.ElemOID)
 		nf.Scalar = call
 	}
 	return nil

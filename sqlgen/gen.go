@@ -332,7 +332,7 @@ func (g *gen) node(n *Node, alias string) {
 				g.connection(f.Connection, alias)
 				g.w(")")
 			case f.Scalar != nil:
-				g.jsonValue(f.Scalar.Output, func() { g.call(f.Scalar, alias, true) })
+				g.jsonOf(g.capture(func() { g.call(f.Scalar, alias, false) }), f.Scalar.Output, f.Scalar.EnumLabels)
 			case f.Composite != nil:
 				g.composite(f.Composite, alias)
 			default:
@@ -345,16 +345,20 @@ func (g *gen) node(n *Node, alias string) {
 
 // column writes a column's JSON text.
 func (g *gen) column(c *Column, alias string) {
-	ref := g.col(alias, c.Name)
-	switch c.Output {
+	g.jsonOf(g.col(alias, c.Name), c.Output, c.EnumLabels)
+}
+
+// jsonOf writes the JSON text of expr, a column or a function call, as out says (labels: an enum's answers).
+func (g *gen) jsonOf(expr string, out Output, labels map[string]string) {
+	switch out {
 	case OutNumber, OutBoolean:
-		g.jsonPlain(func() { g.w(ref) })
+		g.jsonPlain(func() { g.w(expr) })
 	case OutUUID, OutText:
-		g.jsonQuoted(func() { g.w(ref) })
+		g.jsonQuoted(func() { g.w(expr) })
 	case OutQuotedEnum:
-		g.jsonQuoted(func() { g.output(ref, OutEnum, c.EnumLabels) })
+		g.jsonQuoted(func() { g.output(expr, OutEnum, labels) })
 	default:
-		g.jsonValue(c.Output, func() { g.output(ref, c.Output, c.EnumLabels) })
+		g.jsonValue(out, func() { g.output(expr, out, labels) })
 	}
 }
 

@@ -135,15 +135,18 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	defer closeStack()
 	cancelSetup()
 
-	fmt.Fprintf(stdout, "GraphQL URL: %s/graphql/v1\n", apiURL)
-	fmt.Fprintf(stdout, "Search path: %s\n", joinComma(searchPath))
+	// The banner in one write: whoever waits for its first line (a supervisor, a test) has the keys with it.
+	var banner strings.Builder
+	fmt.Fprintf(&banner, "GraphQL URL: %s/graphql/v1\n", apiURL)
+	fmt.Fprintf(&banner, "Search path: %s\n", joinComma(searchPath))
 	for _, role := range generated {
 		key := anonKey
 		if role == "service_role" {
 			key = serviceRoleKey
 		}
-		fmt.Fprintf(stdout, "%s key (generated, project ref %s): %s\n", role, projectRef, key)
+		fmt.Fprintf(&banner, "%s key (generated, project ref %s): %s\n", role, projectRef, key)
 	}
+	io.WriteString(stdout, banner.String()) // as before, a closed stdout does not stop the server
 	return serveStack(ctx, srv, listener, sf)
 }
 
